@@ -1,0 +1,137 @@
+package experiments
+
+import "strings"
+
+// keyLines maps dotted key paths of a TOML document to the 1-based line where
+// the key (or, for a table, its header) is written. It understands the subset
+// of TOML that specs use: [table] headers, key = value lines with bare or
+// dotted keys, and values (arrays, strings) spanning several lines.
+type keyLines map[string]int
+
+func newKeyLines(src string) keyLines {
+	kl := keyLines{}
+	table := ""
+	depth := 0 // open brackets of a multi-line value
+	inMulti := ""
+	for i, raw := range strings.Split(src, "\n") {
+		line := i + 1
+		if inMulti != "" { // inside a multi-line string
+			if strings.Contains(raw, inMulti) {
+				inMulti = ""
+			}
+			continue
+		}
+		if depth > 0 {
+			depth += bracketDelta(raw)
+			continue
+		}
+		s := strings.TrimSpace(stripComment(raw))
+		if s == "" {
+			continue
+		}
+		if strings.HasPrefix(s, "[") {
+			name := strings.Trim(s, "[] ")
+			table = normKey(name)
+			if _, ok := kl[table]; !ok {
+				kl[table] = line
+			}
+			continue
+		}
+		eq := strings.Index(s, "=")
+		if eq < 0 {
+			continue
+		}
+		key := normKey(s[:eq])
+		if table != "" {
+			key = table + "." + key
+		}
+		if _, ok := kl[key]; !ok {
+			kl[key] = line
+		}
+		val := strings.TrimSpace(s[eq+1:])
+		for _, q := range []string{`"""`, `'''`} {
+			if strings.HasPrefix(val, q) && !strings.Contains(val[3:], q) {
+				inMulti = q
+			}
+		}
+		depth = bracketDelta(val)
+		if depth < 0 {
+			depth = 0
+		}
+	}
+	return kl
+}
+
+// line returns the line of key, or of its nearest written ancestor, or 0.
+func (kl keyLines) line(key string) int {
+	for k := key; k != ""; {
+		if l, ok := kl[k]; ok {
+			return l
+		}
+		i := strings.LastIndex(k, ".")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return 0
+}
+
+func (kl keyLines) has(key string) bool {
+	_, ok := kl[key]
+	return ok
+}
+
+func normKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return strings.Join(parts, ".")
+}
+
+// stripComment removes a trailing # comment that is not inside a string.
+func stripComment(s string) string {
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// bracketDelta counts '[' minus ']' outside strings and comments.
+func bracketDelta(s string) int {
+	s = stripComment(s)
+	d := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[':
+			d++
+		case c == ']':
+			d--
+		}
+	}
+	return d
+}

@@ -1,0 +1,436 @@
+// Package experiments defines the TOML experiment specifications that drive
+// dprepro, and the specs themselves (the *.toml files in this directory, one
+// per paper figure or table).
+//
+// # Loading
+//
+// A spec is loaded in fixed steps: DefaultSpec, decode the file over it,
+// reject keys that no field took (unknown keys), apply the chosen profile's
+// overrides, normalise, validate. Every error names the file, the line of the
+// key at fault (where the key is written in the file) and the key path, e.g.
+//
+//	cv13-adult.toml:14: tuning.lambdas[3]: must be > 0 (got -1)
+//
+// # Profiles
+//
+// A spec may carry tables [profile.NAME] whose contents have the shape of the
+// spec itself and override it when the profile is chosen, e.g.
+//
+//	[profile.quick.cv]
+//	repetitions = 2
+//
+// Every profile written in a file is checked for unknown keys and validated,
+// whichever profile is run. The profile "paper" is the paper's protocol; when
+// a file has no [profile.paper] table the base spec is the paper protocol.
+package experiments
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// SchemaVersion is the spec schema version this build reads.
+const SchemaVersion = 1
+
+// Kinds of experiment the runner knows.
+const (
+	KindCVTuning = "cv-tuning" // Chaudhuri & Vinterbo 2013: repeated CV of private parameter tuning
+)
+
+// Spec is a resolved experiment specification.
+type Spec struct {
+	Schema int    `toml:"schema"`
+	ID     string `toml:"id"`    // Required; names the output folder.
+	Title  string `toml:"title"` // Human-readable; figure titles use it.
+	Kind   string `toml:"kind"`  // Required; one of the Kind constants.
+	Paper  string `toml:"paper"` // Citation of the reproduced paper.
+	Seed   int64  `toml:"seed"`  // Root seed of every random stream; >= 0.
+	Notes  string `toml:"notes"` // Deviations and choices, copied to the manifest.
+
+	// Profile is the name of the profile applied; set by Load, not read
+	// from the file.
+	Profile string `toml:"profile_applied,omitempty"`
+
+	Data   DataSpec    `toml:"data"`
+	CV     CVSpec      `toml:"cv"`
+	Tuning TuningSpec  `toml:"tuning"`
+	Output OutputSpec  `toml:"output"`
+	Source *SourceInfo `toml:"-"`
+}
+
+// SourceInfo records where a spec came from.
+type SourceInfo struct {
+	Path   string // file path as given
+	SHA256 string // digest of the file's bytes
+}
+
+// DataSpec selects datasets and their preprocessing.
+type DataSpec struct {
+	// Datasets names registry entries (see `dprepro list`). Required.
+	Datasets []string `toml:"datasets"`
+	// Synthetic is "auto" (real file if present and verified, else the
+	// labelled synthetic stand-in), "never" or "always". Default "auto".
+	Synthetic string `toml:"synthetic"`
+	// ColumnScale is "maxabs" (default), "zscore" or "none".
+	ColumnScale string `toml:"column_scale"`
+	// Intercept appends a constant feature before row scaling. Default true.
+	Intercept bool `toml:"intercept"`
+	// RowNorm is "l2-max" (default), "l2-clip", "l2-unit", "l1-max" or "none".
+	RowNorm string `toml:"row_norm"`
+	// Log1p lists raw numeric columns mapped x -> log(1+x) before scaling.
+	Log1p []string `toml:"log1p"`
+}
+
+// CVSpec is the repeated cross-validation protocol of Chaudhuri & Vinterbo
+// 2013, Section 5: in round i fold i is the test set, fold (i mod K)+1 the
+// validation set and the rest the training set.
+type CVSpec struct {
+	Repetitions int `toml:"repetitions"` // >= 1
+	Folds       int `toml:"folds"`       // >= 3
+}
+
+// TuningSpec configures private parameter tuning.
+type TuningSpec struct {
+	// Lambdas is the parameter list Θ (regularization strengths), > 0.
+	Lambdas []float64 `toml:"lambdas"`
+	// Alphas is the grid of total privacy levels α, > 0.
+	Alphas []float64 `toml:"alphas"`
+	// Delta is the δ of the stability-based validation (Theorem 1), in (0,1).
+	Delta float64 `toml:"delta"`
+	// Methods are the tuning methods to compare.
+	Methods []string `toml:"methods"`
+	// Loss is the training loss: "logistic" or "huber".
+	Loss string `toml:"loss"`
+	// HuberH is the Huber-hinge parameter h when Loss is "huber".
+	HuberH float64 `toml:"huber_h"`
+	// ObjPert is the objective-perturbation parametrization: "cms11"
+	// (default) or the labelled opt-in "dplr2013".
+	ObjPert string `toml:"objective_perturbation"`
+}
+
+// OutputSpec configures summaries.
+type OutputSpec struct {
+	// Bootstrap is the number of resamples for the percentile-bootstrap CI
+	// of each mean. Default 2000.
+	Bootstrap int `toml:"bootstrap"`
+	// CILevel is the confidence level of the CIs. Default 0.95.
+	CILevel float64 `toml:"ci_level"`
+}
+
+// Methods of the cv-tuning kind (Chaudhuri & Vinterbo 2013, Section 5).
+var CVTuningMethods = []string{"stability", "alphaSplit", "dataSplit", "random", "control"}
+
+// DatasetNames, when set, is the list of valid dataset names used by
+// Validate; the command sets it from the dataset registry. Nil skips the
+// check.
+var DatasetNames func() []string
+
+// DefaultSpec returns the defaults that a file is decoded over.
+func DefaultSpec() Spec {
+	return Spec{
+		Schema: SchemaVersion,
+		Data: DataSpec{
+			Synthetic:   "auto",
+			ColumnScale: "maxabs",
+			Intercept:   true,
+			RowNorm:     "l2-max",
+		},
+		CV: CVSpec{Repetitions: 10, Folds: 10},
+		Tuning: TuningSpec{
+			Delta:   0.01,
+			Loss:    "logistic",
+			HuberH:  0.5,
+			ObjPert: "cms11",
+		},
+		Output: OutputSpec{Bootstrap: 2000, CILevel: 0.95},
+	}
+}
+
+// typeErrRe matches the type errors of the toml decoder, which carry the
+// line and key only in their text.
+var typeErrRe = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+type specFile struct {
+	Spec
+	Profiles map[string]toml.Primitive `toml:"profile"`
+}
+
+// Load reads, resolves with the named profile ("" or "paper" for the base
+// protocol) and validates the spec file at path.
+func Load(path, profile string) (*Spec, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	return Parse(path, src, profile)
+}
+
+// Parse is Load on the bytes src; name is used in messages.
+func Parse(name string, src []byte, profile string) (*Spec, error) {
+	base := filepath.Base(name)
+	lines := newKeyLines(string(src))
+	decode := func() (specFile, toml.MetaData, error) {
+		f := specFile{Spec: DefaultSpec()}
+		md, err := toml.Decode(string(src), &f)
+		if err != nil {
+			var pe toml.ParseError
+			var ppe *toml.ParseError
+			if errors.As(err, &ppe) {
+				pe = *ppe
+			}
+			if errors.As(err, &pe) || ppe != nil {
+				msg := pe.Message
+				if pe.LastKey != "" {
+					msg = pe.LastKey + ": " + msg
+				}
+				return f, md, fmt.Errorf("%s:%d: %s", base, pe.Position.Line, msg)
+			}
+			if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
+				return f, md, fmt.Errorf("%s:%s: %s: %s", base, m[1], m[2], m[3])
+			}
+			return f, md, fmt.Errorf("%s: %v", base, err)
+		}
+		return f, md, nil
+	}
+	f, md, err := decode()
+	if err != nil {
+		return nil, err
+	}
+	// Overlay every profile on a fresh copy so that all profile keys are
+	// marked decoded and each profile is validated.
+	var errs []error
+	names := make([]string, 0, len(f.Profiles))
+	for p := range f.Profiles {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	resolved := map[string]Spec{"": f.Spec}
+	for _, p := range names {
+		g, _, _ := decode()
+		if err := md.PrimitiveDecode(f.Profiles[p], &g.Spec); err != nil {
+			errs = append(errs, fmt.Errorf("%s:%d: profile.%s: %v", base, lines.line("profile."+p), p, err))
+			continue
+		}
+		resolved[p] = g.Spec
+	}
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		if strings.HasPrefix(key, "profile.") && len(k) == 2 {
+			continue // an empty profile table
+		}
+		errs = append(errs, fmt.Errorf("%s:%d: %s: unknown key", base, lines.line(key), key))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	// Validate the base and every profile, so a broken profile is caught
+	// whichever profile is run.
+	order := append([]string{""}, names...)
+	baseErrs := map[fieldErr]bool{}
+	for _, p := range order {
+		s := resolved[p]
+		for _, e := range s.validate() {
+			if p == "" {
+				baseErrs[e] = true
+			} else if baseErrs[e] && !lines.has("profile."+p+"."+e.key) {
+				continue // inherited from the base spec, reported there
+			}
+			line := lines.line(e.key)
+			if p != "" && lines.has("profile."+p+"."+e.key) {
+				line = lines.line("profile." + p + "." + e.key)
+			}
+			where := e.path
+			if p != "" {
+				where = fmt.Sprintf("%s (profile %s)", e.path, p)
+			}
+			if line > 0 {
+				errs = append(errs, fmt.Errorf("%s:%d: %s: %s", base, line, where, e.msg))
+			} else {
+				errs = append(errs, fmt.Errorf("%s: %s: %s", base, where, e.msg))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	chosen := profile
+	if chosen == "paper" {
+		if _, ok := resolved["paper"]; !ok {
+			chosen = ""
+		}
+	}
+	s, ok := resolved[chosen]
+	if !ok {
+		return nil, fmt.Errorf("%s: no profile %q (has: paper%s)", base, profile, listProfiles(names))
+	}
+	if profile == "" {
+		profile = "paper"
+	}
+	s.Profile = profile
+	sum := sha256.Sum256(src)
+	s.Source = &SourceInfo{Path: name, SHA256: hex.EncodeToString(sum[:])}
+	return &s, nil
+}
+
+func listProfiles(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		if n != "paper" {
+			b.WriteString(", " + n)
+		}
+	}
+	return b.String()
+}
+
+// Hash returns the SHA-256 of the canonical TOML encoding of the resolved
+// spec, which identifies a run's configuration in its manifest and
+// checkpoint.
+func (s *Spec) Hash() string {
+	b, err := s.Canonical()
+	if err != nil {
+		panic("experiments: encoding a validated spec: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Canonical returns the resolved spec as TOML (written to spec.toml of a run).
+func (s *Spec) Canonical() ([]byte, error) {
+	var b strings.Builder
+	if err := toml.NewEncoder(&b).Encode(s); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+type fieldErr struct {
+	key  string // key path for the line lookup, e.g. "tuning.lambdas"
+	path string // key path as shown, e.g. "tuning.lambdas[3]"
+	msg  string
+}
+
+func (s *Spec) validate() []fieldErr {
+	var errs []fieldErr
+	add := func(key, path, format string, args ...any) {
+		errs = append(errs, fieldErr{key: key, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	if s.Schema != SchemaVersion {
+		add("schema", "schema", "unsupported schema version %d (this build reads %d)", s.Schema, SchemaVersion)
+	}
+	if s.ID == "" {
+		add("id", "id", "required")
+	} else if strings.ContainsAny(s.ID, `/\ `) || s.ID == "." || s.ID == ".." {
+		add("id", "id", "must be a plain name without '/', '\\' or spaces (got %q)", s.ID)
+	}
+	if s.Seed < 0 {
+		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)
+	}
+	switch s.Kind {
+	case KindCVTuning:
+	case "":
+		add("kind", "kind", "required (one of: %s)", KindCVTuning)
+	default:
+		add("kind", "kind", "unknown kind %q (one of: %s)", s.Kind, KindCVTuning)
+	}
+	// Data.
+	if len(s.Data.Datasets) == 0 {
+		add("data.datasets", "data.datasets", "must list at least one dataset")
+	}
+	var known []string
+	if DatasetNames != nil {
+		known = DatasetNames()
+	}
+	seen := map[string]bool{}
+	for i, d := range s.Data.Datasets {
+		p := fmt.Sprintf("data.datasets[%d]", i)
+		if seen[d] {
+			add("data.datasets", p, "duplicate dataset %q", d)
+		}
+		seen[d] = true
+		if known != nil && !contains(known, d) {
+			add("data.datasets", p, "unknown dataset %q (known: %s)", d, strings.Join(known, ", "))
+		}
+	}
+	oneOf := func(key, v string, allowed ...string) {
+		if !contains(allowed, v) {
+			add(key, key, "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
+		}
+	}
+	oneOf("data.synthetic", s.Data.Synthetic, "auto", "never", "always")
+	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "zscore", "none")
+	oneOf("data.row_norm", s.Data.RowNorm, "l2-max", "l2-clip", "l2-unit", "l1-max", "none")
+
+	if s.Kind == KindCVTuning {
+		if s.CV.Repetitions < 1 {
+			add("cv.repetitions", "cv.repetitions", "must be >= 1 (got %d)", s.CV.Repetitions)
+		}
+		if s.CV.Folds < 3 {
+			add("cv.folds", "cv.folds", "must be >= 3: one test, one validation and at least one training fold (got %d)", s.CV.Folds)
+		}
+		positiveGrid := func(key string, xs []float64) {
+			if len(xs) == 0 {
+				add(key, key, "must not be empty")
+			}
+			for i, x := range xs {
+				if !(x > 0) || math.IsInf(x, 0) {
+					add(key, fmt.Sprintf("%s[%d]", key, i), "must be finite and > 0 (got %v)", x)
+				}
+				for j := 0; j < i; j++ {
+					if xs[j] == x {
+						add(key, fmt.Sprintf("%s[%d]", key, i), "duplicate value %v", x)
+					}
+				}
+			}
+		}
+		positiveGrid("tuning.lambdas", s.Tuning.Lambdas)
+		positiveGrid("tuning.alphas", s.Tuning.Alphas)
+		if !(s.Tuning.Delta > 0 && s.Tuning.Delta < 1) {
+			add("tuning.delta", "tuning.delta", "must be in (0, 1) (got %v)", s.Tuning.Delta)
+		}
+		if len(s.Tuning.Methods) == 0 {
+			add("tuning.methods", "tuning.methods", "must list at least one method (known: %s)", strings.Join(CVTuningMethods, ", "))
+		}
+		mseen := map[string]bool{}
+		for i, m := range s.Tuning.Methods {
+			p := fmt.Sprintf("tuning.methods[%d]", i)
+			if !contains(CVTuningMethods, m) {
+				add("tuning.methods", p, "unknown method %q (known: %s)", m, strings.Join(CVTuningMethods, ", "))
+			}
+			if mseen[m] {
+				add("tuning.methods", p, "duplicate method %q", m)
+			}
+			mseen[m] = true
+		}
+		oneOf("tuning.loss", s.Tuning.Loss, "logistic", "huber")
+		if s.Tuning.Loss == "huber" && !(s.Tuning.HuberH > 0 && s.Tuning.HuberH < 1) {
+			add("tuning.huber_h", "tuning.huber_h", "must be in (0, 1) (got %v)", s.Tuning.HuberH)
+		}
+		oneOf("tuning.objective_perturbation", s.Tuning.ObjPert, "cms11", "dplr2013")
+	}
+	if s.Output.Bootstrap < 100 {
+		add("output.bootstrap", "output.bootstrap", "must be >= 100 (got %d)", s.Output.Bootstrap)
+	}
+	if !(s.Output.CILevel > 0 && s.Output.CILevel < 1) {
+		add("output.ci_level", "output.ci_level", "must be in (0, 1) (got %v)", s.Output.CILevel)
+	}
+	return errs
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,149 @@
+package experiments
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodSpec = `schema = 1
+id = "t"
+kind = "cv-tuning"
+seed = 7
+
+[data]
+datasets = ["magic"]
+
+[cv]
+repetitions = 3
+folds = 10
+
+[tuning]
+lambdas = [0.1, 1.0]
+alphas = [0.5, 1.0]
+methods = ["stability", "control"]
+
+[profile.quick.cv]
+repetitions = 1
+`
+
+func withDatasets(t *testing.T) {
+	t.Helper()
+	old := DatasetNames
+	DatasetNames = func() []string { return []string{"adult", "magic"} }
+	t.Cleanup(func() { DatasetNames = old })
+}
+
+func TestParse_Good(t *testing.T) {
+	withDatasets(t)
+	s, err := Parse("good.toml", []byte(goodSpec), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.CV.Repetitions != 3 || s.Profile != "paper" || s.Tuning.Delta != 0.01 || s.Data.RowNorm != "l2-max" {
+		t.Errorf("base spec resolved wrong: %+v", s)
+	}
+	q, err := Parse("good.toml", []byte(goodSpec), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.CV.Repetitions != 1 || q.CV.Folds != 10 || len(q.Tuning.Lambdas) != 2 || q.Profile != "quick" {
+		t.Errorf("quick profile resolved wrong: %+v", q.CV)
+	}
+	if s.Hash() == q.Hash() {
+		t.Error("profiles with different settings have the same hash")
+	}
+	if _, err := Parse("good.toml", []byte(goodSpec), "huge"); err == nil || !strings.Contains(err.Error(), `no profile "huge"`) {
+		t.Errorf("unknown profile: got %v", err)
+	}
+}
+
+// TestParse_Errors checks that each malformed spec is rejected with a message
+// naming the file, the line and the key.
+func TestParse_Errors(t *testing.T) {
+	withDatasets(t)
+	cases := []struct {
+		name, old, new string
+		want           string
+	}{
+		{"unknown key", "seed = 7", "seed = 7\nsed = 8", "bad.toml:5: sed: unknown key"},
+		{"unknown nested key", "folds = 10", "folds = 10\nfolz = 3", "bad.toml:12: cv.folz: unknown key"},
+		{"unknown key in profile", "repetitions = 1\n", "repetitions = 1\nrepetitons = 2\n", "bad.toml:20: profile.quick.cv.repetitons: unknown key"},
+		{"wrong type", "repetitions = 3", `repetitions = "three"`, "bad.toml:10: cv.repetitions: incompatible types"},
+		{"syntax error", "folds = 10", "folds = = 10", "bad.toml:11: cv.folds: expected value"},
+		{"empty lambdas", "lambdas = [0.1, 1.0]", "lambdas = []", "bad.toml:14: tuning.lambdas: must not be empty"},
+		{"lambda zero", "lambdas = [0.1, 1.0]", "lambdas = [0.1, 0.0]", "bad.toml:14: tuning.lambdas[1]: must be finite and > 0 (got 0)"},
+		{"lambda negative", "lambdas = [0.1, 1.0]", "lambdas = [-1.0, 1.0]", "bad.toml:14: tuning.lambdas[0]: must be finite and > 0 (got -1)"},
+		{"alpha zero", "alphas = [0.5, 1.0]", "alphas = [0.5, 0.0]", "bad.toml:15: tuning.alphas[1]: must be finite and > 0 (got 0)"},
+		{"empty alphas", "alphas = [0.5, 1.0]", "alphas = []", "bad.toml:15: tuning.alphas: must not be empty"},
+		{"unknown dataset", `datasets = ["magic"]`, `datasets = ["magik"]`, `bad.toml:7: data.datasets[0]: unknown dataset "magik"`},
+		{"no dataset", `datasets = ["magic"]`, `datasets = []`, `bad.toml:7: data.datasets: must list at least one dataset`},
+		{"unknown method", `methods = ["stability", "control"]`, `methods = ["stability", "oracle"]`, `bad.toml:16: tuning.methods[1]: unknown method "oracle"`},
+		{"delta out of range", `methods = ["stability", "control"]`, "methods = [\"stability\"]\ndelta = 1.5", "bad.toml:17: tuning.delta: must be in (0, 1) (got 1.5)"},
+		{"folds too small", "folds = 10", "folds = 2", "bad.toml:11: cv.folds: must be >= 3"},
+		{"bad profile value", "repetitions = 1\n", "repetitions = 0\n", "bad.toml:19: cv.repetitions (profile quick): must be >= 1 (got 0)"},
+		{"unknown kind", `kind = "cv-tuning"`, `kind = "cv"`, `bad.toml:3: kind: unknown kind "cv"`},
+		{"bad id", `id = "t"`, `id = "a/b"`, `bad.toml:2: id: must be a plain name`},
+		{"schema", "schema = 1", "schema = 9", "bad.toml:1: schema: unsupported schema version 9"},
+		{"bad row norm", "[data]\n", "[data]\nrow_norm = \"l3\"\n", `bad.toml:7: data.row_norm: must be one of`},
+		{"duplicate lambda", "lambdas = [0.1, 1.0]", "lambdas = [0.1, 0.1]", "bad.toml:14: tuning.lambdas[1]: duplicate value 0.1"},
+		{"infinite alpha", "alphas = [0.5, 1.0]", "alphas = [0.5, inf]", "bad.toml:15: tuning.alphas[1]: must be finite and > 0 (got +Inf)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(goodSpec, c.old) {
+				t.Fatalf("test case: %q not in the good spec", c.old)
+			}
+			src := strings.Replace(goodSpec, c.old, c.new, 1)
+			_, err := Parse("dir/bad.toml", []byte(src), "")
+			if err == nil {
+				t.Fatalf("no error; want %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n%v\ndoes not contain\n%s", err, c.want)
+			}
+		})
+	}
+}
+
+// TestSpecFiles validates every spec under experiments/ at every profile.
+func TestSpecFiles(t *testing.T) {
+	withDatasets(t)
+	files, err := filepath.Glob("*.toml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no spec files found (%v)", err)
+	}
+	for _, f := range files {
+		for _, p := range []string{"paper", "quick"} {
+			s, err := Load(f, p)
+			if err != nil {
+				t.Errorf("%s (%s): %v", f, p, err)
+				continue
+			}
+			if want := strings.TrimSuffix(filepath.Base(f), ".toml"); s.ID != want {
+				t.Errorf("%s: id %q differs from the file name", f, s.ID)
+			}
+			if _, err := s.Canonical(); err != nil {
+				t.Errorf("%s: encoding: %v", f, err)
+			}
+		}
+	}
+}
+
+func TestLoad_MissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"), "")
+	if err == nil || !os.IsNotExist(unwrapAll(err)) {
+		t.Errorf("missing file: got %v", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}

@@ -1,0 +1,276 @@
+// Package runner executes an experiment's replicate units in parallel,
+// deterministically, with a checkpoint that lets an interrupted run resume,
+// and writes the run's files.
+//
+// # Determinism
+//
+// Each unit draws its randomness from a stream derived from (root seed, unit
+// key) alone, and its rows are written in the order of Experiment.Units, not
+// in completion order, so the output is bit-identical for any worker count.
+//
+// # Failures
+//
+// A unit that returns an error or panics is reported as that unit's failure;
+// the other units go on and are checkpointed, and the run then ends with an
+// error naming the failed units and writes no final files. A fit that does not
+// converge is not a failure: it is a row with a status.
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/plots"
+	"github.com/dprepro/dprepro/results"
+)
+
+// Experiment is one resolved spec ready to run.
+type Experiment interface {
+	// Spec returns the resolved spec.
+	Spec() *experiments.Spec
+	// Units returns the stable keys of the replicate units, in output order.
+	Units() []string
+	// RunUnit computes one unit. It must draw randomness only from streams
+	// derived from (seed, key) and be safe to call concurrently for
+	// distinct keys.
+	RunUnit(ctx context.Context, key string) ([]results.Row, error)
+	// Columns is the rows.csv schema.
+	Columns() []string
+	// Summary summarizes all rows (in unit order).
+	Summary(rows []results.Row) []results.SummaryRow
+	// Figures lists the figures drawn from the summary.
+	Figures() []plots.FigureSpec
+	// Datasets is the provenance of the data used.
+	Datasets() []results.DatasetInfo
+	// Ledger is the privacy ledger, from the rows of all units.
+	Ledger(rows []results.Row) []results.LedgerEntry
+	// Warnings are notes for the manifest (e.g. synthetic data in use).
+	Warnings() []string
+}
+
+// Options configures Run.
+type Options struct {
+	OutDir   string        // the run goes to OutDir/<spec id>
+	Workers  int           // >= 1
+	Stderr   io.Writer     // progress and notices; nil discards
+	Interval time.Duration // heartbeat interval when stderr is not a terminal; zero means 5 s
+}
+
+// Final files of a run, removed at the start of a run so that a failed run
+// never leaves files that look finished. manifest.json goes first.
+var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "spec.toml", "figures"}
+
+// Run executes exp and writes its files; it returns the run directory.
+func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
+	start := time.Now()
+	spec := exp.Spec()
+	if o.Workers < 1 {
+		return "", fmt.Errorf("runner: workers must be >= 1 (got %d)", o.Workers)
+	}
+	stderr := o.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	dir := filepath.Join(o.OutDir, spec.ID)
+	for _, f := range finalFiles {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return "", fmt.Errorf("runner: clearing %s: %w", dir, err)
+		}
+	}
+	hash := spec.Hash()
+	cp, stale, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), results.CheckpointHeader{SpecHash: hash, Seed: spec.Seed, Binary: binaryHash()})
+	if err != nil {
+		return "", err
+	}
+	defer cp.Close()
+	if stale {
+		fmt.Fprintf(stderr, "dprepro: %s: discarded a checkpoint made by another spec, seed or build\n", spec.ID)
+	}
+	units := exp.Units()
+	if dup := firstDuplicate(units); dup != "" {
+		return "", fmt.Errorf("runner: duplicate unit key %q", dup)
+	}
+	var todo []string
+	for _, u := range units {
+		if _, ok := cp.Done(u); !ok {
+			todo = append(todo, u)
+		}
+	}
+	resumed := len(units) - len(todo)
+	if resumed > 0 {
+		fmt.Fprintf(stderr, "dprepro: %s: resuming, %d of %d units already done\n", spec.ID, resumed, len(units))
+	}
+	prog := NewProgress(stderr, spec.ID, len(units), resumed, o.Interval)
+
+	var (
+		mu       sync.Mutex
+		failures []error
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Workers)
+	for _, u := range todo {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if gctx.Err() != nil {
+				return gctx.Err()
+			}
+			rows, err := runUnit(gctx, exp, u)
+			if err != nil {
+				if gctx.Err() != nil {
+					return gctx.Err()
+				}
+				mu.Lock()
+				failures = append(failures, fmt.Errorf("unit %s: %w", u, err))
+				mu.Unlock()
+				return nil
+			}
+			mu.Lock()
+			err = cp.Append(u, rows)
+			mu.Unlock()
+			if err != nil {
+				return err // I/O: cancel the run
+			}
+			prog.Add(1)
+			return nil
+		})
+	}
+	err = g.Wait()
+	prog.Finish()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return "", fmt.Errorf("%s: interrupted with %d of %d units done; run the same command again to resume", spec.ID, cp.Len(), len(units))
+		}
+		return "", err
+	}
+	if len(failures) > 0 {
+		sort.Slice(failures, func(i, j int) bool { return failures[i].Error() < failures[j].Error() })
+		shown := failures
+		if len(shown) > 10 {
+			shown = shown[:10]
+		}
+		return "", fmt.Errorf("%s: %d of %d units failed (the others are checkpointed; no results written):\n%w",
+			spec.ID, len(failures), len(units), errors.Join(shown...))
+	}
+
+	var rows []results.Row
+	for _, u := range units {
+		r, _ := cp.Done(u)
+		rows = append(rows, r...)
+	}
+	return dir, writeOutputs(dir, exp, rows, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)})
+}
+
+// runUnit calls RunUnit, turning a panic into that unit's error.
+func runUnit(ctx context.Context, exp Experiment, key string) (rows []results.Row, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return exp.RunUnit(ctx, key)
+}
+
+func firstDuplicate(keys []string) string {
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			return k
+		}
+		seen[k] = true
+	}
+	return ""
+}
+
+func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Time, workers int, counts results.UnitCounts) error {
+	spec := exp.Spec()
+	canon, err := spec.Canonical()
+	if err != nil {
+		return fmt.Errorf("runner: encoding spec: %w", err)
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "spec.toml"), canon); err != nil {
+		return err
+	}
+	rowsCSV, err := results.EncodeCSV(exp.Columns(), rows)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "rows.csv"), rowsCSV); err != nil {
+		return err
+	}
+	summary := exp.Summary(rows)
+	sumCSV, err := results.EncodeSummaryCSV(summary)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "summary.csv"), sumCSV); err != nil {
+		return err
+	}
+	outputs := []string{"spec.toml", "rows.csv", "summary.csv"}
+	figDir := filepath.Join(dir, "figures")
+	for _, fs := range exp.Figures() {
+		if err := plots.Render(figDir, fs, summary); err != nil {
+			return fmt.Errorf("runner: figure %s: %w", fs.Name, err)
+		}
+		outputs = append(outputs, "figures/"+fs.Name+".png", "figures/"+fs.Name+".svg")
+	}
+	end := time.Now()
+	m := results.Manifest{
+		Tool: "dprepro",
+		Spec: results.SpecInfo{
+			ID: spec.ID, Title: spec.Title, Paper: spec.Paper, Kind: spec.Kind, Hash: spec.Hash(),
+		},
+		Seed: spec.Seed, Profile: spec.Profile, Workers: workers,
+		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
+		Units: counts, Datasets: exp.Datasets(), Ledger: exp.Ledger(rows),
+		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: exp.Warnings(),
+	}
+	if spec.Source != nil {
+		m.Spec.File, m.Spec.FileSHA256 = spec.Source.Path, spec.Source.SHA256
+	}
+	m.FillBuild()
+	mb, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "manifest.json"), mb); err != nil {
+		return err
+	}
+	return nil
+}
+
+// binaryHash identifies the running program, so that a checkpoint written by
+// another build (whose code may compute other numbers) is never resumed.
+func binaryHash() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

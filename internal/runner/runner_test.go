@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dprepro/dprepro/core/randx"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/plots"
+	"github.com/dprepro/dprepro/results"
+)
+
+// fakeExp is a small experiment whose units draw from their own streams.
+type fakeExp struct {
+	spec     *experiments.Spec
+	units    []string
+	calls    atomic.Int64
+	failKey  string           // RunUnit returns an error for this key
+	panicKey string           // RunUnit panics for this key
+	onRun    func(key string) // called at the start of every RunUnit
+}
+
+func newFake(n int) *fakeExp {
+	s := experiments.DefaultSpec()
+	s.ID, s.Kind, s.Seed = "fake", experiments.KindCVTuning, 99
+	s.Data.Datasets = []string{"d"}
+	e := &fakeExp{spec: &s}
+	for i := 0; i < n; i++ {
+		e.units = append(e.units, fmt.Sprintf("d/m%d/rep=%d", i%3, i))
+	}
+	return e
+}
+
+func (e *fakeExp) Spec() *experiments.Spec { return e.spec }
+func (e *fakeExp) Units() []string         { return e.units }
+func (e *fakeExp) Columns() []string {
+	return []string{"dataset", "data_source", "method", "alpha", "unit", "value"}
+}
+func (e *fakeExp) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
+	e.calls.Add(1)
+	if e.onRun != nil {
+		e.onRun(key)
+	}
+	if key == e.failKey {
+		return nil, errors.New("boom")
+	}
+	if key == e.panicKey {
+		panic("kaboom")
+	}
+	rng := randx.New(uint64(e.spec.Seed), key)
+	r := results.Row{"dataset": "d", "data_source": "synthetic", "unit": key, "method": strings.Split(key, "/")[1]}
+	r.SetFloat("alpha", float64(len(key)%2+1))
+	r.SetFloat("value", rng.NormFloat64())
+	return []results.Row{r}, nil
+}
+func (e *fakeExp) Summary(rows []results.Row) []results.SummaryRow {
+	return results.Summarize(rows, results.SummaryOptions{Experiment: "fake", XName: "alpha", XCol: "alpha",
+		Metrics: []string{"value"}, Bootstrap: 200, Level: 0.95, Seed: e.spec.Seed})
+}
+func (e *fakeExp) Figures() []plots.FigureSpec {
+	return []plots.FigureSpec{{Name: "f", Title: "fake", Metric: "value", XLabel: "alpha", YLabel: "value"}}
+}
+func (e *fakeExp) Datasets() []results.DatasetInfo            { return nil }
+func (e *fakeExp) Ledger([]results.Row) []results.LedgerEntry { return nil }
+func (e *fakeExp) Warnings() []string                         { return nil }
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestRun_WorkersBitIdentical(t *testing.T) {
+	var outs [][2][]byte
+	for _, w := range []int{1, 4} {
+		dir, err := Run(context.Background(), newFake(40), Options{OutDir: t.TempDir(), Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, [2][]byte{readFile(t, filepath.Join(dir, "rows.csv")), readFile(t, filepath.Join(dir, "summary.csv"))})
+		for _, f := range []string{"manifest.json", "spec.toml", "figures/f.png", "figures/f.svg"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("workers=%d: %v", w, err)
+			}
+		}
+	}
+	if !bytes.Equal(outs[0][0], outs[1][0]) || !bytes.Equal(outs[0][1], outs[1][1]) {
+		t.Error("rows.csv or summary.csv differ between 1 and 4 workers")
+	}
+}
+
+// TestRun_Resume interrupts a run part-way, then runs again: the second run
+// computes only the missing units and its output equals an uninterrupted run.
+func TestRun_Resume(t *testing.T) {
+	ref, err := Run(context.Background(), newFake(30), Options{OutDir: t.TempDir(), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	e := newFake(30)
+	ctx, cancel := context.WithCancel(context.Background())
+	var n atomic.Int64
+	e.onRun = func(string) {
+		if n.Add(1) == 10 {
+			cancel()
+		}
+	}
+	_, err = Run(ctx, e, Options{OutDir: out, Workers: 2})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("interrupted run: got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "fake", "manifest.json")); err == nil {
+		t.Fatal("an interrupted run left a manifest.json")
+	}
+	e2 := newFake(30)
+	dir, err := Run(context.Background(), e2, Options{OutDir: out, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m results.Manifest
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, "manifest.json")), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Units.Resumed < 5 || m.Units.Resumed+m.Units.Computed != 30 || int(e2.calls.Load()) != m.Units.Computed {
+		t.Errorf("resume: %+v with %d calls", m.Units, e2.calls.Load())
+	}
+	for _, f := range []string{"rows.csv", "summary.csv"} {
+		if !bytes.Equal(readFile(t, filepath.Join(ref, f)), readFile(t, filepath.Join(dir, f))) {
+			t.Errorf("%s of the resumed run differs from the uninterrupted run", f)
+		}
+	}
+}
+
+func TestRun_FailuresReported(t *testing.T) {
+	for _, mode := range []string{"error", "panic"} {
+		t.Run(mode, func(t *testing.T) {
+			e := newFake(12)
+			if mode == "error" {
+				e.failKey = e.units[5]
+			} else {
+				e.panicKey = e.units[5]
+			}
+			out := t.TempDir()
+			_, err := Run(context.Background(), e, Options{OutDir: out, Workers: 3})
+			if err == nil || !strings.Contains(err.Error(), e.units[5]) || !strings.Contains(err.Error(), "1 of 12 units failed") {
+				t.Fatalf("got %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(out, "fake", "summary.csv")); err == nil {
+				t.Error("a failed run wrote summary.csv")
+			}
+			// The other units were checkpointed: a fixed rerun computes one unit.
+			e2 := newFake(12)
+			if _, err := Run(context.Background(), e2, Options{OutDir: out, Workers: 3}); err != nil {
+				t.Fatal(err)
+			}
+			if c := e2.calls.Load(); c != 1 {
+				t.Errorf("rerun computed %d units, want 1", c)
+			}
+		})
+	}
+}
+
+func TestRun_StaleCheckpointDiscarded(t *testing.T) {
+	out := t.TempDir()
+	if _, err := Run(context.Background(), newFake(6), Options{OutDir: out, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e := newFake(6)
+	e.spec.Seed = 100 // another configuration
+	var stderr bytes.Buffer
+	if _, err := Run(context.Background(), e, Options{OutDir: out, Workers: 1, Stderr: &stderr}); err != nil {
+		t.Fatal(err)
+	}
+	if e.calls.Load() != 6 || !strings.Contains(stderr.String(), "discarded a checkpoint") {
+		t.Errorf("calls %d, stderr %q", e.calls.Load(), stderr.String())
+	}
+}
+
+func TestCheckpoint_Damage(t *testing.T) {
+	dir := t.TempDir()
+	h := results.CheckpointHeader{SpecHash: "h", Seed: 1, Binary: "b"}
+	cp, _, err := results.OpenCheckpoint(dir, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := cp.Append(fmt.Sprint("u", i), []results.Row{{"v": fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp.Close()
+	path := filepath.Join(dir, "units.jsonl")
+	data := readFile(t, path)
+
+	// A torn last line is dropped and the unit recomputed.
+	if err := os.WriteFile(path, data[:len(data)-7], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp, _, err = results.OpenCheckpoint(dir, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Len() != 2 {
+		t.Errorf("torn tail: %d units kept, want 2", cp.Len())
+	}
+	cp.Close()
+
+	// A damaged line in the middle is an error, never silently used.
+	bad := bytes.Replace(data, []byte(`"v":"1"`), []byte(`"v":"7"`), 1)
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := results.OpenCheckpoint(dir, h); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("damaged line: got %v", err)
+	}
+}

@@ -1,0 +1,523 @@
+package plots
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/dprepro/dprepro/results"
+)
+
+// SyntheticLabel is appended to the title of a panel drawn from synthetic
+// stand-in data.
+const SyntheticLabel = "(SYNTHETIC stand-in data)"
+
+// Default panel size in inches, used when FigureSpec.Width or Height is zero.
+const (
+	DefaultWidth  = 5.0
+	DefaultHeight = 4.0
+)
+
+// FigureSpec describes one paper figure: a metric plotted against x, one
+// panel per dataset, one line per method.
+type FigureSpec struct {
+	// Name is the file stem, e.g. "fig1a-auc". Required by Render; a plain
+	// file name without path separators.
+	Name string
+	// Title is the figure title, e.g. "Figure 1a: AUC vs privacy level".
+	// Render draws it above the panels; optional.
+	Title string
+	// Metric selects the rows with SummaryRow.Metric == Metric. Required.
+	Metric string
+	// XLabel and YLabel are the axis labels. Empty XLabel means the XName of
+	// the first matching row; empty YLabel means Metric.
+	XLabel, YLabel string
+	// LogX and LogY put the axis on a log10 scale. Points whose x (LogX) or
+	// mean (LogY) is ≤ 0 are then skipped.
+	LogX, LogY bool
+	// Methods fixes the order of lines and legend entries, and selects them:
+	// rows of other methods are not drawn. Empty means all methods, in order
+	// of first appearance among the matching rows. No duplicates.
+	Methods []string
+	// Jitter shifts each method's points horizontally by a fixed,
+	// deterministic offset so that the error bars of different methods at the
+	// same x do not overlap. Method k of M (in Methods order, 0-based) is
+	// drawn at
+	//
+	//	x + Jitter · s · (2k/(M−1) − 1)
+	//
+	// where s is the distance from x to the nearest other x in the panel (1
+	// when there is a single x); on a log x axis the shift is in log10 units,
+	// i.e. multiplicative. The offsets are symmetric around x and span
+	// ±Jitter·s. Zero means no jitter; must be in [0, 0.5) so that groups at
+	// neighbouring x values stay apart.
+	Jitter float64
+	// RefLine, when not nil, draws a dashed horizontal reference line at
+	// y = *RefLine (e.g. 0.5 for the AUC of a random classifier). The y axis
+	// is extended to include it. Skipped on a log y axis when ≤ 0.
+	RefLine *float64
+	// DiagonalRef draws a dashed y = x reference line across the panel.
+	DiagonalRef bool
+	// Width and Height are the size of one panel in inches; zero means
+	// DefaultWidth × DefaultHeight. Must be ≥ 0.
+	Width, Height float64
+}
+
+// validate reports every problem with spec.
+func (spec FigureSpec) validate() error {
+	var errs []error
+	if spec.Metric == "" {
+		errs = append(errs, errors.New("metric: required"))
+	}
+	if !(spec.Jitter >= 0 && spec.Jitter < 0.5) {
+		errs = append(errs, fmt.Errorf("jitter: must be in [0, 0.5) (got %v)", spec.Jitter))
+	}
+	if !(spec.Width >= 0) || math.IsInf(spec.Width, 0) {
+		errs = append(errs, fmt.Errorf("width: must be finite and >= 0 (got %v)", spec.Width))
+	}
+	if !(spec.Height >= 0) || math.IsInf(spec.Height, 0) {
+		errs = append(errs, fmt.Errorf("height: must be finite and >= 0 (got %v)", spec.Height))
+	}
+	if spec.RefLine != nil && (math.IsNaN(*spec.RefLine) || math.IsInf(*spec.RefLine, 0)) {
+		errs = append(errs, fmt.Errorf("ref_line: must be finite (got %v)", *spec.RefLine))
+	}
+	seen := make(map[string]bool, len(spec.Methods))
+	for i, m := range spec.Methods {
+		if seen[m] {
+			errs = append(errs, fmt.Errorf("methods[%d]: duplicate method %q", i, m))
+		}
+		seen[m] = true
+	}
+	return errors.Join(errs...)
+}
+
+// point is one plotted (dataset, method, x) cell.
+type point struct {
+	X     float64 // x from the row
+	XPlot float64 // x after jitter, where the marker and error bar are drawn
+	Mean  float64
+	// CILow and CIHigh are the drawn error bar; HasCI is false when the row's
+	// interval is not finite or not ordered (no bar is drawn).
+	CILow, CIHigh float64
+	HasCI         bool
+}
+
+// series is one method's line in one panel.
+type series struct {
+	Method string
+	Index  int     // position in figureData.Methods: color, marker and jitter slot
+	Points []point // sorted by X
+}
+
+// panelData is the data of one dataset's panel.
+type panelData struct {
+	Dataset   string
+	Synthetic bool
+	Series    []series // in method order; methods without points are absent
+}
+
+// figureData is the figure after filtering, ordering and jitter, before
+// any gonum/plot object is made.
+type figureData struct {
+	Methods []string // figure-wide method order
+	Panels  []panelData
+	XLabel  string
+	YLabel  string
+}
+
+// layout filters rows to spec.Metric and arranges them into panels and
+// series. It only selects, orders and offsets values; it computes no
+// statistics.
+func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
+	if err := spec.validate(); err != nil {
+		return figureData{}, fmt.Errorf("plots: figure %q: %w", spec.Name, err)
+	}
+	var matched []results.SummaryRow
+	for _, r := range rows {
+		if r.Metric == spec.Metric {
+			matched = append(matched, r)
+		}
+	}
+	if len(matched) == 0 {
+		return figureData{}, fmt.Errorf("plots: figure %q: no rows with metric %q", spec.Name, spec.Metric)
+	}
+
+	fig := figureData{XLabel: spec.XLabel, YLabel: spec.YLabel}
+	if fig.XLabel == "" {
+		fig.XLabel = matched[0].XName
+	}
+	if fig.YLabel == "" {
+		fig.YLabel = spec.Metric
+	}
+	methodIndex := make(map[string]int)
+	if len(spec.Methods) > 0 {
+		fig.Methods = slices.Clone(spec.Methods)
+		for i, m := range fig.Methods {
+			methodIndex[m] = i
+		}
+	} else {
+		for _, r := range matched {
+			if _, ok := methodIndex[r.Method]; !ok {
+				methodIndex[r.Method] = len(fig.Methods)
+				fig.Methods = append(fig.Methods, r.Method)
+			}
+		}
+	}
+
+	// Group by dataset (order of first appearance), then by method.
+	panelIndex := make(map[string]int)
+	cells := make(map[[2]string][]point) // (dataset, method) → points
+	type cellKey struct {
+		dataset, method string
+		x               float64
+	}
+	seen := make(map[cellKey]bool)
+	for _, r := range matched {
+		if _, ok := methodIndex[r.Method]; !ok {
+			continue // not selected by spec.Methods
+		}
+		p, ok := panelIndex[r.Dataset]
+		if !ok {
+			p = len(fig.Panels)
+			panelIndex[r.Dataset] = p
+			fig.Panels = append(fig.Panels, panelData{Dataset: r.Dataset})
+		}
+		if r.DataSource == "synthetic" {
+			fig.Panels[p].Synthetic = true
+		}
+		k := cellKey{r.Dataset, r.Method, r.X}
+		if seen[k] {
+			return figureData{}, fmt.Errorf("plots: figure %q: duplicate row for dataset %q, method %q, %s = %v",
+				spec.Name, r.Dataset, r.Method, r.XName, r.X)
+		}
+		seen[k] = true
+		if !finite(r.X) || !finite(r.Mean) || (spec.LogX && r.X <= 0) || (spec.LogY && r.Mean <= 0) {
+			continue // nothing drawable: a failed cell or outside the log axis
+		}
+		pt := point{X: r.X, XPlot: r.X, Mean: r.Mean, CILow: r.CILow, CIHigh: r.CIHigh}
+		pt.HasCI = finite(r.CILow) && finite(r.CIHigh) && r.CILow <= r.CIHigh
+		key := [2]string{r.Dataset, r.Method}
+		cells[key] = append(cells[key], pt)
+	}
+
+	if len(fig.Panels) == 0 {
+		return figureData{}, fmt.Errorf("plots: figure %q: no rows with metric %q for methods %q",
+			spec.Name, spec.Metric, spec.Methods)
+	}
+	for pi := range fig.Panels {
+		pd := &fig.Panels[pi]
+		for mi, m := range fig.Methods {
+			pts := cells[[2]string{pd.Dataset, m}]
+			if len(pts) == 0 {
+				continue
+			}
+			slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.X, b.X) })
+			pd.Series = append(pd.Series, series{Method: m, Index: mi, Points: pts})
+		}
+		applyJitter(pd, len(fig.Methods), spec.Jitter, spec.LogX)
+		if spec.LogY {
+			clampLogCI(pd)
+		}
+	}
+	return fig, nil
+}
+
+// applyJitter sets XPlot for every point of the panel. The offset, in axis
+// units (log10 units on a log axis), is jitterOffset(index, nMethods)·
+// jitter·s, where s is the local spacing: the distance from x to the nearest
+// other distinct x of the panel (1 when the panel has a single x, where the
+// axis range then scales with the offsets anyway). Offsets are fixed by
+// method index, not random, and symmetric around x.
+func applyJitter(pd *panelData, nMethods int, jitter float64, logX bool) {
+	if jitter == 0 || nMethods < 2 {
+		return
+	}
+	fwd, inv := func(x float64) float64 { return x }, func(t float64) float64 { return t }
+	if logX {
+		fwd, inv = math.Log10, func(t float64) float64 { return math.Pow(10, t) }
+	}
+	var xs []float64
+	for _, s := range pd.Series {
+		for _, p := range s.Points {
+			xs = append(xs, fwd(p.X))
+		}
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	spacing := func(t float64) float64 {
+		if len(xs) < 2 {
+			return 1
+		}
+		i, _ := slices.BinarySearch(xs, t)
+		gap := math.Inf(1)
+		if i > 0 {
+			gap = t - xs[i-1]
+		}
+		if i+1 < len(xs) {
+			gap = math.Min(gap, xs[i+1]-t)
+		}
+		return gap
+	}
+	for si := range pd.Series {
+		s := &pd.Series[si]
+		off := jitterOffset(s.Index, nMethods) * jitter
+		for pi := range s.Points {
+			p := &s.Points[pi]
+			t := fwd(p.X)
+			p.XPlot = inv(t + off*spacing(t))
+		}
+	}
+}
+
+// jitterOffset returns the horizontal slot of method k of n, evenly spaced
+// in [−1, 1] and symmetric around 0: −1, …, +1 (0 when n = 1).
+func jitterOffset(k, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	return 2*float64(k)/float64(n-1) - 1
+}
+
+// clampLogCI handles intervals whose lower end is ≤ 0 on a log y axis: the
+// lower end is drawn at the smallest positive value plotted in the panel,
+// so the bar runs to the bottom of the data range rather than vanishing.
+// This is a drawing choice only; the row is unchanged.
+func clampLogCI(pd *panelData) {
+	floor := math.Inf(1)
+	for _, s := range pd.Series {
+		for _, p := range s.Points {
+			floor = math.Min(floor, p.Mean) // means are > 0 here
+			if p.HasCI && p.CILow > 0 {
+				floor = math.Min(floor, p.CILow)
+			}
+		}
+	}
+	for si := range pd.Series {
+		for pi := range pd.Series[si].Points {
+			p := &pd.Series[si].Points[pi]
+			if p.HasCI && p.CILow <= 0 {
+				p.CILow = floor
+				p.HasCI = p.CIHigh >= floor
+			}
+		}
+	}
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// seriesParts are the plotters made for one series, kept for tests.
+type seriesParts struct {
+	Line   *plotter.Line
+	Points *plotter.Scatter
+	Bars   *plotter.YErrorBars // nil when no point has an interval
+}
+
+// figure is a built figure: the plots and what was handed to them.
+type figure struct {
+	data   figureData
+	panels []*plot.Plot
+	parts  [][]seriesParts // parallel to data.Panels[i].Series
+	// legend holds one entry per method drawn in any panel, then the
+	// reference lines, for Render's shared legend.
+	legend []legendEntry
+}
+
+type legendEntry struct {
+	name   string
+	thumbs []plot.Thumbnailer
+}
+
+// Build returns the panels of spec drawn from rows, one *plot.Plot per
+// dataset in order of first appearance among the rows with spec.Metric,
+// together with the dataset names, without saving anything. Each panel has
+// its own legend of the methods it shows; the figure title is not included
+// (Render draws it above the panels).
+//
+// Rows with a non-finite X or Mean are skipped (the line then joins the
+// neighbouring points); a row whose CILow..CIHigh is not finite or not ordered is
+// drawn without an error bar. On a log y axis an interval whose lower end
+// is ≤ 0 is drawn down to the smallest positive value shown in the panel.
+//
+// It returns an error when spec is invalid, no row has spec.Metric (and,
+// if set, one of spec.Methods), or two rows share (dataset, method, x).
+func Build(spec FigureSpec, rows []results.SummaryRow) ([]*plot.Plot, []string, error) {
+	fig, err := build(spec, rows)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(fig.data.Panels))
+	for i, p := range fig.data.Panels {
+		names[i] = p.Dataset
+	}
+	for i, p := range fig.panels {
+		for j, s := range fig.data.Panels[i].Series {
+			sp := fig.parts[i][j]
+			p.Legend.Add(s.Method, sp.Line, sp.Points)
+		}
+	}
+	return fig.panels, names, nil
+}
+
+// Colors of the figure. Dark colors stay legible with thin error bars.
+var (
+	seriesColors   = plotutil.DarkColors
+	syntheticColor = color.RGBA{R: 170, A: 255}
+	refColor       = color.Gray{Y: 110}
+)
+
+// methodStyle returns the color and marker of method index i.
+func methodStyle(i int) (color.Color, draw.GlyphDrawer) {
+	return seriesColors[i%len(seriesColors)], plotutil.Shape(i)
+}
+
+// build makes the gonum/plot objects for spec without legends.
+func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
+	data, err := layout(spec, rows)
+	if err != nil {
+		return nil, err
+	}
+	fig := &figure{data: data}
+	drawn := make([]*seriesParts, len(data.Methods)) // first parts of each method, for the legend
+	var (
+		refH    *hLine
+		refDiag *plotter.Function
+	)
+	for _, pd := range data.Panels {
+		p := plot.New()
+		p.Title.Text = pd.Dataset
+		if pd.Synthetic {
+			p.Title.Text = pd.Dataset + "\n" + SyntheticLabel
+			p.Title.TextStyle.Color = syntheticColor
+		}
+		p.X.Label.Text = data.XLabel
+		p.Y.Label.Text = data.YLabel
+		p.Legend.Top = true
+		p.Legend.TextStyle.Font.Size = vg.Points(10)
+		p.Add(plotter.NewGrid())
+
+		var parts []seriesParts
+		for _, s := range pd.Series {
+			sp, err := newSeriesParts(s)
+			if err != nil {
+				return nil, fmt.Errorf("plots: figure %q: dataset %q, method %q: %w", spec.Name, pd.Dataset, s.Method, err)
+			}
+			if sp.Bars != nil {
+				p.Add(sp.Bars)
+			}
+			p.Add(sp.Line, sp.Points)
+			parts = append(parts, sp)
+			if drawn[s.Index] == nil {
+				drawn[s.Index] = &sp
+			}
+		}
+		empty := len(pd.Series) == 0
+		if empty {
+			p.Title.Text += "\n(no finite values)"
+		}
+
+		if spec.RefLine != nil && !(spec.LogY && *spec.RefLine <= 0) && !empty {
+			h := &hLine{Y: *spec.RefLine, LineStyle: refStyle()}
+			p.Add(h)
+			if refH == nil {
+				refH = h
+			}
+		}
+		if spec.DiagonalRef && !empty {
+			f := plotter.NewFunction(func(x float64) float64 { return x })
+			f.LineStyle = refStyle()
+			p.Add(f)
+			if refDiag == nil {
+				refDiag = f
+			}
+		}
+
+		setScales(p, spec, empty)
+		fig.panels = append(fig.panels, p)
+		fig.parts = append(fig.parts, parts)
+	}
+	for i, sp := range drawn {
+		if sp != nil {
+			fig.legend = append(fig.legend, legendEntry{data.Methods[i], []plot.Thumbnailer{sp.Line, sp.Points}})
+		}
+	}
+	if refH != nil {
+		fig.legend = append(fig.legend, legendEntry{fmt.Sprintf("reference (y = %g)", refH.Y), []plot.Thumbnailer{refH}})
+	}
+	if refDiag != nil {
+		fig.legend = append(fig.legend, legendEntry{"y = x", []plot.Thumbnailer{refDiag}})
+	}
+	return fig, nil
+}
+
+func refStyle() draw.LineStyle {
+	return draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+}
+
+// newSeriesParts makes the line, markers and error bars of one series.
+func newSeriesParts(s series) (seriesParts, error) {
+	c, glyph := methodStyle(s.Index)
+	xys := make(plotter.XYs, len(s.Points))
+	var bars ciBars
+	for i, p := range s.Points {
+		xys[i] = plotter.XY{X: p.XPlot, Y: p.Mean}
+		if p.HasCI {
+			bars = append(bars, ciBar{X: p.XPlot, Low: p.CILow, High: p.CIHigh})
+		}
+	}
+	line, pts, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return seriesParts{}, err
+	}
+	line.Color = c
+	line.Width = vg.Points(1.25)
+	pts.Color = c
+	pts.Shape = glyph
+	pts.Radius = vg.Points(3)
+	sp := seriesParts{Line: line, Points: pts}
+	if len(bars) > 0 {
+		eb, err := plotter.NewYErrorBars(bars)
+		if err != nil {
+			return seriesParts{}, err
+		}
+		eb.Color = c
+		eb.Width = vg.Points(0.9)
+		eb.CapWidth = vg.Points(4)
+		sp.Bars = eb
+	}
+	return sp, nil
+}
+
+// setScales applies log scales and makes degenerate ranges drawable.
+func setScales(p *plot.Plot, spec FigureSpec, empty bool) {
+	if empty {
+		return // axes stay linear: there is no positive range to show
+	}
+	if spec.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+		widenLog(&p.X)
+	}
+	if spec.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		widenLog(&p.Y)
+	}
+}
+
+// widenLog widens a single-valued log axis range by a factor √10 each way;
+// the linear default (min−1, max+1) could reach ≤ 0.
+func widenLog(a *plot.Axis) {
+	if a.Min == a.Max {
+		a.Min /= math.Sqrt(10)
+		a.Max *= math.Sqrt(10)
+	}
+}

@@ -1,0 +1,566 @@
+package plots
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/dprepro/dprepro/results"
+)
+
+var demoDir = flag.String("plots.demo", "", "if set, TestRender_Demo writes an example figure into this directory")
+
+// fakeRows returns rows for datasets × methods × xs with a smooth,
+// method-dependent mean and an asymmetric interval [mean−0.02, mean+0.03].
+// Datasets whose name ends in "-synth" are marked synthetic. The values are
+// arbitrary fixtures, not statistics.
+func fakeRows(metric string, datasets, methods []string, xs []float64) []results.SummaryRow {
+	var rows []results.SummaryRow
+	for di, d := range datasets {
+		src := "real"
+		if strings.HasSuffix(d, "-synth") {
+			src = "synthetic"
+		}
+		for mi, m := range methods {
+			for _, x := range xs {
+				mean := 0.55 + 0.4*(1-math.Exp(-x*float64(mi+1)/2)) - 0.03*float64(di)
+				rows = append(rows, results.SummaryRow{
+					Experiment: "fig-test", Dataset: d, DataSource: src, Method: m,
+					XName: "epsilon", X: x, Metric: metric,
+					Mean: mean, SD: 0.05, CILow: mean - 0.02, CIHigh: mean + 0.03, N: 50,
+				})
+			}
+		}
+	}
+	return rows
+}
+
+func TestBuild_SeriesMatchRows(t *testing.T) {
+	t.Parallel()
+	methods := []string{"m0", "m1", "m2"}
+	xs := []float64{0.5, 1, 2}
+	rows := fakeRows("auc", []string{"adult", "kdd-synth"}, methods, xs)
+	rows = append(rows, fakeRows("error", []string{"other"}, methods, xs)...) // other metric: ignored
+	spec := FigureSpec{Name: "t", Metric: "auc"}
+
+	panels, names, err := Build(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"adult", "kdd-synth"}; !slices.Equal(names, want) {
+		t.Fatalf("datasets = %v, want %v", names, want)
+	}
+	if len(panels) != 2 {
+		t.Fatalf("got %d panels, want 2", len(panels))
+	}
+
+	fig, err := build(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pi, pd := range fig.data.Panels {
+		if len(pd.Series) != len(methods) {
+			t.Fatalf("panel %s: %d series, want %d", pd.Dataset, len(pd.Series), len(methods))
+		}
+		for si, s := range pd.Series {
+			if s.Method != methods[si] || s.Index != si {
+				t.Errorf("panel %s series %d: method %q index %d", pd.Dataset, si, s.Method, s.Index)
+			}
+			sp := fig.parts[pi][si]
+			if sp.Line.XYs.Len() != len(xs) || sp.Bars == nil || len(sp.Bars.XYs) != len(xs) {
+				t.Fatalf("panel %s %s: wrong number of plotted points", pd.Dataset, s.Method)
+			}
+			for i, x := range xs {
+				r := findRow(t, rows, "auc", pd.Dataset, s.Method, x)
+				if got := sp.Line.XYs[i]; got.X != x || got.Y != r.Mean {
+					t.Errorf("%s %s: line point %d = %v, want (%v, %v)", pd.Dataset, s.Method, i, got, x, r.Mean)
+				}
+				if got := sp.Points.XYs[i]; got != sp.Line.XYs[i] {
+					t.Errorf("markers %v differ from line %v", got, sp.Line.XYs[i])
+				}
+				// The bar spans exactly [CILow, CIHigh] at the point's x.
+				b, e := sp.Bars.XYs[i], sp.Bars.YErrors[i]
+				lo, hi := b.Y-math.Abs(e.Low), b.Y+math.Abs(e.High)
+				if b.X != x || !closeTo(lo, r.CILow) || !closeTo(hi, r.CIHigh) {
+					t.Errorf("%s %s: bar %d at x=%v spans [%v, %v], want x=%v [%v, %v]",
+						pd.Dataset, s.Method, i, b.X, lo, hi, x, r.CILow, r.CIHigh)
+				}
+			}
+		}
+	}
+	if got := panels[0].Title.Text; got != "adult" {
+		t.Errorf("real panel title = %q", got)
+	}
+	if got := panels[1].Title.Text; !strings.Contains(got, "kdd-synth") || !strings.Contains(got, SyntheticLabel) {
+		t.Errorf("synthetic panel title = %q, want dataset and %q", got, SyntheticLabel)
+	}
+	if got := panels[0].X.Label.Text; got != "epsilon" {
+		t.Errorf("x label = %q, want the rows' x name", got)
+	}
+	if got := panels[0].Y.Label.Text; got != "auc" {
+		t.Errorf("y label = %q, want the metric", got)
+	}
+}
+
+func findRow(t *testing.T, rows []results.SummaryRow, metric, dataset, method string, x float64) results.SummaryRow {
+	t.Helper()
+	for _, r := range rows {
+		if r.Metric == metric && r.Dataset == dataset && r.Method == method && r.X == x {
+			return r
+		}
+	}
+	t.Fatalf("no row %s/%s/%s/%v", metric, dataset, method, x)
+	return results.SummaryRow{}
+}
+
+func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
+
+func TestBuild_SyntheticIfAnyRow(t *testing.T) {
+	t.Parallel()
+	rows := fakeRows("auc", []string{"adult"}, []string{"a", "b"}, []float64{1, 2})
+	rows[3].DataSource = "synthetic" // one row is enough
+	panels, _, err := Build(FigureSpec{Name: "t", Metric: "auc"}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(panels[0].Title.Text, SyntheticLabel) {
+		t.Errorf("title %q lacks %q", panels[0].Title.Text, SyntheticLabel)
+	}
+}
+
+func TestLayout_JitterDeterministicAndSymmetric(t *testing.T) {
+	t.Parallel()
+	methods := []string{"a", "b", "c", "d", "e"}
+	// Uneven spacing: the local spacing is the nearest-neighbour gap.
+	xs := []float64{1, 2, 4, 10}
+	gaps := []float64{1, 1, 2, 6}
+	rows := fakeRows("auc", []string{"d1"}, methods, xs)
+	const jitter = 0.15
+	spec := FigureSpec{Name: "t", Metric: "auc", Jitter: jitter}
+
+	f1, err := layout(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, _ := layout(spec, rows)
+	if !equalLayout(f1, f2) {
+		t.Errorf("layout differs between calls")
+	}
+
+	for xi, x := range xs {
+		var offs []float64
+		for _, s := range f1.Panels[0].Series {
+			offs = append(offs, s.Points[xi].XPlot-x)
+		}
+		// Slots −1, −½, 0, ½, 1 times jitter·gap.
+		for k, off := range offs {
+			want := jitter * gaps[xi] * (float64(k)/2 - 1)
+			if !closeTo(off, want) {
+				t.Errorf("x=%v method %d: offset %v, want %v", x, k, off, want)
+			}
+		}
+		var sum float64
+		for _, o := range offs {
+			sum += o
+		}
+		if math.Abs(sum) > 1e-12 {
+			t.Errorf("x=%v: offsets %v not symmetric around x (sum %v)", x, offs, sum)
+		}
+	}
+
+	// Jitter is by figure-wide method index: dropping method "a" from the
+	// rows leaves the slots of the others unchanged.
+	var fewer []results.SummaryRow
+	for _, r := range rows {
+		if r.Method != "a" {
+			fewer = append(fewer, r)
+		}
+	}
+	spec.Methods = methods
+	f3, err := layout(spec, fewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for si, s := range f3.Panels[0].Series {
+		if want := f1.Panels[0].Series[si+1]; s.Method != want.Method || s.Points[0].XPlot != want.Points[0].XPlot {
+			t.Errorf("series %s moved without method a: %v vs %v", s.Method, s.Points[0].XPlot, want.Points[0].XPlot)
+		}
+	}
+}
+
+func equalLayout(a, b figureData) bool {
+	if len(a.Panels) != len(b.Panels) {
+		return false
+	}
+	for i := range a.Panels {
+		sa, sb := a.Panels[i].Series, b.Panels[i].Series
+		if len(sa) != len(sb) {
+			return false
+		}
+		for j := range sa {
+			if !slices.Equal(sa[j].Points, sb[j].Points) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func TestLayout_LogXJitterIsMultiplicative(t *testing.T) {
+	t.Parallel()
+	rows := fakeRows("auc", []string{"d"}, []string{"a", "b"}, []float64{0.1, 1, 10})
+	f, err := layout(FigureSpec{Name: "t", Metric: "auc", Jitter: 0.2, LogX: true}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Decade spacing: offsets ±0.2 decades, i.e. x·10^(∓0.2).
+	for _, s := range f.Panels[0].Series {
+		sign := jitterOffset(s.Index, 2)
+		for _, p := range s.Points {
+			if want := p.X * math.Pow(10, sign*0.2); !closeTo(p.XPlot, want) {
+				t.Errorf("%s at %v: XPlot %v, want %v", s.Method, p.X, p.XPlot, want)
+			}
+		}
+	}
+}
+
+func TestLayout_SkipsAndOrders(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	row := func(method string, x, mean, lo, hi float64) results.SummaryRow {
+		return results.SummaryRow{Dataset: "d", Method: method, XName: "eps", X: x, Metric: "m", Mean: mean, CILow: lo, CIHigh: hi}
+	}
+	rows := []results.SummaryRow{
+		row("b", 2, 0.5, 0.4, 0.6),
+		row("b", 1, 0.3, nan, nan),          // no CI: point without bar
+		row("b", 3, nan, 0.1, 0.2),          // NaN mean: skipped
+		row("b", 0, 0.2, -0.1, 0.3),         // x = 0: skipped on log x
+		row("a", 1, 0.4, 0.3, 0.5),          // first appearance after b
+		row("c", 1, 0.4, 0.3, 0.5),          // not selected below
+		row("a", 2, 0.7, math.Inf(-1), 0.8), // infinite CI: no bar
+	}
+	tests := []struct {
+		name      string
+		spec      FigureSpec
+		methods   []string
+		wantX     map[string][]float64
+		wantHasCI map[string][]bool
+	}{
+		{
+			name:      "first appearance",
+			spec:      FigureSpec{Metric: "m"},
+			methods:   []string{"b", "a", "c"},
+			wantX:     map[string][]float64{"b": {0, 1, 2}, "a": {1, 2}, "c": {1}},
+			wantHasCI: map[string][]bool{"b": {true, false, true}, "a": {true, false}, "c": {true}},
+		},
+		{
+			name:      "selected methods, log x",
+			spec:      FigureSpec{Metric: "m", Methods: []string{"a", "b"}, LogX: true},
+			methods:   []string{"a", "b"},
+			wantX:     map[string][]float64{"a": {1, 2}, "b": {1, 2}},
+			wantHasCI: map[string][]bool{"a": {true, false}, "b": {false, true}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := layout(tt.spec, rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f.Methods, tt.methods) {
+				t.Errorf("methods = %v, want %v", f.Methods, tt.methods)
+			}
+			for _, s := range f.Panels[0].Series {
+				var xs []float64
+				var has []bool
+				for _, p := range s.Points {
+					xs = append(xs, p.X)
+					has = append(has, p.HasCI)
+				}
+				if !slices.Equal(xs, tt.wantX[s.Method]) || !slices.Equal(has, tt.wantHasCI[s.Method]) {
+					t.Errorf("%s: x %v hasCI %v, want %v %v", s.Method, xs, has, tt.wantX[s.Method], tt.wantHasCI[s.Method])
+				}
+			}
+		})
+	}
+}
+
+func TestLayout_LogYClampsLowerCI(t *testing.T) {
+	t.Parallel()
+	rows := []results.SummaryRow{
+		{Dataset: "d", Method: "a", X: 1, Metric: "m", Mean: 0.05, CILow: -0.01, CIHigh: 0.1},
+		{Dataset: "d", Method: "a", X: 2, Metric: "m", Mean: 0.2, CILow: 0.02, CIHigh: 0.3},
+		{Dataset: "d", Method: "a", X: 3, Metric: "m", Mean: -1, CILow: -2, CIHigh: 0}, // ≤ 0: skipped
+	}
+	f, err := layout(FigureSpec{Metric: "m", LogY: true}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := f.Panels[0].Series[0].Points
+	if len(pts) != 2 {
+		t.Fatalf("got %d points, want 2", len(pts))
+	}
+	// Smallest positive value in the panel is the CI low 0.02.
+	if !pts[0].HasCI || pts[0].CILow != 0.02 || pts[0].CIHigh != 0.1 {
+		t.Errorf("clamped bar = %+v, want [0.02, 0.1]", pts[0])
+	}
+	// The panel must draw without panicking on the log axes.
+	if _, _, err := Build(FigureSpec{Metric: "m", LogY: true}, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBuild_Errors(t *testing.T) {
+	t.Parallel()
+	rows := fakeRows("auc", []string{"d"}, []string{"a"}, []float64{1, 2})
+	nan := math.NaN()
+	tests := []struct {
+		name    string
+		spec    FigureSpec
+		rows    []results.SummaryRow
+		wantErr string
+	}{
+		{"no rows for metric", FigureSpec{Name: "f", Metric: "brier"}, rows, `no rows with metric "brier"`},
+		{"no rows for methods", FigureSpec{Name: "f", Metric: "auc", Methods: []string{"zz"}}, rows, `for methods ["zz"]`},
+		{"no metric", FigureSpec{Name: "f"}, rows, "metric: required"},
+		{"jitter too big", FigureSpec{Name: "f", Metric: "auc", Jitter: 0.5}, rows, "jitter"},
+		{"negative width", FigureSpec{Name: "f", Metric: "auc", Width: -1}, rows, "width"},
+		{"NaN ref line", FigureSpec{Name: "f", Metric: "auc", RefLine: &nan}, rows, "ref_line"},
+		{"duplicate method", FigureSpec{Name: "f", Metric: "auc", Methods: []string{"a", "a"}}, rows, "methods[1]"},
+		{"duplicate cell", FigureSpec{Name: "f", Metric: "auc"}, append(slices.Clone(rows), rows[0]), "duplicate row"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := Build(tt.spec, tt.rows)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestBuild_RefLinesAndLogAxes(t *testing.T) {
+	t.Parallel()
+	ref := 0.5
+	rows := fakeRows("auc", []string{"d"}, []string{"a", "b"}, []float64{0.1, 1, 10})
+	spec := FigureSpec{Name: "f", Metric: "auc", LogX: true, RefLine: &ref, DiagonalRef: true, Jitter: 0.1}
+	fig, err := build(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fig.panels[0]
+	if _, ok := p.X.Scale.(plot.LogScale); !ok {
+		t.Errorf("x scale = %T, want plot.LogScale", p.X.Scale)
+	}
+	if _, ok := p.Y.Scale.(plot.LogScale); ok {
+		t.Errorf("y scale is log, want linear")
+	}
+	// The reference line extends the y range to include 0.5 even though all
+	// means are higher.
+	if p.Y.Min > ref {
+		t.Errorf("y min %v excludes the reference line %v", p.Y.Min, ref)
+	}
+	var names []string
+	for _, e := range fig.legend {
+		names = append(names, e.name)
+	}
+	if want := []string{"a", "b", "reference (y = 0.5)", "y = x"}; !slices.Equal(names, want) {
+		t.Errorf("legend = %v, want %v", names, want)
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		min, max   float64
+		wantLabels []string
+	}{
+		{0.01, 10, []string{"0.01", "0.1", "1", "10"}},
+		{0.01, 1, []string{"0.01", "0.1", "1"}},
+		// Fewer than three powers of ten: 1-2-5 multiples are labelled too.
+		{0.05, 2, []string{"0.05", "0.1", "0.2", "0.5", "1", "2"}},
+		// Under a decade: 1-2-5 multiples are labelled.
+		{0.2, 0.8, []string{"0.2", "0.5"}},
+		{0.5, 3, []string{"0.5", "1", "2"}},
+		// Too narrow for 1-2-5: all multiples inside.
+		{0.31, 0.45, []string{"0.4"}},
+		{0.25, 0.45, []string{"0.3", "0.4"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, tk := range (logTicks{}).Ticks(tt.min, tt.max) {
+			if tk.Label != "" && tk.Value >= tt.min && tk.Value <= tt.max {
+				got = append(got, tk.Label)
+			}
+		}
+		if !slices.Equal(got, tt.wantLabels) {
+			t.Errorf("logTicks(%v, %v) labels %v, want %v", tt.min, tt.max, got, tt.wantLabels)
+		}
+	}
+}
+
+func TestCIBars(t *testing.T) {
+	t.Parallel()
+	// An interval that does not contain its mean is still drawn as given.
+	b := ciBars{{X: 1, Low: 0.6, High: 0.9}}
+	eb, err := plotter.NewYErrorBars(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, ymin, ymax := eb.DataRange()
+	if ymin != 0.6 || !closeTo(ymax, 0.9) {
+		t.Errorf("bar range [%v, %v], want [0.6, 0.9]", ymin, ymax)
+	}
+}
+
+func TestRender_Files(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "figs") // Render creates it
+	rows := fakeRows("auc", []string{"adult", "kdd-synth"}, []string{"a", "b", "c"}, []float64{0.1, 0.5, 1, 2})
+	ref := 0.5
+	spec := FigureSpec{Name: "fig-test", Title: "Figure T: AUC", Metric: "auc", Jitter: 0.15, LogX: true, RefLine: &ref}
+	if err := Render(dir, spec, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, spec.Name+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) == 0 {
+			t.Fatalf("%s is empty", ext)
+		}
+		switch ext {
+		case ".png":
+			img, err := png.Decode(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("decode png: %v", err)
+			}
+			// Two 5-inch panels plus legend at PNGDPI dots per inch.
+			if w := img.Bounds().Dx(); w < 10*PNGDPI {
+				t.Errorf("png width %d px, want ≥ %d", w, 10*PNGDPI)
+			}
+		case ".svg":
+			if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("SYNTHETIC")) {
+				t.Errorf("svg lacks <svg> or the synthetic label")
+			}
+			// Well-formed XML.
+			dec := xml.NewDecoder(bytes.NewReader(b))
+			for {
+				_, err := dec.Token()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("svg is not well-formed XML: %v", err)
+				}
+			}
+		}
+	}
+	// No temporary files are left behind.
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("dir holds %v, want only the two figures", names)
+	}
+}
+
+func TestRender_Errors(t *testing.T) {
+	t.Parallel()
+	rows := fakeRows("auc", []string{"d"}, []string{"a"}, []float64{1})
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		spec    FigureSpec
+		wantErr string
+	}{
+		{"empty name", FigureSpec{Metric: "auc"}, "name: required"},
+		{"path name", FigureSpec{Name: "../x", Metric: "auc"}, "plain file name"},
+		{"no metric rows", FigureSpec{Name: "x", Metric: "nope"}, `"nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := Render(dir, tt.spec, rows)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestRender_Demo writes a 2-dataset × 5-method × 6-x example figure for
+// visual inspection: go test ./plots -run Demo -plots.demo=/tmp/plots-demo
+func TestRender_Demo(t *testing.T) {
+	if *demoDir == "" {
+		t.Skip("set -plots.demo=DIR to write the demo figure")
+	}
+	methods := []string{"non-private", "output perturbation", "objective perturbation", "private CV", "random baseline"}
+	xs := []float64{0.05, 0.1, 0.2, 0.5, 1, 2}
+	rows := fakeRows("auc", []string{"adult", "kddcup99-synth"}, methods, xs)
+	ref := 0.5
+	spec := FigureSpec{
+		Name: "demo-auc", Title: "Figure 1a: AUC vs privacy level (demo rows)",
+		Metric: "auc", XLabel: "privacy level ε", YLabel: "AUC",
+		LogX: true, Jitter: 0.15, RefLine: &ref,
+	}
+	if err := Render(*demoDir, spec, rows); err != nil {
+		t.Fatal(err)
+	}
+
+	// Log–log with a y = x reference, a point without CI and a failed cell.
+	var rows2 []results.SummaryRow
+	for _, r := range fakeRows("eps_ratio", []string{"credit"}, methods[:3], xs) {
+		r.Mean = r.X * (0.6 + 0.2*float64(len(rows2)%3))
+		r.CILow, r.CIHigh = r.Mean*0.7, r.Mean*1.3
+		rows2 = append(rows2, r)
+	}
+	rows2[2].CILow, rows2[2].CIHigh = math.NaN(), math.NaN()
+	rows2[7].Mean = math.NaN()
+	spec2 := FigureSpec{
+		Name: "demo-loglog", Title: "Ex-post ε vs requested ε (demo rows)", Metric: "eps_ratio",
+		XLabel: "requested ε", YLabel: "ex-post ε", LogX: true, LogY: true, DiagonalRef: true, Jitter: 0.15,
+	}
+	if err := Render(*demoDir, spec2, rows2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Degenerate panels must render on log axes without panicking: a dataset
+// whose only row has a NaN mean (empty panel) and a single point.
+func TestRender_DegeneratePanels(t *testing.T) {
+	t.Parallel()
+	ref := 0.5
+	rows := []results.SummaryRow{
+		{Dataset: "empty", Method: "a", XName: "eps", X: 1, Metric: "m", Mean: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN()},
+		{Dataset: "one", Method: "a", XName: "eps", X: 1, Metric: "m", Mean: 0.7, CILow: math.NaN(), CIHigh: math.NaN()},
+	}
+	spec := FigureSpec{Name: "degenerate", Title: "a rather long title for a figure that is only two small panels wide",
+		Metric: "m", LogX: true, LogY: true, RefLine: &ref, DiagonalRef: true, Jitter: 0.2, Width: 2, Height: 2}
+	if err := Render(t.TempDir(), spec, rows); err != nil {
+		t.Fatal(err)
+	}
+	panels, _, err := Build(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(panels[0].Title.Text, "no finite values") {
+		t.Errorf("empty panel title = %q", panels[0].Title.Text)
+	}
+}

@@ -1,0 +1,190 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Checkpoint is the append-only record of finished replicate units of a run
+// in progress (OUT/<id>/.checkpoint/units.jsonl). Its first line is a header
+// holding the spec hash, seed and the program's hash; each further line holds one unit's rows and
+// a SHA-256 of them. A run started again with the same header skips the units
+// found; a different header starts the run over. A torn last line (a crash
+// mid-write) is dropped; a damaged line elsewhere is an error, never silently
+// used.
+type Checkpoint struct {
+	path string
+	f    *os.File
+	done map[string][]Row
+}
+
+// CheckpointHeader identifies the configuration a checkpoint belongs to.
+type CheckpointHeader struct {
+	Format   int    `json:"format"`
+	SpecHash string `json:"spec_hash"`
+	Seed     int64  `json:"seed"`
+	Binary   string `json:"binary"` // SHA-256 of the program that wrote it
+}
+
+type checkpointLine struct {
+	Unit string `json:"unit"`
+	Rows []Row  `json:"rows"`
+	Sum  string `json:"sum"`
+}
+
+func rowsSum(unit string, rows []Row) (string, error) {
+	b, err := json.Marshal(struct {
+		U string `json:"u"`
+		R []Row  `json:"r"`
+	}{unit, rows})
+	if err != nil {
+		return "", err
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:16]), nil
+}
+
+// OpenCheckpoint opens (or creates) the checkpoint in dir for header h and
+// returns it with the units already finished. stale reports that a
+// checkpoint for another configuration was found and discarded.
+func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, stale bool, err error) {
+	h.Format = 1
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, fmt.Errorf("results: %w", err)
+	}
+	path := filepath.Join(dir, "units.jsonl")
+	cp = &Checkpoint{path: path, done: map[string][]Row{}}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, false, fmt.Errorf("results: reading checkpoint: %w", err)
+	default:
+		ok, err := cp.parse(data, h)
+		if err != nil {
+			return nil, false, err
+		}
+		stale = !ok
+	}
+	if stale || len(data) == 0 || errors.Is(err, os.ErrNotExist) {
+		cp.done = map[string][]Row{}
+		hb, _ := json.Marshal(h)
+		if err := WriteFileAtomic(path, append(hb, '\n')); err != nil {
+			return nil, false, err
+		}
+	} else if err := cp.rewriteValid(h); err != nil {
+		return nil, false, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, false, fmt.Errorf("results: opening checkpoint: %w", err)
+	}
+	cp.f = f
+	return cp, stale, nil
+}
+
+// parse loads data; it returns false when the header does not match h.
+func (cp *Checkpoint) parse(data []byte, h CheckpointHeader) (bool, error) {
+	lines := bytes.Split(data, []byte{'\n'})
+	if len(lines) == 0 || len(bytes.TrimSpace(lines[0])) == 0 {
+		return false, nil
+	}
+	var got CheckpointHeader
+	if err := json.Unmarshal(lines[0], &got); err != nil || got != h {
+		return false, nil
+	}
+	last := len(lines) - 1
+	for last > 0 && len(bytes.TrimSpace(lines[last])) == 0 {
+		last--
+	}
+	for i := 1; i <= last; i++ {
+		var cl checkpointLine
+		err := json.Unmarshal(lines[i], &cl)
+		var sum string
+		if err == nil {
+			sum, err = rowsSum(cl.Unit, cl.Rows)
+		}
+		if err == nil && sum != cl.Sum {
+			err = fmt.Errorf("checksum mismatch")
+		}
+		if err != nil {
+			if i == last && !bytes.HasSuffix(data, []byte{'\n'}) {
+				break // torn final write: the unit is recomputed
+			}
+			return false, fmt.Errorf("results: checkpoint %s line %d is damaged (%v); remove the .checkpoint folder to start the run over", cp.path, i+1, err)
+		}
+		cp.done[cl.Unit] = cl.Rows
+	}
+	return true, nil
+}
+
+// rewriteValid rewrites the file with only the valid lines, dropping a torn
+// tail so that appends start on a fresh line.
+func (cp *Checkpoint) rewriteValid(h CheckpointHeader) error {
+	var buf bytes.Buffer
+	hb, _ := json.Marshal(h)
+	buf.Write(hb)
+	buf.WriteByte('\n')
+	for unit, rows := range cp.done {
+		if err := writeLine(&buf, unit, rows); err != nil {
+			return err
+		}
+	}
+	return WriteFileAtomic(cp.path, buf.Bytes())
+}
+
+func writeLine(w io.Writer, unit string, rows []Row) error {
+	sum, err := rowsSum(unit, rows)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(checkpointLine{Unit: unit, Rows: rows, Sum: sum})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Done returns the rows of a finished unit.
+func (cp *Checkpoint) Done(unit string) ([]Row, bool) {
+	r, ok := cp.done[unit]
+	return r, ok
+}
+
+// Len is the number of finished units.
+func (cp *Checkpoint) Len() int { return len(cp.done) }
+
+// Append records a finished unit durably. It is not safe for concurrent use.
+func (cp *Checkpoint) Append(unit string, rows []Row) error {
+	w := bufio.NewWriter(cp.f)
+	if err := writeLine(w, unit, rows); err != nil {
+		return fmt.Errorf("results: checkpoint: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("results: checkpoint: %w", err)
+	}
+	if err := cp.f.Sync(); err != nil {
+		return fmt.Errorf("results: checkpoint: %w", err)
+	}
+	cp.done[unit] = rows
+	return nil
+}
+
+// Close closes the file.
+func (cp *Checkpoint) Close() error {
+	if cp.f == nil {
+		return nil
+	}
+	err := cp.f.Close()
+	cp.f = nil
+	return err
+}

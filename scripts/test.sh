@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command: format check, vet and the whole test suite, against the
+# real data in $DPREPRO_DATA (default ../shared/datasets). Needs only Go; the
+# Go modules come from the module proxy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${DPREPRO_DATA:-}" ] && [ -d ../shared/datasets ]; then
+  DPREPRO_DATA="$(cd ../shared/datasets && pwd)"
+fi
+export DPREPRO_DATA="${DPREPRO_DATA:-}"
+[ -n "$DPREPRO_DATA" ] || echo "test.sh: DPREPRO_DATA is not set: real-data tests will be skipped" >&2
+
+go mod download
+unformatted="$(gofmt -l .)"
+if [ -n "$unformatted" ]; then
+  echo "gofmt -l lists:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+go test -timeout 20m "$@" ./...
