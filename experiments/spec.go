@@ -89,6 +89,9 @@ type DataSpec struct {
 	RowNorm string `toml:"row_norm"`
 	// Log1p lists raw numeric columns mapped x -> log(1+x) before scaling.
 	Log1p []string `toml:"log1p"`
+	// Subsample, when > 0, keeps a seeded uniform subsample of that many
+	// rows (without replacement) after preprocessing. Zero keeps all rows.
+	Subsample int `toml:"subsample"`
 }
 
 // CVSpec is the repeated cross-validation protocol of Chaudhuri & Vinterbo
@@ -365,6 +368,9 @@ func (s *Spec) validate() []fieldErr {
 		if !contains(allowed, v) {
 			add(key, key, "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
 		}
+	}
+	if s.Data.Subsample < 0 {
+		add("data.subsample", "data.subsample", "must be >= 0 (got %d)", s.Data.Subsample)
 	}
 	oneOf("data.synthetic", s.Data.Synthetic, "auto", "never", "always")
 	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "zscore", "none")

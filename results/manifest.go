@@ -59,6 +59,7 @@ type DatasetInfo struct {
 	Files     []FileInfo        `json:"files,omitempty"`
 	Generator string            `json:"generator,omitempty"`
 	Params    map[string]string `json:"params,omitempty"`
+	Subsample int               `json:"subsample,omitempty"` // rows kept by a seeded subsample; 0 = all
 	N         int               `json:"n"`
 	D         int               `json:"d"`
 	Preproc   string            `json:"preprocessing"`

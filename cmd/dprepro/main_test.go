@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dprepro/dprepro/results"
+)
+
+func dprepro(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+const tinySpec = `schema = 1
+id = "tiny"
+title = "tiny"
+kind = "cv-tuning"
+seed = 3
+
+[data]
+datasets = ["magic"]
+subsample = 800
+
+[cv]
+repetitions = 1
+folds = 4
+
+[tuning]
+lambdas = [0.05, 1.0]
+alphas = [1.0]
+methods = ["stability", "random"]
+
+[output]
+bootstrap = 100
+
+[profile.quick.cv]
+folds = 3
+`
+
+func writeSpec(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "spec.toml")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRun_EndToEnd(t *testing.T) {
+	spec := writeSpec(t, tinySpec)
+	out := t.TempDir()
+	// Flags after the positional argument, as the usage writes them.
+	code, stdout, stderr := dprepro(t, "run", spec, "--profile", "quick", "--out", out, "--workers", "2", "--data-dir", os.Getenv("DPREPRO_DATA"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "tiny: wrote") {
+		t.Errorf("stdout %q", stdout)
+	}
+	dir := filepath.Join(out, "tiny")
+	for _, f := range []string{"spec.toml", "rows.csv", "summary.csv", "manifest.json", "figures/fig1a-auc.png", "figures/fig1b-mse.svg", "figures/fig2-index.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	var m results.Manifest
+	b, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Profile != "quick" || m.Seed != 3 || m.Units.Total != 2*1*3 || len(m.Datasets) != 1 || len(m.Ledger) != 2 {
+		t.Errorf("manifest: profile %q seed %d units %+v datasets %d ledger %d", m.Profile, m.Seed, m.Units, len(m.Datasets), len(m.Ledger))
+	}
+	src := m.Datasets[0].Source
+	if os.Getenv("DPREPRO_DATA") != "" && src != "real" {
+		t.Errorf("with DPREPRO_DATA set the data source is %q", src)
+	}
+	if src == "synthetic" && !strings.Contains(stderr, "SYNTHETIC") {
+		t.Errorf("synthetic data without a warning on stderr: %q", stderr)
+	}
+	// --seed overrides the spec's seed.
+	code, _, stderr = dprepro(t, "run", "--seed", "11", "--out", out, spec, "--data-dir", os.Getenv("DPREPRO_DATA"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "manifest.json"))
+	json.Unmarshal(b, &m)
+	if m.Seed != 11 || m.Profile != "quick" {
+		t.Errorf("--seed 11: manifest seed %d profile %s", m.Seed, m.Profile)
+	}
+}
+
+func TestRun_BadInput(t *testing.T) {
+	bad := writeSpec(t, strings.Replace(tinySpec, "lambdas = [0.05, 1.0]", "lambdas = [0.05, -1.0]", 1))
+	good := writeSpec(t, tinySpec)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "no command"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"bad spec", []string{"run", bad, "--out", t.TempDir()}, "spec.toml:16: tuning.lambdas[1]: must be finite and > 0 (got -1)"},
+		{"missing spec", []string{"run", "/nonexistent/x.toml"}, "no such file"},
+		{"no spec", []string{"run"}, "name at least one spec"},
+		{"bad flag", []string{"run", good, "--wrokers", "2"}, "flag provided but not defined: -wrokers"},
+		{"bad workers", []string{"run", good, "--workers", "0"}, "--workers must be >= 1"},
+		{"bad profile", []string{"run", good, "--profile", "huge"}, "--profile must be quick or paper"},
+		{"bad seed", []string{"run", good, "--seed", "-4"}, "--seed must be a non-negative integer"},
+		{"data unknown", []string{"data", "fetch", "nosuch"}, `unknown dataset "nosuch"`},
+		{"data sub", []string{"data", "frob"}, `unknown subcommand "frob"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := dprepro(t, c.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q does not contain %q", stderr, c.want)
+			}
+			if n := strings.Count(strings.TrimSpace(stderr), "\n"); c.name == "bad spec" && n > 0 {
+				t.Errorf("bad spec: %d lines of error, want one", n+1)
+			}
+		})
+	}
+}
+
+func TestRun_MissingDataNever(t *testing.T) {
+	spec := writeSpec(t, strings.Replace(tinySpec, "subsample = 800", "subsample = 800\nsynthetic = \"never\"", 1))
+	code, _, stderr := dprepro(t, "run", spec, "--data-dir", t.TempDir(), "--out", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "magic") {
+		t.Errorf("exit %d stderr %q; want 2 naming the dataset", code, stderr)
+	}
+}
+
+func TestDataVerifyAndList(t *testing.T) {
+	data := os.Getenv("DPREPRO_DATA")
+	if data == "" {
+		t.Skip("DPREPRO_DATA not set: set it to ../shared/datasets to verify the real files")
+	}
+	code, stdout, stderr := dprepro(t, "data", "verify", "--data-dir", data, "magic", "adult")
+	if code != 0 || !strings.Contains(stdout, "verified") {
+		t.Errorf("verify: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = dprepro(t, "list", "--data-dir", data, "--specs", "../../experiments")
+	if code != 0 || !strings.Contains(stdout, "cv13-adult") || !regexpLine(stdout, "magic", "real, verified") || !regexpLine(stdout, "twitter", "synthetic stand-in only") {
+		t.Errorf("list: exit %d\n%s", code, stdout)
+	}
+
+	// A corrupted copy fails verification with exit status 2.
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write([]byte("1,2,3\n"))
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "magic04.data.gz"), buf.Bytes(), 0o644)
+	code, stdout, stderr = dprepro(t, "data", "verify", "--data-dir", dir, "magic")
+	if code != 2 || !strings.Contains(stderr, "fail verification") {
+		t.Errorf("corrupt file: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+func regexpLine(out, name, want string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, name+" ") && strings.Contains(l, want) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,455 @@
+package erm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrNotFinite reports a NaN or infinite value in a design matrix, label,
+// weight, objective parameter or initial point.
+var ErrNotFinite = errors.New("erm: value is NaN or infinite")
+
+// ErrBadWeights reports per-row weights that are negative or sum to zero.
+var ErrBadWeights = errors.New("erm: weights must be >= 0 with a positive sum")
+
+// denseColumnFraction is the fraction of nonzero rows from which a column is
+// stored column-major for the margin and gradient passes. Measured on
+// Adult-shaped data (n = 24,000, 15 nonzeros per row), moving only the
+// always-present columns (intercept, continuous features) helps; moving
+// frequent one-hot levels (20–60 % nonzero) as well was slower than leaving
+// them in the CSR, whose cost is dominated by per-row overhead.
+const denseColumnFraction = 0.9
+
+// Rows is a compressed-sparse-row (CSR) copy of selected rows of a dense
+// design matrix X, with their labels (or regression targets) y and optional
+// per-row weights ω. Only nonzero entries of X are stored, in increasing
+// column order within each row.
+//
+// The objective of [Fit] averages over rows with weights: (1/N)·Σᵢ ωᵢ·ℓᵢ with
+// N = [Rows.SumWeights] = Σᵢ ωᵢ (= [Rows.N] when unweighted), so integer
+// weights are equivalent to duplicating rows (bootstrap by multiplicity).
+//
+// Internally, columns with at least 90 % nonzeros (intercept, continuous
+// features) are also kept column-major, so that the passes of the solver run
+// over them with vectorized kernels; the CSR part used by those passes then
+// holds only the remaining sparse columns.
+//
+// A Rows is immutable and safe for concurrent use.
+type Rows struct {
+	n, d   int
+	rowPtr []int // full CSR: row i is col[rowPtr[i]:rowPtr[i+1]]
+	col    []int
+	val    []float64
+	// dcols are the densely stored columns (ascending); column dcols[k] is
+	// dm[k*n:(k+1)*n]. sPtr/sCol/sVal are the CSR of the other columns.
+	dcols []int
+	dm    []float64
+	sPtr  []int
+	sCol  []int
+	sVal  []float64
+
+	y       []float64
+	weight  []float64 // nil = all 1
+	sumW    float64
+	maxNorm float64 // max over rows of ‖xᵢ‖₂
+	err     error   // first invalid value found, reported by solvers
+	gram    *gramCache
+}
+
+// gramCache holds XᵀΩX, computed on first use. Fit uses it for the Hessian
+// at w = 0, where every ℓ″(0) is the same, so a cold start on a Rows that is
+// fitted many times (a training fold, for many λ, ε and noise draws) saves
+// one Hessian build.
+type gramCache struct {
+	once sync.Once
+	h    []float64 // row-major d×d, both triangles
+}
+
+// NewRows returns a CSR copy of the rows idx of X with labels y[idx[k]]; idx
+// nil selects all rows in order. Repeated indices are allowed (they are
+// copied twice). y has one entry per row of X.
+//
+// NewRows panics if len(y) ≠ rows of X, X has no columns, or an index is out
+// of range. NaN or infinite entries do not panic: they are recorded and
+// reported by [Rows.Err] and by the solvers.
+func NewRows(X *mat.Dense, y []float64, idx []int) *Rows {
+	r, c := X.Dims()
+	if len(y) != r {
+		panic(fmt.Sprintf("erm: NewRows: len(y) = %d, X has %d rows", len(y), r))
+	}
+	if c == 0 {
+		panic("erm: NewRows: X has no columns")
+	}
+	n := r
+	if idx != nil {
+		n = len(idx)
+	}
+	rowOf := func(k int) int {
+		if idx == nil {
+			return k
+		}
+		i := idx[k]
+		if i < 0 || i >= r {
+			panic(fmt.Sprintf("erm: NewRows: idx[%d] = %d out of range [0, %d)", k, i, r))
+		}
+		return i
+	}
+	colNNZ := make([]int, c)
+	nnz := 0
+	for k := 0; k < n; k++ {
+		for j, v := range X.RawRowView(rowOf(k)) {
+			if v != 0 {
+				colNNZ[j]++
+				nnz++
+			}
+		}
+	}
+	rows := &Rows{
+		n:      n,
+		d:      c,
+		rowPtr: make([]int, n+1),
+		col:    make([]int, 0, nnz),
+		val:    make([]float64, 0, nnz),
+		y:      make([]float64, n),
+		sumW:   float64(n),
+		gram:   new(gramCache),
+	}
+	slot := make([]int, c) // position in dcols, or −1
+	sparseNNZ := 0
+	for j, cnt := range colNNZ {
+		slot[j] = -1
+		if float64(cnt) >= denseColumnFraction*float64(n) {
+			slot[j] = len(rows.dcols)
+			rows.dcols = append(rows.dcols, j)
+		} else {
+			sparseNNZ += cnt
+		}
+	}
+	rows.dm = make([]float64, len(rows.dcols)*n)
+	rows.sPtr = make([]int, n+1)
+	rows.sCol = make([]int, 0, sparseNNZ)
+	rows.sVal = make([]float64, 0, sparseNNZ)
+	for k := 0; k < n; k++ {
+		i := rowOf(k)
+		var ss float64
+		for j, v := range X.RawRowView(i) {
+			if v == 0 {
+				continue
+			}
+			rows.col = append(rows.col, j)
+			rows.val = append(rows.val, v)
+			ss += v * v
+			if s := slot[j]; s >= 0 {
+				rows.dm[s*n+k] = v
+			} else {
+				rows.sCol = append(rows.sCol, j)
+				rows.sVal = append(rows.sVal, v)
+			}
+		}
+		rows.rowPtr[k+1] = len(rows.col)
+		rows.sPtr[k+1] = len(rows.sCol)
+		rows.y[k] = y[i]
+		if !isFinite(y[i]) || !isFinite(ss) {
+			// A NaN or ±Inf entry makes ss NaN or +Inf; so does overflow of a
+			// finite row, which the solvers cannot handle either.
+			if rows.err == nil {
+				rows.err = fmt.Errorf("erm: row %d (X row %d): %w", k, i, ErrNotFinite)
+			}
+			continue
+		}
+		rows.maxNorm = math.Max(rows.maxNorm, math.Sqrt(ss))
+	}
+	return rows
+}
+
+// WithWeights returns a Rows sharing r's data with per-row weights w (copied;
+// nil removes weights). Weights must be finite and ≥ 0 with a positive sum;
+// otherwise the returned Rows reports [ErrBadWeights] or [ErrNotFinite]
+// through [Rows.Err]. WithWeights panics if w is non-nil and len(w) ≠ r.N().
+func (r *Rows) WithWeights(w []float64) *Rows {
+	out := *r
+	out.gram = new(gramCache)
+	if w == nil {
+		out.weight = nil
+		out.sumW = float64(r.n)
+		return &out
+	}
+	if len(w) != r.n {
+		panic(fmt.Sprintf("erm: WithWeights: len(w) = %d, want %d", len(w), r.n))
+	}
+	out.weight = append([]float64(nil), w...)
+	var s float64
+	for i, v := range w {
+		switch {
+		case !isFinite(v):
+			if out.err == nil {
+				out.err = fmt.Errorf("erm: weight %d = %v: %w", i, v, ErrNotFinite)
+			}
+		case v < 0:
+			if out.err == nil {
+				out.err = fmt.Errorf("erm: weight %d = %v: %w", i, v, ErrBadWeights)
+			}
+		default:
+			s += v
+		}
+	}
+	if !(s > 0) && out.err == nil {
+		out.err = fmt.Errorf("erm: weights sum to %v: %w", s, ErrBadWeights)
+	}
+	out.sumW = s
+	return &out
+}
+
+// N returns the number of stored rows (not the weighted count; see
+// [Rows.SumWeights]).
+func (r *Rows) N() int { return r.n }
+
+// D returns the number of columns (features).
+func (r *Rows) D() int { return r.d }
+
+// NNZ returns the number of stored (nonzero) entries.
+func (r *Rows) NNZ() int { return len(r.val) }
+
+// SumWeights returns N = Σᵢ ωᵢ, the effective sample size used in the 1/N of
+// the objective; it equals float64(r.N()) when r has no weights.
+func (r *Rows) SumWeights() float64 { return r.sumW }
+
+// Weighted reports whether r carries per-row weights.
+func (r *Rows) Weighted() bool { return r.weight != nil }
+
+// Weight returns ωᵢ (1 when r has no weights).
+func (r *Rows) Weight(i int) float64 {
+	if r.weight == nil {
+		return 1
+	}
+	return r.weight[i]
+}
+
+// Y returns the labels (targets), one per stored row. The slice is shared
+// and must not be modified.
+func (r *Rows) Y() []float64 { return r.y }
+
+// Row returns the column indices and values of the nonzeros of row i. The
+// slices are shared and must not be modified.
+func (r *Rows) Row(i int) (cols []int, vals []float64) {
+	lo, hi := r.rowPtr[i], r.rowPtr[i+1]
+	return r.col[lo:hi], r.val[lo:hi]
+}
+
+// MaxRowNorm returns maxᵢ ‖xᵢ‖₂ over the stored rows (ignoring weights and
+// rows with non-finite values). Objective and output perturbation require
+// it to be ≤ 1.
+func (r *Rows) MaxRowNorm() float64 { return r.maxNorm }
+
+// Err returns the first invalid value recorded when r was built: a NaN or
+// infinite entry, label or weight, or weights that are negative or sum to
+// zero. The solvers return it (wrapped) before doing any work.
+func (r *Rows) Err() error { return r.err }
+
+// Margins sets dst[i] = xᵢᵀw for every stored row and returns dst (allocated
+// when nil). Labels and weights are not applied. It panics if len(w) ≠ D()
+// or a non-nil dst has length ≠ N().
+func (r *Rows) Margins(dst, w []float64) []float64 {
+	dst = r.nDst(dst, "Margins")
+	r.checkD(w, "Margins", "w")
+	r.margins(dst, w, nil)
+	return dst
+}
+
+// MulTrans sets dst = Σᵢ ωᵢ·vᵢ·xᵢ (that is, XᵀΩv with Ω = diag(ω)) and
+// returns dst (allocated when nil). It panics if len(v) ≠ N() or a non-nil
+// dst has length ≠ D().
+func (r *Rows) MulTrans(dst, v []float64) []float64 {
+	if len(v) != r.n {
+		panic(fmt.Sprintf("erm: MulTrans: len(v) = %d, want %d", len(v), r.n))
+	}
+	if dst == nil {
+		dst = make([]float64, r.d)
+	}
+	r.checkD(dst, "MulTrans", "dst")
+	clear(dst)
+	if r.weight == nil {
+		r.mulTransAdd(dst, v)
+		return dst
+	}
+	c := make([]float64, r.n)
+	for i, vi := range v {
+		c[i] = r.weight[i] * vi
+	}
+	r.mulTransAdd(dst, c)
+	return dst
+}
+
+// block is the number of rows processed together by the column-major
+// kernels, so that the row segment they update stays in L1 cache while all
+// dense columns pass over it (8 KiB per column segment); measured 2–3×
+// faster than whole-column passes at n = 24,000.
+const block = 1024
+
+// margins sets dst[i] = xᵢᵀw, times y[i] when y is non-nil.
+func (r *Rows) margins(dst, w, y []float64) {
+	n := r.n
+	dst = dst[:n]
+	clear(dst)
+	for lo := 0; lo < n; lo += block {
+		hi := min(lo+block, n)
+		seg := dst[lo:hi]
+		for k, j := range r.dcols {
+			if wj := w[j]; wj != 0 {
+				floats.AddScaled(seg, wj, r.dm[k*n+lo:k*n+hi])
+			}
+		}
+	}
+	if len(r.sCol) > 0 {
+		for i := range dst {
+			lo, hi := r.sPtr[i], r.sPtr[i+1]
+			cols := r.sCol[lo:hi]
+			vals := r.sVal[lo:hi]
+			vals = vals[:len(cols)]
+			// Two accumulators halve the floating-point add latency chain,
+			// which bounds this loop on short rows.
+			var s0, s1 float64
+			k := 0
+			for ; k+1 < len(cols); k += 2 {
+				s0 += vals[k] * w[cols[k]]
+				s1 += vals[k+1] * w[cols[k+1]]
+			}
+			if k < len(cols) {
+				s0 += vals[k] * w[cols[k]]
+			}
+			dst[i] += s0 + s1
+		}
+	}
+	if y != nil {
+		y = y[:n]
+		for i := range dst {
+			dst[i] *= y[i]
+		}
+	}
+}
+
+// mulTransAdd adds Σᵢ cᵢ·xᵢ to dst (no weights: callers fold them into c).
+func (r *Rows) mulTransAdd(dst, c []float64) {
+	n := r.n
+	c = c[:n]
+	for lo := 0; lo < n; lo += block {
+		hi := min(lo+block, n)
+		seg := c[lo:hi]
+		for k, j := range r.dcols {
+			dst[j] += floats.Dot(seg, r.dm[k*n+lo:k*n+hi])
+		}
+	}
+	if len(r.sCol) == 0 {
+		return
+	}
+	for i, ci := range c {
+		if ci == 0 {
+			continue
+		}
+		lo, hi := r.sPtr[i], r.sPtr[i+1]
+		cols := r.sCol[lo:hi]
+		vals := r.sVal[lo:hi]
+		vals = vals[:len(cols)]
+		for k, j := range cols {
+			dst[j] += ci * vals[k]
+		}
+	}
+}
+
+// addOuterUpper adds Σᵢ sᵢ·xᵢxᵢᵀ to the upper triangle of the row-major d×d
+// matrix h. When every column is stored densely it computes each entry as a
+// vectorized dot product of columns, using scratch (length n; allocated when
+// nil). Otherwise it runs over the full CSR, touching only pairs of nonzeros
+// of each row (Σᵢ nnzᵢ(nnzᵢ+1)/2 multiply-adds) and skipping rows with
+// sᵢ = 0; on one-hot data this beats splitting off the dense columns, whose
+// cross terms with the sparse ones would cost as much as the scatter.
+func (r *Rows) addOuterUpper(h, s, scratch []float64) {
+	d, n := r.d, r.n
+	h = h[:d*d]
+	s = s[:n]
+	if len(r.dcols) == d {
+		if scratch == nil {
+			scratch = make([]float64, n)
+		}
+		for lo := 0; lo < n; lo += block {
+			hi := min(lo+block, n)
+			u := scratch[lo:hi]
+			sb := s[lo:hi]
+			for a := 0; a < d; a++ {
+				ca := r.dm[a*n+lo : a*n+hi]
+				ca = ca[:len(u)]
+				for i := range u {
+					u[i] = sb[i] * ca[i]
+				}
+				hr := h[a*d : (a+1)*d]
+				for b := a; b < d; b++ {
+					hr[b] += floats.Dot(u, r.dm[b*n+lo:b*n+hi])
+				}
+			}
+		}
+		return
+	}
+	for i, si := range s {
+		if si == 0 {
+			continue
+		}
+		lo, hi := r.rowPtr[i], r.rowPtr[i+1]
+		cols := r.col[lo:hi]
+		vals := r.val[lo:hi]
+		vals = vals[:len(cols)]
+		for a, ja := range cols {
+			t := si * vals[a]
+			hr := h[ja*d : ja*d+d]
+			cb := cols[a:]
+			vb := vals[a:]
+			vb = vb[:len(cb)]
+			for k, jb := range cb {
+				hr[jb] += t * vb[k]
+			}
+		}
+	}
+}
+
+// gramMatrix returns XᵀΩX (row-major, both triangles), computing it once.
+// The result is shared and must not be modified.
+func (r *Rows) gramMatrix() []float64 {
+	r.gram.once.Do(func() {
+		d := r.d
+		s := make([]float64, r.n)
+		for i := range s {
+			s[i] = r.Weight(i)
+		}
+		h := make([]float64, d*d)
+		r.addOuterUpper(h, s, nil)
+		for i := 0; i < d; i++ {
+			for j := i + 1; j < d; j++ {
+				h[j*d+i] = h[i*d+j]
+			}
+		}
+		r.gram.h = h
+	})
+	return r.gram.h
+}
+
+func (r *Rows) nDst(dst []float64, op string) []float64 {
+	if dst == nil {
+		return make([]float64, r.n)
+	}
+	if len(dst) != r.n {
+		panic(fmt.Sprintf("erm: %s: len(dst) = %d, want %d", op, len(dst), r.n))
+	}
+	return dst
+}
+
+func (r *Rows) checkD(v []float64, op, name string) {
+	if len(v) != r.d {
+		panic(fmt.Sprintf("erm: %s: len(%s) = %d, want %d", op, name, len(v), r.d))
+	}
+}
+
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

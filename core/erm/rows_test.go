@@ -1,0 +1,206 @@
+package erm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// testDesigns returns small designs exercising both storage paths: a sparse
+// random one (CSR only), an Adult-like one (dense intercept and continuous
+// columns plus one-hot CSR) and a dense one (column-major only).
+func testDesigns(rng *rand.Rand) map[string]*Rows {
+	out := map[string]*Rows{}
+	X, y := sparseRandom(rng, 300, 12, 0.3)
+	out["sparse"] = NewRows(X, y, nil)
+	X, y = adultShape(rng, 400)
+	out["adult"] = NewRows(X, y, nil)
+	X, y = magicShape(rng, 350)
+	out["dense"] = NewRows(X, y, nil)
+	// The storage paths these designs are meant to exercise.
+	for name, want := range map[string]int{"sparse": 0, "adult": 7, "dense": 11} {
+		if got := len(out[name].dcols); got != want {
+			panic(fmt.Sprintf("testDesigns: %s has %d column-major columns, want %d", name, got, want))
+		}
+	}
+	return out
+}
+
+func randVec(rng *rand.Rand, d int, scale float64) []float64 {
+	v := make([]float64, d)
+	for j := range v {
+		v[j] = scale * rng.NormFloat64()
+	}
+	return v
+}
+
+// denseOf rebuilds the design of rows as a dense matrix from Row.
+func denseOf(r *Rows) *mat.Dense {
+	X := mat.NewDense(r.N(), r.D(), nil)
+	for i := 0; i < r.N(); i++ {
+		cols, vals := r.Row(i)
+		for k, j := range cols {
+			X.Set(i, j, vals[k])
+		}
+	}
+	return X
+}
+
+func TestNewRows_Subset(t *testing.T) {
+	t.Parallel()
+	X := mat.NewDense(4, 3, []float64{
+		1, 0, 2,
+		0, 0, 0,
+		0, 3, 0,
+		0.6, 0.8, 0,
+	})
+	y := []float64{1, -1, 1, -1}
+	idx := []int{3, 0, 3, 1}
+	r := NewRows(X, y, idx)
+	if r.N() != 4 || r.D() != 3 || r.NNZ() != 6 {
+		t.Fatalf("N, D, NNZ = %d, %d, %d; want 4, 3, 6", r.N(), r.D(), r.NNZ())
+	}
+	for k, i := range idx {
+		got := denseOf(r).RawRowView(k)
+		if !floats.Equal(got, X.RawRowView(i)) || r.Y()[k] != y[i] {
+			t.Errorf("row %d = %v (y %v), want X row %d = %v (y %v)", k, got, r.Y()[k], i, X.RawRowView(i), y[i])
+		}
+	}
+	// Row norms: √5, 0, 3, 1 → the maximum over idx {3, 0, 1} is √5.
+	if got := r.MaxRowNorm(); math.Abs(got-math.Sqrt(5)) > 1e-15 {
+		t.Errorf("MaxRowNorm = %v, want √5", got)
+	}
+	if r.Err() != nil || r.Weighted() || r.SumWeights() != 4 {
+		t.Errorf("Err, Weighted, SumWeights = %v, %v, %v", r.Err(), r.Weighted(), r.SumWeights())
+	}
+}
+
+func TestNewRows_Invalid(t *testing.T) {
+	t.Parallel()
+	X := mat.NewDense(2, 2, []float64{1, 0, math.NaN(), 1})
+	if err := NewRows(X, []float64{1, 1}, nil).Err(); !errors.Is(err, ErrNotFinite) {
+		t.Errorf("NaN in X: Err() = %v, want ErrNotFinite", err)
+	}
+	if err := NewRows(X, []float64{1, math.Inf(1)}, []int{0}).Err(); err != nil {
+		t.Errorf("row 0 only: Err() = %v, want nil", err)
+	}
+	good := NewRows(mat.NewDense(2, 1, []float64{1, 1}), []float64{1, -1}, nil)
+	for _, tc := range []struct {
+		name string
+		w    []float64
+		want error
+	}{
+		{"negative", []float64{1, -1}, ErrBadWeights},
+		{"zero sum", []float64{0, 0}, ErrBadWeights},
+		{"NaN", []float64{math.NaN(), 1}, ErrNotFinite},
+	} {
+		if err := good.WithWeights(tc.w).Err(); !errors.Is(err, tc.want) {
+			t.Errorf("%s weights: Err() = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if good.WithWeights([]float64{1, 2}).WithWeights(nil).SumWeights() != 2 {
+		t.Errorf("WithWeights(nil) should restore unit weights")
+	}
+	for name, f := range map[string]func(){
+		"len(y)":  func() { NewRows(mat.NewDense(2, 1, nil), []float64{1}, nil) },
+		"idx":     func() { NewRows(mat.NewDense(2, 1, nil), []float64{1, 1}, []int{2}) },
+		"weights": func() { good.WithWeights([]float64{1}) },
+		"margins": func() { good.Margins(nil, []float64{1, 2}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestRows_Kernels compares Margins and MulTrans with dense products.
+func TestRows_Kernels(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for name, r := range testDesigns(rng) {
+		X := denseOf(r)
+		n, d := r.N(), r.D()
+		w := randVec(rng, d, 1)
+		var want mat.VecDense
+		want.MulVec(X, mat.NewVecDense(d, w))
+		if got := r.Margins(nil, w); !floats.EqualApprox(got, want.RawVector().Data, 1e-13) {
+			t.Errorf("%s: Margins differs from X·w", name)
+		}
+		omega := make([]float64, n)
+		for i := range omega {
+			omega[i] = float64(rng.IntN(4))
+		}
+		v := randVec(rng, n, 1)
+		ov := make([]float64, n)
+		floats.MulTo(ov, omega, v)
+		var wantT mat.VecDense
+		wantT.MulVec(X.T(), mat.NewVecDense(n, ov))
+		if got := r.WithWeights(omega).MulTrans(nil, v); !floats.EqualApprox(got, wantT.RawVector().Data, 1e-12) {
+			t.Errorf("%s: weighted MulTrans differs from Xᵀ·Ω·v", name)
+		}
+	}
+}
+
+// TestObjective_Derivatives checks Grad against finite differences of Value,
+// Hessian (sparse accumulation) against a dense brute-force sum of outer
+// products, and HessVec against Hessian·v, for every storage path, with
+// weights, a linear term and extra regularization.
+func TestObjective_Derivatives(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for name, r := range testDesigns(rng) {
+		n, d := r.N(), r.D()
+		omega := make([]float64, n)
+		for i := range omega {
+			omega[i] = 0.5 + rng.Float64()
+		}
+		rw := r.WithWeights(omega)
+		X := denseOf(r)
+		for _, loss := range []Loss{Logistic{}, Huber{H: 0.5}, testLoss{}} {
+			obj := Objective{Loss: loss, Lambda: 0.01, Linear: randVec(rng, d, 0.05), ExtraL2: 0.002}
+			w := randVec(rng, d, 3)
+
+			// Gradient: central differences with step 1e-6 (error ≈ 1e-10);
+			// Huber's ℓ″ jumps, so points may straddle a kink: tolerance 1e-6.
+			g := obj.Grad(nil, rw, w)
+			gfd := fd.Gradient(nil, func(x []float64) float64 { return obj.Value(rw, x) }, w,
+				&fd.Settings{Formula: fd.Central, Step: 1e-6})
+			if !floats.EqualApprox(g, gfd, 1e-6) {
+				t.Errorf("%s/%s: Grad = %v, finite differences %v", name, loss.Name(), g, gfd)
+			}
+
+			// Hessian: brute force over all d×d entries of every row.
+			m := make([]float64, n)
+			rw.margins(m, w, rw.y)
+			want := mat.NewSymDense(d, nil)
+			for i := 0; i < n; i++ {
+				want.SymRankOne(want, omega[i]*loss.Deriv2(m[i])/rw.SumWeights(), X.RowView(i))
+			}
+			for j := 0; j < d; j++ {
+				want.SetSym(j, j, want.At(j, j)+obj.Lambda+obj.ExtraL2)
+			}
+			got := obj.Hessian(nil, rw, w)
+			if !mat.EqualApprox(got, want, 1e-13) {
+				t.Errorf("%s/%s: sparse Hessian differs from brute force", name, loss.Name())
+			}
+
+			v := randVec(rng, d, 1)
+			var hv mat.VecDense
+			hv.MulVec(want, mat.NewVecDense(d, v))
+			if got := obj.HessVec(nil, rw, w, v); !floats.EqualApprox(got, hv.RawVector().Data, 1e-13) {
+				t.Errorf("%s/%s: HessVec differs from Hessian·v", name, loss.Name())
+			}
+		}
+	}
+}

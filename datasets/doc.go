@@ -1,0 +1,71 @@
+// Package datasets loads the public datasets of the dprepro experiments as
+// design matrices: a registry of named datasets (adult, magic, kddcup99,
+// bank, twitter), streaming loaders that verify SHA-256 checksums, the
+// preprocessing the reproduced papers use, synthetic stand-ins for absent
+// files, and a downloader.
+//
+//	ds, err := datasets.Load("magic", datasets.Options{
+//		Preprocess: datasets.Preprocessing{Intercept: true}, // maxabs columns, l2-max rows
+//	})
+//
+// # Data directory
+//
+// The project never ships data. Real files live in a data directory:
+// Options.DataDir, else $DPREPRO_DATA, else os.UserCacheDir()/dprepro/data
+// ([DefaultDataDir]). A file NAME may be stored plain or as NAME.gz (read
+// through compress/gzip); the plain file wins when both exist. [Fetch]
+// downloads missing files from their canonical UCI URLs; [Status] reports
+// what is present and whether it verifies.
+//
+// # Checksums
+//
+// The registry pins the SHA-256 of each decompressed file (from
+// /work/shared/datasets/README.md). Loaders hash while they parse and
+// report a mismatch as a *ChecksumError naming the file and both digests; a
+// corrupt file is never silently replaced by synthetic data. The Twitter
+// file has no pinned checksum: it is read if present, and its FileRecord
+// says Verified = false.
+//
+// # Parsing and encoding
+//
+// Loaders produce a [Table] with numeric and categorical attributes kept
+// apart. Malformed lines are errors (*ParseError) naming the file, the line
+// and the problem: wrong field count, bad number, unknown label. Adult
+// records with a '?' are dropped and counted. Categorical attributes are
+// one-hot encoded in full (one indicator per observed level, levels sorted,
+// no reference level dropped; the intercept is a separate feature), named
+// "attribute=level".
+//
+// # Synthetic stand-ins
+//
+// With Options.Synthetic "auto" (the default) an absent real file is
+// replaced by a synthetic stand-in of the same n, the same feature names and
+// d after one-hot, and the same class balance, with labels from a planted
+// model. Source.Kind is then "synthetic", Source.String starts with
+// "SYNTHETIC", and Source.Params records the generator's parameters and the
+// reason. Results computed on a stand-in say nothing about the real data;
+// they only exercise the pipeline at the real size. "never" makes an absent
+// file an error; "always" forces the stand-in.
+//
+// # Randomness
+//
+// Only the synthetic stand-ins are random. Their generator is a
+// rand.New(rand.NewChaCha8(seed)) (math/rand/v2) whose 32-byte seed is the
+// SHA-256 of (Options.Seed, dataset name); the same seed gives the same
+// table on the same platform. The global source is never used.
+//
+// # Errors and panics
+//
+// Every problem with names, options or files is a returned error, wrapped
+// with the operation and dataset ("datasets: load adult: …"); sentinels
+// ErrUnknownDataset, ErrNotFound and ErrChecksum work with errors.Is.
+// Panics mark broken internal invariants only.
+//
+// # Privacy caveat
+//
+// Preprocessing scales by dataset-wide quantities (max |value|, means, max
+// row norm). The reproduced papers do the same, but these are
+// data-dependent, non-private steps: the differential-privacy guarantees of
+// the downstream mechanisms are stated for the preprocessed rows. This
+// harness is a simulation for reproducing experiments, not hardened DP.
+package datasets

@@ -1,0 +1,52 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors; test for them with errors.Is.
+var (
+	// ErrUnknownDataset: the name is not in the registry.
+	ErrUnknownDataset = errors.New("unknown dataset")
+	// ErrNotFound: a real data file is in neither NAME nor NAME.gz form in
+	// the data directory.
+	ErrNotFound = errors.New("data file not found")
+	// ErrChecksum: a file's SHA-256 differs from the pinned digest. The
+	// concrete error is a *ChecksumError.
+	ErrChecksum = errors.New("checksum mismatch")
+)
+
+// ParseError reports a malformed line in a data file.
+type ParseError struct {
+	// Path is the file as opened (it may end in .gz).
+	Path string
+	// Line is the 1-based line number in the decompressed content.
+	Line int
+	// Msg says what was wrong, e.g. `wrong field count: got 14, want 15`.
+	Msg string
+}
+
+// Error formats the error as "PATH:LINE: MSG".
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+}
+
+// ChecksumError reports a file whose decompressed SHA-256 differs from the
+// registry. errors.Is(err, ErrChecksum) holds for it.
+type ChecksumError struct {
+	// File is the registry file name, e.g. "adult.data".
+	File string
+	// Path is the file as opened, or the download URL.
+	Path string
+	// Got and Want are lowercase hex SHA-256 digests.
+	Got, Want string
+}
+
+// Error names the path, the file and both digests.
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("%s: checksum mismatch for %s: got sha256 %s, want %s", e.Path, e.File, e.Got, e.Want)
+}
+
+// Is reports whether target is ErrChecksum.
+func (e *ChecksumError) Is(target error) bool { return target == ErrChecksum }

@@ -1,0 +1,233 @@
+package datasets
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// zTol is the two-sided normal quantile for a failure probability of 1e-5:
+// 2·(1 − Φ(4.42)) ≈ 9.9e-6 (scipy.stats.norm.sf(4.42)·2 = 9.87e-6).
+const zTol = 4.42
+
+// TestSchema_MatchesRegistry checks that each synthetic schema lists the
+// registry's attributes in order and, after one-hot, the registry's Dim.
+func TestSchema_MatchesRegistry(t *testing.T) {
+	t.Parallel()
+	for _, name := range Names() {
+		e := registry[name]
+		if e.synth.twitter {
+			continue
+		}
+		var num, cat []string
+		d := 0
+		for _, m := range e.synth.numeric {
+			num = append(num, m.name)
+			d++
+			if len(m.q) != len(quantileProbs) || !slices.IsSorted(m.q) {
+				t.Errorf("%s: %s: %d quantiles (want %d), sorted=%v", name, m.name, len(m.q), len(quantileProbs), slices.IsSorted(m.q))
+			}
+			if m.logScale && m.q[0] < 0 {
+				t.Errorf("%s: %s: log-scale marginal with negative minimum", name, m.name)
+			}
+		}
+		for _, c := range e.synth.categorical {
+			cat = append(cat, c.name)
+			d += len(c.levels)
+			if len(c.levels) != len(c.counts) || !slices.IsSorted(c.levels) {
+				t.Errorf("%s: %s: %d levels, %d counts, sorted=%v", name, c.name, len(c.levels), len(c.counts), slices.IsSorted(c.levels))
+			}
+			total := 0
+			for _, k := range c.counts {
+				total += k
+				if k <= 0 {
+					t.Errorf("%s: %s: non-positive level count", name, c.name)
+				}
+			}
+			if total != e.Records {
+				t.Errorf("%s: %s: level counts sum to %d, want %d records", name, c.name, total, e.Records)
+			}
+		}
+		if !slices.Equal(num, e.Numeric) || !slices.Equal(cat, e.Categorical) || d != e.Dim {
+			t.Errorf("%s: schema numeric %q categorical %q dim %d; registry %q %q %d", name, num, cat, d, e.Numeric, e.Categorical, e.Dim)
+		}
+	}
+}
+
+// TestSynthetic_ShapeAndBalance loads each stand-in and checks n, d, the
+// feature names, the labels and the class balance.
+//
+// Tolerance: given the features, the labels are independent Bernoulli(π_i)
+// whose means sum to exactly n·p (the intercept is solved for that, to
+// 1e-13). The number of positives K has variance Σπ_i(1−π_i) ≤ n·p(1−p)
+// (π(1−π) is concave), and with n·p(1−p) > 4000 here the normal
+// approximation is accurate, so |K/n − p| ≤ zTol·√(p(1−p)/n) fails with
+// probability below 1e-5 for any seed.
+func TestSynthetic_ShapeAndBalance(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"adult", "magic", "bank", "kddcup99"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if name == "kddcup99" && testing.Short() {
+				t.Skip("kddcup99 stand-in has 494,021 rows; skipped under -short")
+			}
+			e := registry[name]
+			ds, err := Load(name, Options{Synthetic: SyntheticAlways, Seed: 20240601})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, d := ds.X.Dims()
+			if n != e.Records || d != e.Dim || len(ds.FeatureNames) != d {
+				t.Fatalf("stand-in is %d×%d (%d names), want %d×%d", n, d, len(ds.FeatureNames), e.Records, e.Dim)
+			}
+			if got := wantFeatureNames(e); !slices.Equal(ds.FeatureNames, got) {
+				t.Errorf("feature names %q, want %q", ds.FeatureNames, got)
+			}
+			if ds.Source.Kind != KindSynthetic || ds.Source.Generator != GeneratorPlantedLogistic || len(ds.Source.Files) != 0 {
+				t.Errorf("source = %+v, want a synthetic planted-logistic source", ds.Source)
+			}
+			for _, k := range []string{"stand_in_for", "reason", "seed", "n", "d", "positive_rate_target", "positives", "intercept", "signal_sd"} {
+				if ds.Source.Params[k] == "" {
+					t.Errorf("Source.Params[%q] missing", k)
+				}
+			}
+			if got := ds.Source.String(); got[:9] != "SYNTHETIC" {
+				t.Errorf("Source.String() = %q, want it to start with SYNTHETIC", got)
+			}
+			pos := 0
+			for _, y := range ds.Y {
+				switch y {
+				case 1:
+					pos++
+				case -1:
+				default:
+					t.Fatalf("label %v, want ±1", y)
+				}
+			}
+			if ds.Source.Params["positives"] != strconv.Itoa(pos) {
+				t.Errorf("Params[positives] = %s, counted %d", ds.Source.Params["positives"], pos)
+			}
+			p := float64(e.Positives) / float64(e.Records)
+			tol := zTol * math.Sqrt(p*(1-p)/float64(n))
+			if got := float64(pos) / float64(n); math.Abs(got-p) > tol {
+				t.Errorf("positive rate %v, want %v ± %v", got, p, tol)
+			}
+		})
+	}
+}
+
+// wantFeatureNames lists the one-hot feature names implied by the registry
+// and the schema levels.
+func wantFeatureNames(e *Entry) []string {
+	var names []string
+	ci := 0
+	for _, a := range e.format.attrs {
+		if a.kind == numericAttr {
+			names = append(names, a.name)
+			continue
+		}
+		for _, l := range e.synth.categorical[ci].levels {
+			names = append(names, a.name+"="+l)
+		}
+		ci++
+	}
+	return names
+}
+
+func TestSynthetic_Deterministic(t *testing.T) {
+	t.Parallel()
+	load := func(seed uint64) *Dataset {
+		t.Helper()
+		ds, err := Load("adult", Options{Synthetic: SyntheticAlways, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	a, b, c := load(7), load(7), load(8)
+	if !mat.Equal(a.X, b.X) || !slices.Equal(a.Y, b.Y) {
+		t.Error("same seed gave different stand-ins")
+	}
+	if mat.Equal(a.X, c.X) {
+		t.Error("seeds 7 and 8 gave the same design matrix")
+	}
+	// Different datasets with the same seed use different streams.
+	if synthSeed(7, "adult") == synthSeed(7, "bank") {
+		t.Error("seed derivation ignores the dataset name")
+	}
+}
+
+func TestSynthetic_Twitter(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("twitter stand-in has 583,250 × 77 entries; skipped under -short")
+	}
+	ds, err := Load("twitter", Options{Synthetic: SyntheticAlways, Seed: 3,
+		Preprocess: Preprocessing{ColumnScale: ScaleNone, RowNorm: RowL1Max, TargetLog1p: true, TargetScale: TargetScaleMaxAbs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, d := ds.X.Dims()
+	if n != twitterRecords || d != twitterDim || ds.Task != TaskRegression {
+		t.Fatalf("twitter stand-in %d×%d %s, want %d×%d regression", n, d, ds.Task, twitterRecords, twitterDim)
+	}
+	if ds.Source.Kind != KindSynthetic || ds.Source.Generator != GeneratorPlantedLogLinear {
+		t.Errorf("source = %v", ds.Source)
+	}
+	maxY := 0.0
+	for _, y := range ds.Y {
+		if !(y >= 0 && y <= 1) {
+			t.Fatalf("preprocessed target %v outside [0, 1]", y)
+		}
+		maxY = math.Max(maxY, y)
+	}
+	if maxY != 1 {
+		t.Errorf("max target %v, want 1 after maxabs scaling", maxY)
+	}
+	var maxL1 float64
+	for i := 0; i < n; i++ {
+		maxL1 = math.Max(maxL1, l1(ds.X.RawRowView(i)))
+	}
+	if math.Abs(maxL1-1) > normTol {
+		t.Errorf("max ‖x‖₁ = %v, want 1", maxL1)
+	}
+}
+
+func TestNumericMarginal_Draw(t *testing.T) {
+	t.Parallel()
+	// 95% zeros, then a log-scale tail up to 1e6.
+	m := numericMarginal{name: "x", logScale: true, decimals: 0,
+		q: []float64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 1000, 1e6}}
+	for _, tt := range []struct{ u, want float64 }{
+		{0, 0}, {0.5, 0}, {0.95, 0}, {0.999, 1000}, {0.9999999999, 1e6},
+	} {
+		// Rounding to integers (0.5) plus the slope of the top interval
+		// times the distance of u from its end (1e-10/1e-3 of log 1e3).
+		if got := m.draw(tt.u, m.logQuantiles()); math.Abs(got-tt.want) > 0.5+1e-5*tt.want {
+			t.Errorf("draw(%v) = %v, want %v", tt.u, got, tt.want)
+		}
+	}
+	// Log interpolation: halfway (in probability) between 10 and 1000 is
+	// √(11·1001) − 1 ≈ 103.9 on the log(1+x) scale.
+	if got, want := m.draw((0.99+0.999)/2, m.logQuantiles()), math.Round(math.Sqrt(11*1001)-1); got != want {
+		t.Errorf("draw(mid) = %v, want %v", got, want)
+	}
+}
+
+func TestSolveIntercept(t *testing.T) {
+	t.Parallel()
+	eta := []float64{-3, -1, 0, 0.5, 2, 4}
+	for _, rate := range []float64{0.01, 0.2487, 0.5, 0.8031, 0.99} {
+		b := solveIntercept(eta, rate)
+		var s float64
+		for _, v := range eta {
+			s += sigmoid(b + v)
+		}
+		if got := s / float64(len(eta)); math.Abs(got-rate) > 1e-12 {
+			t.Errorf("rate %v: mean σ = %v", rate, got)
+		}
+	}
+}
