@@ -1,11 +1,14 @@
 package erm
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
 
-// benchProblem builds the benchmark datasets once per benchmark.
+// benchRows builds the benchmark datasets: Adult-shaped (n = 24,000,
+// d = 105, 15 nonzeros per row, one-hot) and Magic-shaped (n = 15,000,
+// d = 11, dense), rows scaled to max ‖xᵢ‖₂ = 1.
 func benchRows(b *testing.B, shape string) *Rows {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(2013, 1))
@@ -21,20 +24,63 @@ func benchRows(b *testing.B, shape string) *Rows {
 	return nil
 }
 
-func benchFit(b *testing.B, shape string, lambda float64, warm bool) {
+// benchCase is one fitting scenario of the experiments.
+type benchCase struct {
+	name   string
+	lambda float64
+	// linNorm is ‖Linear‖ = ‖b‖/n; 0.11 is objective perturbation at
+	// ε = 0.1, λ = 1e-3, n = 24,000, d = 105: γ = ε′/2 ≈ 0.04, E‖b‖ = d/γ.
+	linNorm float64
+	// warm: start from the solution at 1.5λ (a regularization path).
+	warm bool
+	// bootstrap: multinomial weights, started from the full-data solution
+	// (bootstrap by multiplicity, design hint 4).
+	bootstrap bool
+}
+
+var benchCases = []benchCase{
+	{name: "lambda=1e-3", lambda: 1e-3},
+	{name: "lambda=1e-3/warm", lambda: 1e-3, warm: true},
+	{name: "lambda=1e-5", lambda: 1e-5},
+	{name: "objpert/eps=0.1/lambda=1e-3", lambda: 1e-3, linNorm: 0.11},
+	{name: "bootstrap/warm", lambda: 1e-3, bootstrap: true},
+}
+
+func benchFit(b *testing.B, shape string, bc benchCase) {
 	rows := benchRows(b, shape)
-	obj := Objective{Loss: Logistic{}, Lambda: lambda}
-	ws := new(Workspace)
+	rng := rand.New(rand.NewPCG(7, 7))
+	var lin []float64
+	if bc.linNorm > 0 {
+		lin = make([]float64, rows.D())
+		for j := range lin {
+			lin[j] = bc.linNorm * rng.NormFloat64() / math.Sqrt(float64(rows.D()))
+		}
+	}
+	obj := Objective{Loss: Logistic{}, Lambda: bc.lambda, Linear: lin}
 	var init []float64
-	if warm {
-		// Warm start from the solution at a neighbouring λ, as in a
-		// regularization path or a bootstrap replicate.
-		r0, err := Fit(rows, Objective{Loss: Logistic{}, Lambda: 1.5 * lambda}, FitOptions{})
+	switch {
+	case bc.warm:
+		r0, err := Fit(rows, Objective{Loss: Logistic{}, Lambda: 1.5 * bc.lambda}, FitOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		init = r0.W
+	case bc.bootstrap:
+		r0, err := Fit(rows, obj, FitOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		init = r0.W
+		omega := make([]float64, rows.N())
+		for k := 0; k < rows.N(); k++ {
+			omega[rng.IntN(rows.N())]++
+		}
+		rows = rows.WithWeights(omega)
+		rows.gramMatrix() // not used from a warm start; keep it out of the timing
+	default:
+		rows.gramMatrix() // cached per Rows across the many fits of a fold
 	}
+	ws := new(Workspace)
 	var iters, hess int
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -53,33 +99,19 @@ func benchFit(b *testing.B, shape string, lambda float64, warm bool) {
 }
 
 func BenchmarkFitLogisticAdultShape(b *testing.B) {
-	for _, bc := range []struct {
-		name   string
-		lambda float64
-		warm   bool
-	}{
-		{"lambda=1e-3", 1e-3, false},
-		{"lambda=1e-3/warm", 1e-3, true},
-		{"lambda=1e-5", 1e-5, false},
-	} {
-		b.Run(bc.name, func(b *testing.B) { benchFit(b, "adult", bc.lambda, bc.warm) })
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) { benchFit(b, "adult", bc) })
 	}
 }
 
 func BenchmarkFitLogisticMagicShape(b *testing.B) {
-	for _, bc := range []struct {
-		name   string
-		lambda float64
-		warm   bool
-	}{
-		{"lambda=1e-3", 1e-3, false},
-		{"lambda=1e-3/warm", 1e-3, true},
-		{"lambda=1e-5", 1e-5, false},
-	} {
-		b.Run(bc.name, func(b *testing.B) { benchFit(b, "magic", bc.lambda, bc.warm) })
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) { benchFit(b, "magic", bc) })
 	}
 }
 
+// BenchmarkHessianBuild times one Hessian build (sparse pair accumulation on
+// Adult, column dot products on Magic).
 func BenchmarkHessianBuild(b *testing.B) {
 	for _, shape := range []string{"adult", "magic"} {
 		b.Run(shape, func(b *testing.B) {
@@ -93,6 +125,29 @@ func BenchmarkHessianBuild(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				buildHessian(h, rows, s, scratch, 1e-3, 1/rows.SumWeights())
+			}
+		})
+	}
+}
+
+// BenchmarkGradientPass times the per-step passes: margins, fused loss and
+// gradient (XᵀΩ·ℓ′).
+func BenchmarkGradientPass(b *testing.B) {
+	for _, shape := range []string{"adult", "magic"} {
+		b.Run(shape, func(b *testing.B) {
+			rows := benchRows(b, shape)
+			n, d := rows.N(), rows.D()
+			w := make([]float64, d)
+			for j := range w {
+				w[j] = 0.1 * float64(j%7-3)
+			}
+			m, g1, g2, g := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, d)
+			b.ResetTimer()
+			for b.Loop() {
+				rows.margins(m, w, rows.y)
+				evalLoss(Logistic{}, m, rows.y, nil, g1, g2)
+				clear(g)
+				rows.mulTransAdd(g, g1)
 			}
 		})
 	}

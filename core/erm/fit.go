@@ -51,13 +51,13 @@ type Result struct {
 }
 
 // Workspace holds the buffers of [Fit] so that repeated fits do not allocate
-// (about 8·n + d² + 5·d float64 values). The zero value is ready to use; it
+// (about 8·n + d² + 6·d float64 values). The zero value is ready to use; it
 // adapts to the sizes of each call. Not safe for concurrent use.
 type Workspace struct {
 	m, mt, q         []float64 // margins yᵢxᵢᵀw, trial margins, yᵢxᵢᵀp
 	g1, g2, g1t, g2t []float64 // ωᵢyᵢℓ′ and ωᵢℓ″ at m and at mt
 	scratch          []float64 // column-major Hessian kernel
-	grad, p, w       []float64
+	grad, p, w, wOld []float64
 	hess             []float64
 	sym              *mat.SymDense
 	pv, gv           *mat.VecDense
@@ -85,6 +85,7 @@ func (ws *Workspace) reset(n, d int) {
 		ws.grad = make([]float64, d)
 		ws.p = make([]float64, d)
 		ws.w = make([]float64, d)
+		ws.wOld = make([]float64, d)
 		ws.hess = make([]float64, d*d)
 		ws.sym = mat.NewSymDense(d, ws.hess)
 		ws.pv = mat.NewVecDense(d, ws.p)
@@ -278,6 +279,7 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		}
 		// Take the step w ← w + t·p; the trial buffers become current.
 		oldF, oldGnorm := f, gnorm
+		copy(ws.wOld, w)
 		floats.AddScaled(w, t, p)
 		ws.swapTrial()
 		res.Iter++
@@ -288,7 +290,7 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 			// gradient. Undo it (the trial buffers still hold the previous
 			// point); retry with a fresh Hessian if the factor was reused,
 			// else we are at the float64 floor: stop.
-			floats.AddScaled(w, -t, p)
+			copy(w, ws.wOld)
 			ws.swapTrial()
 			res.Iter--
 			f = oldF
@@ -373,6 +375,11 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 		var hinge, logs float64
 		prod, cnt := 1.0, 0
 		for i, z := range m {
+			if omega != nil && omega[i] == 0 {
+				// Rows left out of a bootstrap replicate (about 37 %).
+				g1[i], g2[i] = 0, 0
+				continue
+			}
 			e := expNeg(math.Abs(z)) // in [0, 1]: no overflow for any z
 			r := 1 / (1 + e)
 			d1 := -e * r // ℓ′(z) = −σ(−z) for z ≥ 0

@@ -9,6 +9,8 @@ import "math"
 // short stable identifier for result rows.
 //
 // Implementations are stateless values and safe for concurrent use.
+//
+// [CMS11]: https://jmlr.org/papers/v12/chaudhuri11a.html
 type Loss interface {
 	Value(z float64) float64
 	Deriv(z float64) float64
@@ -28,6 +30,8 @@ type Loss interface {
 // All three functions are evaluated through e = exp(−|z|) ∈ (0, 1], so none
 // overflows for any finite z: ℓ(z) = max(−z, 0) + log1p(e). For z → −∞, ℓ(z)
 // ≈ −z exactly in float64; for z → +∞, ℓ(z) ≈ e, with full relative accuracy.
+//
+// [CMS11]: https://jmlr.org/papers/v12/chaudhuri11a.html
 type Logistic struct{}
 
 // Value returns log(1 + exp(−z)) without overflow.
@@ -74,6 +78,8 @@ func (Logistic) Lipschitz() float64 { return 1 }
 //
 // H: required, finite and > 0 (a zero H is the hinge loss; use [Hinge]). The
 // methods do not validate H; [Fit] and the perturb package do.
+//
+// [CMS11]: https://jmlr.org/papers/v12/chaudhuri11a.html
 type Huber struct {
 	H float64
 }
@@ -154,6 +160,8 @@ func (Hinge) Lipschitz() float64 { return 1 }
 // 1-Lipschitz validation score by [CV13] Section 4.1 (Eq. (3) with g = ramp).
 // It is not convex; [Fit] rejects it. Deriv returns −1 on 0 < z < 1 and 0
 // elsewhere (one-sided choice at the kinks); Deriv2 returns 0.
+//
+// [CV13]: https://proceedings.neurips.cc/paper/2013
 type Ramp struct{}
 
 // Value returns min(1, max(0, 1 − z)).
@@ -209,6 +217,8 @@ func (Squared) Lipschitz() float64 { return math.Inf(1) }
 // that are not twice differentiable with bounded ℓ″ ([Hinge], [Ramp]) and for
 // any Loss without a Curvature() float64 method, and NaN for a nil Loss or a
 // [Huber] with invalid H.
+//
+// [CMS11]: https://jmlr.org/papers/v12/chaudhuri11a.html
 func Curvature(l Loss) float64 {
 	if l == nil {
 		return math.NaN()
@@ -226,6 +236,8 @@ func Curvature(l Loss) float64 {
 // package, +Inf for [Squared] and for any Loss without a Lipschitz() float64
 // method, NaN for a nil Loss. Output perturbation and the stability bounds of
 // [CV13] Theorem 4 require L ≤ 1.
+//
+// [CV13]: https://proceedings.neurips.cc/paper/2013
 func Lipschitz(l Loss) float64 {
 	if l == nil {
 		return math.NaN()

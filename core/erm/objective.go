@@ -37,6 +37,8 @@ type Objective struct {
 	// ExtraL2 is the additional regularization Δ of [CMS11] Algorithm 2
 	// (used when the privacy budget cannot absorb the curvature term).
 	// Finite and ≥ 0; zero means none.
+	//
+	// [CMS11]: https://jmlr.org/papers/v12/chaudhuri11a.html
 	ExtraL2 float64
 }
 

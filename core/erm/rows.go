@@ -57,7 +57,8 @@ type Rows struct {
 	weight  []float64 // nil = all 1
 	sumW    float64
 	maxNorm float64 // max over rows of ‖xᵢ‖₂
-	err     error   // first invalid value found, reported by solvers
+	dataErr error   // first invalid value of X or y
+	err     error   // dataErr, else the first invalid weight; reported by solvers
 	gram    *gramCache
 }
 
@@ -157,8 +158,9 @@ func NewRows(X *mat.Dense, y []float64, idx []int) *Rows {
 		if !isFinite(y[i]) || !isFinite(ss) {
 			// A NaN or ±Inf entry makes ss NaN or +Inf; so does overflow of a
 			// finite row, which the solvers cannot handle either.
-			if rows.err == nil {
-				rows.err = fmt.Errorf("erm: row %d (X row %d): %w", k, i, ErrNotFinite)
+			if rows.dataErr == nil {
+				rows.dataErr = fmt.Errorf("erm: row %d (X row %d): %w", k, i, ErrNotFinite)
+				rows.err = rows.dataErr
 			}
 			continue
 		}
@@ -174,6 +176,7 @@ func NewRows(X *mat.Dense, y []float64, idx []int) *Rows {
 func (r *Rows) WithWeights(w []float64) *Rows {
 	out := *r
 	out.gram = new(gramCache)
+	out.err = r.dataErr
 	if w == nil {
 		out.weight = nil
 		out.sumW = float64(r.n)

@@ -104,8 +104,11 @@ func TestNewRows_Invalid(t *testing.T) {
 			t.Errorf("%s weights: Err() = %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if good.WithWeights([]float64{1, 2}).WithWeights(nil).SumWeights() != 2 {
+	if r := good.WithWeights([]float64{1, 2}).WithWeights(nil); r.SumWeights() != 2 || r.Weighted() {
 		t.Errorf("WithWeights(nil) should restore unit weights")
+	}
+	if err := good.WithWeights([]float64{-1, 2}).WithWeights([]float64{1, 2}).Err(); err != nil {
+		t.Errorf("valid weights after invalid ones: Err() = %v", err)
 	}
 	for name, f := range map[string]func(){
 		"len(y)":  func() { NewRows(mat.NewDense(2, 1, nil), []float64{1}, nil) },

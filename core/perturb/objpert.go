@@ -80,6 +80,8 @@ const rowNormSlack = 1e-9
 // default tolerance; the output-perturbation objective there even multiplies
 // the regularizer by the loss instead of adding them, while its gradient
 // adds them); this package solves the intended problems to GradTol.
+//
+// [CV13]: https://proceedings.neurips.cc/paper/2013
 type ObjPertOptions struct {
 	// Epsilon is the requested privacy parameter ε (the α of [CMS11] and
 	// [CV13]). Required, finite and > 0.
