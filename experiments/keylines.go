@@ -90,8 +90,9 @@ func normKey(k string) string {
 	return strings.Join(parts, ".")
 }
 
-// stripComment removes a trailing # comment that is not inside a string.
-func stripComment(s string) string {
+// scanUnquoted calls visit for each byte of s outside "..." and '...'
+// strings, until visit returns true; it returns that byte's index or len(s).
+func scanUnquoted(s string, visit func(c byte) bool) int {
 	var quote byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -104,34 +105,29 @@ func stripComment(s string) string {
 			}
 		case c == '"' || c == '\'':
 			quote = c
-		case c == '#':
-			return s[:i]
+		case visit(c):
+			return i
 		}
 	}
-	return s
+	return len(s)
+}
+
+// stripComment removes a trailing # comment that is not inside a string.
+func stripComment(s string) string {
+	return s[:scanUnquoted(s, func(c byte) bool { return c == '#' })]
 }
 
 // bracketDelta counts '[' minus ']' outside strings and comments.
 func bracketDelta(s string) int {
-	s = stripComment(s)
 	d := 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' && quote == '"' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == '[':
+	scanUnquoted(stripComment(s), func(c byte) bool {
+		switch c {
+		case '[':
 			d++
-		case c == ']':
+		case ']':
 			d--
 		}
-	}
+		return false
+	})
 	return d
 }

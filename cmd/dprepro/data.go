@@ -84,23 +84,11 @@ func describeStatus(st []datasets.FileStatus, err error) (status, files string) 
 }
 
 func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f runFlags
-	fs := newFlagSet("data fetch", stderr)
-	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
-	names, err := parseInterleaved(fs, args)
+	names, dir, err := dataArgs("data fetch", args, stderr)
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 {
-		names = datasets.Names()
-	}
-	for _, n := range names {
-		if _, ok := datasets.Lookup(n); !ok {
-			return usagef("data fetch: unknown dataset %q", n)
-		}
-	}
 	client := &http.Client{Timeout: 30 * time.Minute}
-	dir := f.dataDirectory()
 	var failed int
 	for _, n := range names {
 		fmt.Fprintf(stderr, "dprepro: fetching %s into %s\n", n, dir)
@@ -118,24 +106,14 @@ func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func cmdDataVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var f runFlags
-	fs := newFlagSet("data verify", stderr)
-	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
-	names, err := parseInterleaved(fs, args)
+	names, dir, err := dataArgs("data verify", args, stderr)
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 {
-		names = datasets.Names()
-	}
-	dir := f.dataDirectory()
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "DATASET\tFILE\tSTATE\tSHA-256\n")
 	var bad []string
 	for _, n := range names {
-		if _, ok := datasets.Lookup(n); !ok {
-			return usagef("data verify: unknown dataset %q", n)
-		}
 		st, err := datasets.Status(n, dir)
 		if err != nil {
 			return usageError{err}
@@ -164,4 +142,24 @@ func cmdDataVerify(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usagef("data verify: %d file(s) fail verification: %v", len(bad), bad)
 	}
 	return nil
+}
+
+// dataArgs parses the flags and dataset names of a data subcommand: no
+// names means every registered dataset.
+func dataArgs(cmd string, args []string, stderr io.Writer) (names []string, dir string, err error) {
+	var f runFlags
+	fs := newFlagSet(cmd, stderr)
+	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
+	if names, err = parseInterleaved(fs, args); err != nil {
+		return nil, "", err
+	}
+	if len(names) == 0 {
+		names = datasets.Names()
+	}
+	for _, n := range names {
+		if _, ok := datasets.Lookup(n); !ok {
+			return nil, "", usagef("%s: unknown dataset %q", cmd, n)
+		}
+	}
+	return names, f.dataDirectory(), nil
 }
