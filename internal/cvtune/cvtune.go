@@ -251,7 +251,7 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 	r.SetFloat("eps_total", priv.total)
 	r.Set("private", strconv.FormatBool(priv.private))
 	r.SetFloat("eps_prime", c.Model.plan.EpsilonPrime)
-	r.Set("objpert_fallback", strconv.FormatBool(c.Model.plan.Delta > 0))
+	r.Set("objpert_fallback", strconv.FormatBool(c.Model.plan.Fallback))
 	r.Set("solver_status", c.Model.res.Status)
 	r.SetFloat("grad_norm", c.Model.res.GradNorm)
 	r.SetInt("newton_iter", c.Model.res.Iter)
