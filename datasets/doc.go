@@ -49,10 +49,10 @@
 //
 // # Randomness
 //
-// Only the synthetic stand-ins are random. Their generator is a
-// rand.New(rand.NewChaCha8(seed)) (math/rand/v2) whose 32-byte seed is the
-// SHA-256 of (Options.Seed, dataset name); the same seed gives the same
-// table on the same platform. The global source is never used.
+// Only the synthetic stand-ins are random. Their generator is the stream
+// randx.New(Options.Seed, "datasets/synthetic", name) of package core/randx
+// (SHA-256 into a ChaCha8 seed); the same seed gives the same table on the
+// same platform. The global source is never used.
 //
 // # Errors and panics
 //

@@ -1,12 +1,12 @@
 package datasets
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
+
+	"github.com/dprepro/dprepro/core/randx"
 )
 
 // Synthetic generator names recorded in [Source.Generator].
@@ -70,24 +70,10 @@ type categoricalMarginal struct {
 	counts []int
 }
 
-// synthSeed derives the 32-byte ChaCha8 seed for the stand-in of name from
-// the user's seed: SHA-256 of a domain tag, seed (little-endian) and name.
-func synthSeed(seed uint64, name string) [32]byte {
-	h := sha256.New()
-	h.Write([]byte("dprepro/datasets/synthetic/v1\x00"))
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write(b[:])
-	h.Write([]byte(name))
-	var s [32]byte
-	copy(s[:], h.Sum(nil))
-	return s
-}
-
 // synthesize generates the stand-in table of e; it is deterministic in seed
 // (same seed, same platform → same bits).
 func synthesize(e *Entry, seed uint64) (*Table, Source) {
-	rng := rand.New(rand.NewChaCha8(synthSeed(seed, e.Name)))
+	rng := randx.New(seed, "datasets/synthetic", e.Name)
 	var t *Table
 	var params map[string]string
 	gen := GeneratorPlantedLogistic

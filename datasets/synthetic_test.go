@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"github.com/dprepro/dprepro/core/randx"
 	"math"
 	"slices"
 	"strconv"
@@ -155,7 +156,7 @@ func TestSynthetic_Deterministic(t *testing.T) {
 		t.Error("seeds 7 and 8 gave the same design matrix")
 	}
 	// Different datasets with the same seed use different streams.
-	if synthSeed(7, "adult") == synthSeed(7, "bank") {
+	if randx.Seed(7, "datasets/synthetic", "adult") == randx.Seed(7, "datasets/synthetic", "bank") {
 		t.Error("seed derivation ignores the dataset name")
 	}
 }
