@@ -44,8 +44,12 @@ const SchemaVersion = 1
 
 // Kinds of experiment the runner knows.
 const (
-	KindCVTuning = "cv-tuning" // Chaudhuri & Vinterbo 2013: repeated CV of private parameter tuning
+	KindCVTuning = "cv-tuning"    // Chaudhuri & Vinterbo 2013: repeated CV of private parameter tuning
+	KindExPost   = "expost-sweep" // Ligett et al. 2017: ex-post privacy loss of accuracy-first searches
 )
+
+// Kinds lists the known kinds.
+var Kinds = []string{KindCVTuning, KindExPost}
 
 // Spec is a resolved experiment specification.
 type Spec struct {
@@ -61,11 +65,13 @@ type Spec struct {
 	// from the file.
 	Profile string `toml:"profile_applied,omitempty"`
 
-	Data   DataSpec    `toml:"data"`
-	CV     CVSpec      `toml:"cv"`
-	Tuning TuningSpec  `toml:"tuning"`
-	Output OutputSpec  `toml:"output"`
-	Source *SourceInfo `toml:"-"`
+	Data   DataSpec   `toml:"data"`
+	CV     CVSpec     `toml:"cv"`
+	Tuning TuningSpec `toml:"tuning"`
+	// AccuracyFirst configures the expost-sweep kind.
+	AccuracyFirst AccuracyFirstSpec `toml:"accuracy_first"`
+	Output        OutputSpec        `toml:"output"`
+	Source        *SourceInfo       `toml:"-"`
 }
 
 // SourceInfo records where a spec came from.
@@ -92,7 +98,47 @@ type DataSpec struct {
 	// Subsample, when > 0, keeps a seeded uniform subsample of that many
 	// rows (without replacement) after preprocessing. Zero keeps all rows.
 	Subsample int `toml:"subsample"`
+	// Columns keeps only these raw attributes (empty keeps all), e.g. to
+	// drop the three text columns of KDD-99 as Ligett et al. do.
+	Columns []string `toml:"columns"`
+	// TargetLog1p maps a regression target y -> log(1+y).
+	TargetLog1p bool `toml:"target_log1p"`
+	// TargetScale is "none" (default) or "maxabs" (y / max|y|).
+	TargetScale string `toml:"target_scale"`
 }
+
+// AccuracyFirstSpec is the ex-post privacy sweep of Ligett, Neel, Roth,
+// Waggoner & Wu, "Accuracy First" (NeurIPS 2017), Section 4 and Appendix B.
+type AccuracyFirstSpec struct {
+	// Task is "ridge" (Section 3.1) or "logistic" (Section 3.2).
+	Task string `toml:"task"`
+	// Generator is the private ERM method that noise reduction and the
+	// doubling method drive: "covariance" (ridge only; Algorithm 3) or
+	// "output" (Algorithm 5).
+	Generator string `toml:"generator"`
+	// Calibration of the accuracy tests: "authors-code" or "paper".
+	Calibration string `toml:"calibration"`
+	// Lambda is the regularization λ; Gamma the failure probability γ.
+	Lambda float64 `toml:"lambda"`
+	Gamma  float64 `toml:"gamma"`
+	// Steps is the number T of noise-reduction levels.
+	Steps int `toml:"steps"`
+	// Alphas is the grid of requested excess risks α.
+	Alphas []float64 `toml:"alphas"`
+	// Trials is the number of independent trials per (method, α).
+	Trials int `toml:"trials"`
+	// Methods: "noise-reduction", "doubling", "theory" (the generator's
+	// utility theorem inverted) and, for ridge, "theory-output"
+	// (Theorem A.9).
+	Methods []string `toml:"methods"`
+	// EpsMin is the most private level ε_min; 0 means 1/n.
+	EpsMin float64 `toml:"eps_min"`
+	// EpsMaxFactor sets ε_max = EpsMaxFactor·E, E the theory ε for α.
+	EpsMaxFactor float64 `toml:"eps_max_factor"`
+}
+
+// ExPostMethods are the methods of the expost-sweep kind.
+var ExPostMethods = []string{"noise-reduction", "doubling", "theory", "theory-output"}
 
 // CVSpec is the repeated cross-validation protocol of Chaudhuri & Vinterbo
 // 2013, Section 5: in round i fold i is the test set, fold (i mod K)+1 the
@@ -147,6 +193,7 @@ func DefaultSpec() Spec {
 			ColumnScale: "maxabs",
 			Intercept:   true,
 			RowNorm:     "l2-max",
+			TargetScale: "none",
 		},
 		CV: CVSpec{Repetitions: 10, Folds: 10},
 		Tuning: TuningSpec{
@@ -154,6 +201,10 @@ func DefaultSpec() Spec {
 			Loss:    "logistic",
 			HuberH:  0.5,
 			ObjPert: "cms11",
+		},
+		AccuracyFirst: AccuracyFirstSpec{
+			Generator: "output", Calibration: "authors-code",
+			Lambda: 0.005, Gamma: 0.1, Steps: 1000, EpsMaxFactor: 4,
 		},
 		Output: OutputSpec{Bootstrap: 2000, CILevel: 0.95},
 	}
@@ -339,11 +390,11 @@ func (s *Spec) validate() []fieldErr {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)
 	}
 	switch s.Kind {
-	case KindCVTuning:
+	case KindCVTuning, KindExPost:
 	case "":
-		add("kind", "kind", "required (one of: %s)", KindCVTuning)
+		add("kind", "kind", "required (one of: %s)", strings.Join(Kinds, ", "))
 	default:
-		add("kind", "kind", "unknown kind %q (one of: %s)", s.Kind, KindCVTuning)
+		add("kind", "kind", "unknown kind %q (one of: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
 	// Data.
 	if len(s.Data.Datasets) == 0 {
@@ -375,6 +426,10 @@ func (s *Spec) validate() []fieldErr {
 	oneOf("data.synthetic", s.Data.Synthetic, "auto", "never", "always")
 	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "zscore", "none")
 	oneOf("data.row_norm", s.Data.RowNorm, "l2-max", "l2-clip", "l2-unit", "l1-max", "none")
+	oneOf("data.target_scale", s.Data.TargetScale, "none", "maxabs")
+	if s.Kind == KindExPost {
+		errs = append(errs, s.validateExPost()...)
+	}
 
 	if s.Kind == KindCVTuning {
 		if s.CV.Repetitions < 1 {
@@ -428,6 +483,75 @@ func (s *Spec) validate() []fieldErr {
 	}
 	if !(s.Output.CILevel > 0 && s.Output.CILevel < 1) {
 		add("output.ci_level", "output.ci_level", "must be in (0, 1) (got %v)", s.Output.CILevel)
+	}
+	return errs
+}
+
+// validateExPost checks the accuracy_first section.
+func (s *Spec) validateExPost() []fieldErr {
+	var errs []fieldErr
+	add := func(key, path, format string, args ...any) {
+		errs = append(errs, fieldErr{key: key, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	a := &s.AccuracyFirst
+	k := func(name string) string { return "accuracy_first." + name }
+	oneOf := func(name, v string, allowed ...string) {
+		if !contains(allowed, v) {
+			add(k(name), k(name), "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
+		}
+	}
+	oneOf("task", a.Task, "ridge", "logistic")
+	oneOf("generator", a.Generator, "covariance", "output")
+	oneOf("calibration", a.Calibration, "authors-code", "paper")
+	if a.Task == "logistic" && a.Generator == "covariance" {
+		add(k("generator"), k("generator"), "covariance perturbation is defined for ridge regression only (task = \"ridge\")")
+	}
+	if !(a.Lambda > 0) || math.IsInf(a.Lambda, 1) {
+		add(k("lambda"), k("lambda"), "must be finite and > 0 (got %v)", a.Lambda)
+	}
+	if !(a.Gamma > 0 && a.Gamma < 1) {
+		add(k("gamma"), k("gamma"), "must be in (0, 1) (got %v)", a.Gamma)
+	}
+	if a.Steps < 2 {
+		add(k("steps"), k("steps"), "must be >= 2 (got %d)", a.Steps)
+	}
+	if a.Trials < 1 {
+		add(k("trials"), k("trials"), "must be >= 1 (got %d)", a.Trials)
+	}
+	if len(a.Alphas) == 0 {
+		add(k("alphas"), k("alphas"), "must not be empty")
+	}
+	for i, x := range a.Alphas {
+		if !(x > 0) || math.IsInf(x, 0) {
+			add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "must be finite and > 0 (got %v)", x)
+		}
+		for j := 0; j < i; j++ {
+			if a.Alphas[j] == x {
+				add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "duplicate value %v", x)
+			}
+		}
+	}
+	if len(a.Methods) == 0 {
+		add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(ExPostMethods, ", "))
+	}
+	seen := map[string]bool{}
+	for i, m := range a.Methods {
+		p := fmt.Sprintf("%s[%d]", k("methods"), i)
+		switch {
+		case !contains(ExPostMethods, m):
+			add(k("methods"), p, "unknown method %q (known: %s)", m, strings.Join(ExPostMethods, ", "))
+		case seen[m]:
+			add(k("methods"), p, "duplicate method %q", m)
+		case m == "theory-output" && a.Task != "ridge":
+			add(k("methods"), p, "theory-output (Theorem A.9) is the ridge output-perturbation curve; for logistic, \"theory\" is Theorem 3.3")
+		}
+		seen[m] = true
+	}
+	if !(a.EpsMin >= 0) || math.IsInf(a.EpsMin, 1) {
+		add(k("eps_min"), k("eps_min"), "must be finite and >= 0 (0 means 1/n) (got %v)", a.EpsMin)
+	}
+	if !(a.EpsMaxFactor > 0) || math.IsInf(a.EpsMaxFactor, 1) {
+		add(k("eps_max_factor"), k("eps_max_factor"), "must be finite and > 0 (got %v)", a.EpsMaxFactor)
 	}
 	return errs
 }

@@ -31,7 +31,7 @@ repetitions = 1
 func withDatasets(t *testing.T) {
 	t.Helper()
 	old := DatasetNames
-	DatasetNames = func() []string { return []string{"adult", "magic"} }
+	DatasetNames = func() []string { return []string{"adult", "magic", "kddcup99", "twitter", "bank"} }
 	t.Cleanup(func() { DatasetNames = old })
 }
 
@@ -145,5 +145,65 @@ func unwrapAll(err error) error {
 			return err
 		}
 		err = u.Unwrap()
+	}
+}
+
+const goodExPost = `schema = 1
+id = "af"
+kind = "expost-sweep"
+seed = 7
+
+[data]
+datasets = ["magic"]
+row_norm = "l1-max"
+
+[accuracy_first]
+task = "logistic"
+generator = "output"
+calibration = "paper"
+lambda = 0.005
+gamma = 0.1
+steps = 100
+alphas = [0.05, 0.1]
+trials = 3
+methods = ["noise-reduction", "doubling", "theory"]
+`
+
+// TestParse_ExPostErrors checks the accuracy_first section's validation.
+func TestParse_ExPostErrors(t *testing.T) {
+	withDatasets(t)
+	s, err := Parse("af.toml", []byte(goodExPost), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.AccuracyFirst.EpsMaxFactor != 4 || s.Data.TargetScale != "none" {
+		t.Errorf("defaults not applied: %+v %q", s.AccuracyFirst, s.Data.TargetScale)
+	}
+	cases := []struct{ old, new, want string }{
+		{`task = "logistic"`, `task = "lasso"`, `af.toml:11: accuracy_first.task: must be one of ridge, logistic (got "lasso")`},
+		{`generator = "output"`, `generator = "covariance"`, `af.toml:12: accuracy_first.generator: covariance perturbation is defined for ridge regression only`},
+		{`calibration = "paper"`, `calibration = "code"`, `af.toml:13: accuracy_first.calibration: must be one of authors-code, paper`},
+		{"lambda = 0.005", "lambda = -1.0", "af.toml:14: accuracy_first.lambda: must be finite and > 0 (got -1)"},
+		{"gamma = 0.1", "gamma = 1.0", "af.toml:15: accuracy_first.gamma: must be in (0, 1) (got 1)"},
+		{"steps = 100", "steps = 1", "af.toml:16: accuracy_first.steps: must be >= 2 (got 1)"},
+		{"alphas = [0.05, 0.1]", "alphas = [0.05, 0.05]", "af.toml:17: accuracy_first.alphas[1]: duplicate value 0.05"},
+		{"alphas = [0.05, 0.1]", "alphas = [0.05, -0.1]", "af.toml:17: accuracy_first.alphas[1]: must be finite and > 0 (got -0.1)"},
+		{"trials = 3", "trials = 0", "af.toml:18: accuracy_first.trials: must be >= 1 (got 0)"},
+		{`"theory"]`, `"theory-output"]`, `af.toml:19: accuracy_first.methods[2]: theory-output (Theorem A.9) is the ridge output-perturbation curve`},
+		{`"theory"]`, `"oracle"]`, `af.toml:19: accuracy_first.methods[2]: unknown method "oracle"`},
+		{"trials = 3", "trials = 3\neps_max_factor = 0.0", "af.toml:19: accuracy_first.eps_max_factor: must be finite and > 0 (got 0)"},
+		{`row_norm = "l1-max"`, `row_norm = "l1-max"` + "\ntarget_scale = \"max\"", `af.toml:9: data.target_scale: must be one of none, maxabs (got "max")`},
+		{"trials = 3", "trials = 3\nsteps_per_alpha = 2", "af.toml:19: accuracy_first.steps_per_alpha: unknown key"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			if !strings.Contains(goodExPost, c.old) {
+				t.Fatalf("%q not in the good spec", c.old)
+			}
+			_, err := Parse("af.toml", []byte(strings.Replace(goodExPost, c.old, c.new, 1)), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
+			}
+		})
 	}
 }

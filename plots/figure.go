@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -36,8 +37,15 @@ type FigureSpec struct {
 	// Title is the figure title, e.g. "Figure 1a: AUC vs privacy level".
 	// Render draws it above the panels; optional.
 	Title string
-	// Metric selects the rows with SummaryRow.Metric == Metric. Required.
+	// Metric selects the rows with SummaryRow.Metric == Metric. Required
+	// unless Metrics is set.
 	Metric string
+	// Metrics, when not empty, draws several metrics in one figure (e.g. the
+	// privacy breakdown of Ligett et al. 2017, Figure 3: testing vs
+	// generating loss): one line per (method, metric), labelled
+	// "method: metric" and ordered method-major. Metric must then be empty;
+	// Methods still selects and orders the methods.
+	Metrics []string
 	// XLabel and YLabel are the axis labels. Empty XLabel means the XName of
 	// the first matching row; empty YLabel means Metric.
 	XLabel, YLabel string
@@ -75,8 +83,18 @@ type FigureSpec struct {
 // validate reports every problem with spec.
 func (spec FigureSpec) validate() error {
 	var errs []error
-	if spec.Metric == "" {
+	switch {
+	case spec.Metric == "" && len(spec.Metrics) == 0:
 		errs = append(errs, errors.New("metric: required"))
+	case spec.Metric != "" && len(spec.Metrics) > 0:
+		errs = append(errs, errors.New("metric and metrics: set one, not both"))
+	}
+	seenMetric := make(map[string]bool, len(spec.Metrics))
+	for i, m := range spec.Metrics {
+		if m == "" || seenMetric[m] {
+			errs = append(errs, fmt.Errorf("metrics[%d]: empty or duplicate metric %q", i, m))
+		}
+		seenMetric[m] = true
 	}
 	if !(spec.Jitter >= 0 && spec.Jitter < 0.5) {
 		errs = append(errs, fmt.Errorf("jitter: must be in [0, 0.5) (got %v)", spec.Jitter))
@@ -140,6 +158,12 @@ type figureData struct {
 func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 	if err := spec.validate(); err != nil {
 		return figureData{}, fmt.Errorf("plots: figure %q: %w", spec.Name, err)
+	}
+	if len(spec.Metrics) > 0 {
+		metrics := spec.Metrics
+		if spec, rows = combineMetrics(spec, rows); len(rows) == 0 {
+			return figureData{}, fmt.Errorf("plots: figure %q: no rows with metrics %q for methods %q", spec.Name, metrics, spec.Methods)
+		}
 	}
 	var matched []results.SummaryRow
 	for _, r := range rows {
@@ -229,6 +253,45 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 		}
 	}
 	return fig, nil
+}
+
+// combineMetrics rewrites a several-metric figure as a one-metric figure
+// whose "methods" are the (method, metric) pairs.
+func combineMetrics(spec FigureSpec, rows []results.SummaryRow) (FigureSpec, []results.SummaryRow) {
+	const combined = "\x00combined"
+	label := func(method, metric string) string { return method + ": " + metric }
+	var out []results.SummaryRow
+	var methods []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if !slices.Contains(spec.Metrics, r.Metric) {
+			continue
+		}
+		if len(spec.Methods) > 0 && !slices.Contains(spec.Methods, r.Method) {
+			continue
+		}
+		if !seen[r.Method] {
+			seen[r.Method] = true
+			methods = append(methods, r.Method)
+		}
+		r.Method = label(r.Method, r.Metric)
+		r.Metric = combined
+		out = append(out, r)
+	}
+	if len(spec.Methods) > 0 {
+		methods = spec.Methods
+	}
+	var pairs []string
+	for _, m := range methods {
+		for _, k := range spec.Metrics {
+			pairs = append(pairs, label(m, k))
+		}
+	}
+	if spec.YLabel == "" {
+		spec.YLabel = strings.Join(spec.Metrics, ", ")
+	}
+	spec.Metric, spec.Metrics, spec.Methods = combined, nil, pairs
+	return spec, out
 }
 
 // applyJitter sets XPlot for every point of the panel. The offset, in axis

@@ -564,3 +564,42 @@ func TestRender_DegeneratePanels(t *testing.T) {
 		t.Errorf("empty panel title = %q", panels[0].Title.Text)
 	}
 }
+
+// TestLayout_SeveralMetrics checks the (method, metric) series of a
+// several-metric figure: method-major order, labels, values from the right
+// metric, and that Methods still selects.
+func TestLayout_SeveralMetrics(t *testing.T) {
+	t.Parallel()
+	rows := append(fakeRows("test_eps", []string{"d"}, []string{"nr", "dbl", "theory"}, []float64{1, 2}),
+		fakeRows("hyp_eps", []string{"d"}, []string{"nr", "dbl", "theory"}, []float64{1, 2})...)
+	for i := range rows {
+		if rows[i].Metric == "hyp_eps" {
+			rows[i].Mean += 10 // distinguishable
+		}
+	}
+	f, err := layout(FigureSpec{Metrics: []string{"test_eps", "hyp_eps"}, Methods: []string{"nr", "dbl"}}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"nr: test_eps", "nr: hyp_eps", "dbl: test_eps", "dbl: hyp_eps"}
+	if !slices.Equal(f.Methods, want) {
+		t.Fatalf("series = %v, want %v", f.Methods, want)
+	}
+	if f.YLabel != "test_eps, hyp_eps" {
+		t.Errorf("y label %q", f.YLabel)
+	}
+	for _, s := range f.Panels[0].Series {
+		big := strings.HasSuffix(s.Method, "hyp_eps")
+		for _, p := range s.Points {
+			if (p.Mean > 5) != big {
+				t.Errorf("%s: mean %v from the wrong metric", s.Method, p.Mean)
+			}
+		}
+	}
+	if _, err := layout(FigureSpec{Metric: "x", Metrics: []string{"y"}}, rows); err == nil {
+		t.Error("metric and metrics both set: no error")
+	}
+	if _, err := layout(FigureSpec{Metrics: []string{"nope"}}, rows); err == nil {
+		t.Error("unknown metrics: no error")
+	}
+}

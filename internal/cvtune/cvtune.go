@@ -14,13 +14,10 @@ package cvtune
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/metrics"
@@ -86,7 +83,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
 		}
 		if m := spec.Data.Subsample; m > 0 {
-			ds = Subsample(randx.New(uint64(spec.Seed), "subsample", name), ds, m)
+			ds = datasets.Subsample(randx.New(uint64(spec.Seed), "subsample", name), ds, m)
 		}
 		if ds.Task != "classification" {
 			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; cv-tuning needs classification", spec.ID, name, ds.Task)
@@ -132,30 +129,6 @@ func Partition(rng *rand.Rand, n, k int) [][]int {
 		slices.Sort(f)
 	}
 	return folds
-}
-
-// Subsample returns ds restricted to m rows drawn uniformly without
-// replacement (kept in their original order), or ds itself when m >= n.
-func Subsample(rng *rand.Rand, ds *datasets.Dataset, m int) *datasets.Dataset {
-	n, d := ds.X.Dims()
-	if m >= n {
-		return ds
-	}
-	idx := rng.Perm(n)[:m]
-	slices.Sort(idx)
-	out := *ds
-	out.X = mat.NewDense(m, d, nil)
-	out.Y = make([]float64, m)
-	for j, i := range idx {
-		out.X.SetRow(j, ds.X.RawRowView(i))
-		out.Y[j] = ds.Y[i]
-	}
-	out.Source.Params = maps.Clone(ds.Source.Params)
-	if out.Source.Params == nil {
-		out.Source.Params = map[string]string{}
-	}
-	out.Source.Params["subsample"] = strconv.Itoa(m)
-	return &out
 }
 
 // Spec implements runner.Experiment.
