@@ -261,6 +261,10 @@ func (h *covHyp) Bounds() (lo, hi float64) {
 			}
 		} else if !h.boundary {
 			t := make([]float64, h.r.p)
+			// Interior is false when A is not positive definite or
+			// ‖A⁻¹g‖ > R; either way the minimizer lies on the sphere,
+			// except for a numerically singular PSD A with ‖A⁺g‖ < R — a
+			// null set under the continuous Laplace noise.
 			if h.solver.Interior(t, h.a, h.g, h.r.Radius()) {
 				h.theta = t
 			} else {

@@ -26,10 +26,12 @@
 // # Calibrations
 //
 // Two calibrations of the tests are offered (see [Calibration]): the
-// constants of the paper's theorems ("paper") and those of the authors'
-// released code ("authors-code"), which the harness found to be the ones
-// behind the paper's figures. Both are private; they differ in how the
-// threshold and the AboveThreshold ε are set.
+// constants of the paper's theorems ("paper"), with proven ex-post
+// guarantees, and those of the authors' released code ("authors-code"),
+// which the harness found to be the ones behind the paper's figures. They
+// run the same mechanisms and differ in the threshold, the query
+// sensitivities and how ε is counted (the code's ε are nominal; see
+// [AuthorsCode]).
 package expost
 
 import (

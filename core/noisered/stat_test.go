@@ -1,101 +1,34 @@
 package noisered
 
 import (
-	"flag"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"testing"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/dprepro/dprepro/internal/stattest"
 
 	"github.com/dprepro/dprepro/core/randx"
 )
 
-// Randomized tests in this package use a fixed seed and a tolerance from
-// theory such that a test fails for a random seed with probability at most
-// familyAlpha. A test that makes k checks splits familyAlpha over them
-// (Bonferroni, valid under any dependence between the checks) and uses
-// zCrit(k) standard errors for normal-approximation checks; zCrit(1) ≈ 4.42.
-//
-// The -stat.seeds=N flag reruns every randomized test with N extra seeds, to
-// audit the calibration (expect about N·familyAlpha failures per test).
-var statSeeds = flag.Int("stat.seeds", 0, "extra seeds for each randomized test (calibration audit)")
+// Randomized tests in this package follow internal/stattest: a fixed seed,
+// tolerances from theory at family-wise level stattest.FamilyAlpha, and the
+// -stat.seeds audit flag.
+var (
+	zCrit           = stattest.ZCrit
+	dkwCrit         = stattest.DKWCrit
+	twoSampleCrit   = stattest.TwoSampleCrit
+	testSeeds       = stattest.Seeds
+	checkWithin     = stattest.CheckWithin
+	checkProportion = stattest.CheckProportion
+	ksStat          = stattest.KS
+)
 
-// familyAlpha is the per-test false-failure probability for any seed.
-const familyAlpha = 1e-5
-
-// zCrit returns the two-sided normal critical value for k simultaneous checks
-// at family-wise level familyAlpha: Φ⁻¹(1 − familyAlpha/(2k)).
-func zCrit(k int) float64 {
-	return distuv.UnitNormal.Quantile(1 - familyAlpha/(2*float64(k)))
-}
-
-// dkwCrit returns the critical value of a one-sample Kolmogorov–Smirnov
-// statistic on n draws at level familyAlpha/k, from the
-// Dvoretzky–Kiefer–Wolfowitz inequality with Massart's constant,
-// P(sup|F_n − F| > c) ≤ 2·exp(−2nc²). The bound holds for every n and every
-// F, continuous or not, so no asymptotics are involved.
-func dkwCrit(n, k int) float64 {
-	return math.Sqrt(math.Log(2*float64(k)/familyAlpha) / (2 * float64(n)))
-}
-
-// twoSampleCrit returns the critical value of the two-sample
-// Kolmogorov–Smirnov statistic D for two samples of n draws each from the
-// same law, at level familyAlpha/k. For a continuous law the one-sided tail
-// is exact (Gnedenko–Korolyuk): P(D⁺ ≥ j/n) = C(2n, n−j)/C(2n, n) =
-// ∏_{i=1..j} (1 − j/(n+i)) ≤ exp(−j²/(n+j)), so
-// P(D ≥ d) ≤ 2·exp(−n·d²/(1+d)); solving for d gives
-// d = (L + √(L² + 4nL))/(2n) with L = ln(2k/familyAlpha). For a discrete
-// law, D is a supremum over a subset of the thresholds of the continuous
-// case (X = F⁻¹(U)), so the bound still holds.
-func twoSampleCrit(n, k int) float64 {
-	l := math.Log(2 * float64(k) / familyAlpha)
-	nf := float64(n)
-	return (l + math.Sqrt(l*l+4*nf*l)) / (2 * nf)
-}
-
-// testSeeds returns the fixed seed followed by the -stat.seeds extra seeds.
-func testSeeds(fixed uint64) []uint64 {
-	s := []uint64{fixed}
-	for i := 1; i <= *statSeeds; i++ {
-		s = append(s, fixed^(uint64(i)*0x9e3779b97f4a7c15))
-	}
-	return s
-}
+const familyAlpha = stattest.FamilyAlpha
 
 // newRNG returns the test stream for (seed, name).
 func newRNG(seed uint64, name string) *rand.Rand {
 	return randx.New(seed, "noisered-test", name)
-}
-
-// checkWithin reports an error when |got − want| > tol.
-func checkWithin(t *testing.T, what string, got, want, tol float64) {
-	t.Helper()
-	if !(math.Abs(got-want) <= tol) {
-		t.Errorf("%s = %.6g, want %.6g ± %.3g (off by %.2f tolerances)", what, got, want, tol, math.Abs(got-want)/tol)
-	}
-}
-
-// checkProportion checks that count/n is within z binomial standard errors
-// of p: |count/n − p| ≤ z·√(p(1−p)/n) (normal approximation, n·p(1−p) ≫ 1).
-func checkProportion(t *testing.T, what string, count, n int, p, z float64) {
-	t.Helper()
-	checkWithin(t, what, float64(count)/float64(n), p, z*math.Sqrt(p*(1-p)/float64(n)))
-}
-
-// ksStat returns sup_x |F_n(x) − cdf(x)| for the sample x (sorted in
-// place), evaluated on both sides of every jump of F_n.
-func ksStat(x []float64, cdf func(float64) float64) float64 {
-	sort.Float64s(x)
-	n := float64(len(x))
-	d := 0.0
-	for i, xi := range x {
-		f := cdf(xi)
-		d = math.Max(d, math.Max(float64(i+1)/n-f, f-float64(i)/n))
-	}
-	return d
 }
 
 // discreteKS returns sup_k |F_a(k) − F_b(k)| for two distributions on

@@ -26,6 +26,7 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/internal/specdata"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 )
@@ -68,22 +69,9 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 	}
 	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}}
 	for _, name := range spec.Data.Datasets {
-		ds, err := datasets.Load(name, datasets.Options{
-			DataDir:   o.DataDir,
-			Synthetic: spec.Data.Synthetic,
-			Seed:      randx.Uint64(uint64(spec.Seed), "synthetic", name),
-			Preprocess: datasets.Preprocessing{
-				ColumnScale: spec.Data.ColumnScale,
-				Intercept:   spec.Data.Intercept,
-				RowNorm:     spec.Data.RowNorm,
-				Log1p:       spec.Data.Log1p,
-			},
-		})
+		ds, err := specdata.Load(spec, name, o.DataDir)
 		if err != nil {
-			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
-		}
-		if m := spec.Data.Subsample; m > 0 {
-			ds = datasets.Subsample(randx.New(uint64(spec.Seed), "subsample", name), ds, m)
+			return nil, err
 		}
 		if ds.Task != "classification" {
 			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; cv-tuning needs classification", spec.ID, name, ds.Task)
@@ -402,30 +390,14 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 func (e *Experiment) Datasets() []results.DatasetInfo {
 	var out []results.DatasetInfo
 	for _, ds := range e.data {
-		n, d := ds.X.Dims()
-		info := results.DatasetInfo{
-			Name: ds.Name, Source: ds.Source.Kind, Generator: ds.Source.Generator, Params: ds.Source.Params,
-			Subsample: e.spec.Data.Subsample,
-			N:         n, D: d,
-			Preproc: fmt.Sprintf("column_scale=%s intercept=%t row_norm=%s log1p=%v",
-				e.spec.Data.ColumnScale, e.spec.Data.Intercept, e.spec.Data.RowNorm, e.spec.Data.Log1p),
-		}
-		for _, f := range ds.Source.Files {
-			info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256})
-		}
-		out = append(out, info)
+		out = append(out, specdata.Info(e.spec, ds))
 	}
 	return out
 }
 
 // Warnings implements runner.Experiment.
 func (e *Experiment) Warnings() []string {
-	var w []string
-	for _, ds := range e.data {
-		if ds.Source.Kind != "real" {
-			w = append(w, fmt.Sprintf("dataset %s: the real file is not available; results use a SYNTHETIC stand-in (%s)", ds.Name, ds.Source.Generator))
-		}
-	}
+	w := specdata.Warnings(e.data)
 	if e.spec.Tuning.ObjPert != "cms11" {
 		w = append(w, fmt.Sprintf("objective perturbation variant %q: reproduces an older implementation and does not deliver the stated ε; see eps_train in rows.csv", e.spec.Tuning.ObjPert))
 	}
