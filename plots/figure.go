@@ -513,7 +513,7 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 		}
 	}
 	if refH != nil {
-		fig.legend = append(fig.legend, legendEntry{fmt.Sprintf("reference (y = %g)", refH.Y), []plot.Thumbnailer{refH}})
+		fig.legend = append(fig.legend, legendEntry{fmt.Sprintf("reference (y = %.4g)", refH.Y), []plot.Thumbnailer{refH}})
 	}
 	if refDiag != nil {
 		fig.legend = append(fig.legend, legendEntry{"y = x", []plot.Thumbnailer{refDiag}})

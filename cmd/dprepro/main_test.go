@@ -178,3 +178,64 @@ func regexpLine(out, name, want string) bool {
 	}
 	return false
 }
+
+const tinyExPost = `schema = 1
+id = "tiny-af"
+kind = "expost-sweep"
+seed = 3
+
+[data]
+datasets = ["magic"]
+column_scale = "none"
+intercept = false
+row_norm = "l1-max"
+subsample = 1500
+
+[accuracy_first]
+task = "logistic"
+generator = "output"
+calibration = "authors-code"
+lambda = 0.01
+steps = 100
+alphas = [0.1]
+trials = 2
+methods = ["noise-reduction", "doubling", "theory"]
+
+[output]
+bootstrap = 100
+
+[profile.quick.accuracy_first]
+trials = 2
+`
+
+// TestRun_ExPostEndToEnd runs the expost-sweep kind through the command:
+// outputs, the calibration warning, and the ledger.
+func TestRun_ExPostEndToEnd(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := dprepro(t, "run", writeSpec(t, tinyExPost), "--out", out, "--data-dir", os.Getenv("DPREPRO_DATA"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "calibration authors-code") {
+		t.Errorf("no calibration warning on stderr: %q", stderr)
+	}
+	dir := filepath.Join(out, "tiny-af")
+	for _, f := range []string{"rows.csv", "summary.csv", "manifest.json", "figures/fig1b-expost-vs-theory.png", "figures/fig3b-privacy-breakdown.svg", "figures/fig4b-norms.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	var m results.Manifest
+	b, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Units.Total != 6 || len(m.Ledger) != 3 {
+		t.Errorf("manifest: %d units, %d ledger entries", m.Units.Total, len(m.Ledger))
+	}
+	// A ridge task on a classification dataset is a clear error (exit 2).
+	bad := strings.Replace(tinyExPost, `task = "logistic"`, `task = "ridge"`, 1)
+	if code, _, stderr := dprepro(t, "run", writeSpec(t, bad), "--out", t.TempDir(), "--data-dir", os.Getenv("DPREPRO_DATA")); code != 2 || !strings.Contains(stderr, `task "ridge" needs regression`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
