@@ -70,6 +70,28 @@ func neighbour(rng *rand.Rand, X *mat.Dense, y []float64, k int, labels bool) (*
 	return Xn, yn
 }
 
+// neighbours returns the problem on (X, y) and on a neighbour of it (one
+// random row replaced; see neighbour): logistic with labels, else ridge.
+func neighbours(t *testing.T, rng *rand.Rand, X *mat.Dense, y []float64, lambda float64, labels bool) (Problem, Problem) {
+	t.Helper()
+	n, _ := X.Dims()
+	Xn, yn := neighbour(rng, X, y, rng.IntN(n), labels)
+	fit := func(X *mat.Dense, y []float64) Problem {
+		var pr Problem
+		var err error
+		if labels {
+			pr, err = NewLogistic(X, y, lambda)
+		} else {
+			pr, err = NewRidge(X, y, lambda, RiskPaper)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr
+	}
+	return fit(X, y), fit(Xn, yn)
+}
+
 func randomInBall(rng *rand.Rand, p int, r float64) []float64 {
 	v := make([]float64, p)
 	for j := range v {
@@ -143,19 +165,7 @@ func TestQuerySensitivityClaims(t *testing.T) {
 		X, y := data(rng, n, p, labels)
 		var worst, delta float64
 		for trial := 0; trial < 20; trial++ {
-			Xn, yn := neighbour(rng, X, y, rng.IntN(n), labels)
-			var a, b Problem
-			var err1, err2 error
-			if labels {
-				a, err1 = NewLogistic(X, y, lambda)
-				b, err2 = NewLogistic(Xn, yn, lambda)
-			} else {
-				a, err1 = NewRidge(X, y, lambda, RiskPaper)
-				b, err2 = NewRidge(Xn, yn, lambda, RiskPaper)
-			}
-			if err1 != nil || err2 != nil {
-				t.Fatal(err1, err2)
-			}
+			a, b := neighbours(t, rng, X, y, lambda, labels)
 			delta = a.QuerySensitivity(expost.Paper)
 			for k := 0; k < 200; k++ {
 				theta := randomInBall(rng, p, a.Radius())
@@ -191,15 +201,7 @@ func TestOutputSensitivityLemmas(t *testing.T) {
 		X, y := data(rng, n, p, labels)
 		var worst, bound float64
 		for trial := 0; trial < 30; trial++ {
-			Xn, yn := neighbour(rng, X, y, rng.IntN(n), labels)
-			var a, b Problem
-			if labels {
-				a, _ = NewLogistic(X, y, lambda)
-				b, _ = NewLogistic(Xn, yn, lambda)
-			} else {
-				a, _ = NewRidge(X, y, lambda, RiskPaper)
-				b, _ = NewRidge(Xn, yn, lambda, RiskPaper)
-			}
+			a, b := neighbours(t, rng, X, y, lambda, labels)
 			d := make([]float64, p)
 			floats.SubTo(d, a.ThetaStar(), b.ThetaStar())
 			worst = math.Max(worst, floats.Norm(d, 1))

@@ -375,12 +375,10 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if af.Task == "logistic" {
 		first, second = "b", "d"
 	}
-	fig3 := first
-	has := func(m string) bool { return slices.Contains(af.Methods, m) }
 	sel := func(ms ...string) []string {
 		var out []string
 		for _, m := range ms {
-			if has(m) {
+			if slices.Contains(af.Methods, m) {
 				out = append(out, m)
 			}
 		}
@@ -396,7 +394,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	var figs []plots.FigureSpec
 	eps := "ex-post privacy loss ε"
 	if e.cal == expost.AuthorsCode {
-		eps += " (ε_A counted twice, as the paper's figures)"
+		eps += " (test loss counted twice, as in the paper's figures)"
 	}
 	if ms := sel("noise-reduction", "theory", "theory-output"); len(ms) > 1 {
 		figs = append(figs, mk("fig1"+first+"-expost-vs-theory", "Figure 1"+first+": ex-post privacy loss, noise reduction vs theory", "expost_eps", eps, true, ms))
@@ -414,11 +412,11 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 		figs = append(figs, f)
 	}
 	if ms := sel("noise-reduction", "doubling"); len(ms) > 0 {
-		f := mk("fig3"+fig3+"-privacy-breakdown", "Figure 3"+fig3+": privacy loss from testing vs generating hypotheses", "", "ε", true, ms)
+		f := mk("fig3"+first+"-privacy-breakdown", "Figure 3"+first+": privacy loss from testing vs generating hypotheses", "", "ε", true, ms)
 		f.Metric, f.Metrics = "", []string{"test_eps", "hypothesis_eps"}
 		figs = append(figs, f)
 		bound := e.probs[0].Radius()
-		g := mk("fig4"+fig3+"-norms", "Figure 4"+fig3+": L2 norm of the output hypothesis (dashed: theoretical maximum "+boundName(af.Task)+")", "norm", "‖θ‖₂", false, ms)
+		g := mk("fig4"+first+"-norms", "Figure 4"+first+": L2 norm of the output hypothesis (dashed: theoretical maximum "+boundName(af.Task)+")", "norm", "‖θ‖₂", false, ms)
 		g.RefLine = &bound
 		figs = append(figs, g)
 	}
