@@ -6,7 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/expost"
@@ -294,25 +297,26 @@ func (h *covHyp) build() error {
 			return err
 		}
 	default:
-		// (Z + nλI)θ = z, i.e. (Z/n + λI)θ = z/n.
-		m := mat.NewDense(p, p, nil)
+		// (Z + nλI)θ = z, i.e. (Z/n + λI)θ = z/n, by LU with partial
+		// pivoting (LAPACK getrf/getrs; no condition estimate, which the
+		// authors' numpy.linalg.solve does not make either).
+		m := make([]float64, p*p)
 		invN := 1 / float64(r.n)
-		for i := 0; i < p; i++ {
-			for j := 0; j < p; j++ {
-				v := h.z[i*p+j] * invN
-				if i == j {
-					v += r.lambda
-				}
-				m.Set(i, j, v)
-			}
+		for k, v := range h.z {
+			m[k] = v * invN
 		}
-		var lu mat.LU
-		lu.Factorize(m)
-		tv := mat.NewVecDense(p, t)
-		err := lu.SolveVecTo(tv, false, mat.NewVecDense(p, append([]float64(nil), h.g...)))
-		var cond mat.Condition
-		if err != nil && !(errors.As(err, &cond) && floats.HasNaN(t) == false && !hasInf(t)) {
-			return fmt.Errorf("accfirst: solving the noisy normal equations: %w", err)
+		for i := 0; i < p; i++ {
+			m[i*p+i] += r.lambda
+		}
+		a := blas64.General{Rows: p, Cols: p, Stride: p, Data: m}
+		ipiv := make([]int, p)
+		copy(t, h.g)
+		if !lapack64.Getrf(a, ipiv) {
+			return errors.New("accfirst: the noisy normal equations are exactly singular")
+		}
+		lapack64.Getrs(blas.NoTrans, a, blas64.General{Rows: p, Cols: 1, Stride: 1, Data: t}, ipiv)
+		if floats.HasNaN(t) || hasInf(t) {
+			return errors.New("accfirst: solving the noisy normal equations gave a non-finite θ")
 		}
 		projectBall(t, r.Radius())
 	}
