@@ -1,8 +1,8 @@
 // Package datasets loads the public datasets of the dprepro experiments as
 // design matrices: a registry of named datasets (adult, magic, kddcup99,
-// bank, twitter), streaming loaders that verify SHA-256 checksums, the
-// preprocessing the reproduced papers use, synthetic stand-ins for absent
-// files, and a downloader.
+// bank, twitter, ipums-us, ipums-br), streaming loaders that verify
+// SHA-256 checksums, the preprocessing the reproduced papers use, synthetic
+// stand-ins for absent files, and a downloader.
 //
 //	ds, err := datasets.Load("magic", datasets.Options{
 //		Preprocess: datasets.Preprocessing{Intercept: true}, // maxabs columns, l2-max rows
@@ -23,8 +23,17 @@
 // /work/shared/datasets/README.md). Loaders hash while they parse and
 // report a mismatch as a *ChecksumError naming the file and both digests; a
 // corrupt file is never silently replaced by synthetic data. The Twitter
-// file has no pinned checksum: it is read if present, and its FileRecord
-// says Verified = false.
+// file and the IPUMS extracts have no pinned checksum: they are read if
+// present, and their FileRecord says Verified = false.
+//
+// # IPUMS extracts
+//
+// The IPUMS census extracts (ipums-us.txt, ipums-br.txt) may not be
+// redistributed: users who hold them place them in the data directory as a
+// plain matrix (one record per line, whitespace-separated numbers, the 0/1
+// label last; features named f1 … fd). [Fetch] refuses them with an error
+// wrapping [ErrNoDownload] that says how to obtain them; their stand-ins
+// come from a hand-set census-like layout (planted-logistic-census/v1).
 //
 // # Parsing and encoding
 //

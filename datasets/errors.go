@@ -15,6 +15,9 @@ var (
 	// ErrChecksum: a file's SHA-256 differs from the pinned digest. The
 	// concrete error is a *ChecksumError.
 	ErrChecksum = errors.New("checksum mismatch")
+	// ErrNoDownload: a file has no download source and must be supplied by
+	// the user (the IPUMS extracts); the error text says how.
+	ErrNoDownload = errors.New("no download source")
 )
 
 // ParseError reports a malformed line in a data file.

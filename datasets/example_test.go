@@ -35,6 +35,8 @@ func ExampleNames() {
 	// Output:
 	// adult classification 30162 104
 	// bank classification 45211 51
+	// ipums-br classification 38000 52
+	// ipums-us classification 39928 57
 	// kddcup99 classification 494021 118
 	// magic classification 19020 10
 	// twitter regression 583250 77

@@ -85,7 +85,10 @@ func fileStatus(dir string, f FileSpec) FileStatus {
 // dataDir, which is renamed only after the digest matches, and removed on
 // any failure. A file already present and verified is skipped; one present
 // with a wrong digest is replaced. A file with no pinned checksum (twitter)
-// is written unverified, with its digest reported on progress.
+// is written unverified, with its digest reported on progress. A file with
+// no download source (the IPUMS extracts, which may not be redistributed)
+// is skipped when present; when absent Fetch returns an error wrapping
+// [ErrNoDownload] that says how to obtain it (FileSpec.Manual).
 //
 // client nil means http.DefaultClient; progress nil discards messages.
 // Cancelling ctx aborts the download.
@@ -129,7 +132,10 @@ func fetchFrom(ctx context.Context, client *http.Client, e *Entry, urls [][]Down
 			fmt.Fprintf(progress, "%s: present at %s but %v; downloading again\n", f.Name, st.Path, st.Err)
 		}
 		if len(urls[i]) == 0 {
-			return fmt.Errorf("datasets: fetch %s: no download URL for %s", e.Name, f.Name)
+			if f.Manual != "" {
+				return fmt.Errorf("datasets: fetch %s: %s: %w: %s (data directory: %s)", e.Name, f.Name, ErrNoDownload, f.Manual, dir)
+			}
+			return fmt.Errorf("datasets: fetch %s: %w for %s", e.Name, ErrNoDownload, f.Name)
 		}
 		var errs []error
 		ok := false

@@ -130,3 +130,28 @@ var twitterFormat = &format{
 	}(),
 	target: "Annotation",
 }
+
+// ipumsFormat returns the plain-matrix layout of an IPUMS extract with d
+// coded features: one record per line, d numbers (integers in practice;
+// any finite decimal is accepted) separated by runs of spaces or tabs, then
+// the 0/1 label, no header. The coding of the columns (which are one-hot
+// blocks, which are small integers) is not recorded with the extracts, so
+// the features are named f1 … fd in file order. Label 1 → +1, 0 → −1.
+func ipumsFormat(d int) *format {
+	names := make([]string, d)
+	for j := range names {
+		names[j] = fmt.Sprintf("f%d", j+1)
+	}
+	return &format{
+		whitespace: true,
+		attrs:      numericAttrs(names...),
+		target:     "label",
+		labels:     map[string]float64{"1": 1, "0": -1},
+		labelDesc:  `"0" or "1"`,
+	}
+}
+
+var (
+	ipumsUSFormat = ipumsFormat(ipumsUSDim)
+	ipumsBRFormat = ipumsFormat(ipumsBRDim)
+)

@@ -173,6 +173,8 @@ func Load(name string, opts Options) (*Dataset, error) {
 		case errors.Is(lerr, ErrNotFound) && opts.Synthetic == SyntheticAuto:
 			useReal = false
 			reason = "real file absent: " + lerr.Error()
+		case errors.Is(lerr, ErrNotFound) && e.Files[0].Manual != "":
+			return nil, fmt.Errorf("datasets: load %s: %w; %s", name, lerr, e.Files[0].Manual)
 		default:
 			return nil, fmt.Errorf("datasets: load %s: %w", name, lerr)
 		}

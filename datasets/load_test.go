@@ -11,7 +11,7 @@ import (
 
 func TestNames(t *testing.T) {
 	t.Parallel()
-	want := []string{"adult", "bank", "kddcup99", "magic", "twitter"}
+	want := []string{"adult", "bank", "ipums-br", "ipums-us", "kddcup99", "magic", "twitter"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Errorf("Names() = %q, want %q", got, want)
 	}
@@ -34,6 +34,10 @@ func TestRegistry_PinnedShapes(t *testing.T) {
 		{"kddcup99", 494021, 396743, 38, 3, 118, TaskClassification},
 		{"bank", 45211, 5289, 7, 9, 51, TaskClassification},
 		{"twitter", 583250, 0, 77, 0, 77, TaskRegression},
+		// README.md "Not included": 39,928 and 38,000 records, 57 and 52
+		// coded features; class balance unknown.
+		{"ipums-us", 39928, 0, 57, 0, 57, TaskClassification},
+		{"ipums-br", 38000, 0, 52, 0, 52, TaskClassification},
 	}
 	for _, tt := range tests {
 		e, ok := Lookup(tt.name)
@@ -58,12 +62,18 @@ func TestRegistry_Entries(t *testing.T) {
 	t.Parallel()
 	for _, name := range Names() {
 		e, _ := Lookup(name)
-		if e.Description == "" || e.Citation == "" || e.License != "CC BY 4.0" || e.Target == "" {
+		// The IPUMS extracts are under the IPUMS terms, not CC BY, and
+		// cannot be downloaded: they say how to obtain them instead.
+		ipums := strings.HasPrefix(name, "ipums-")
+		if e.Description == "" || e.Citation == "" || (e.License != "CC BY 4.0") != ipums || e.Target == "" {
 			t.Errorf("%s: incomplete entry %+v", name, e)
 		}
 		for _, f := range e.Files {
-			if len(f.Sources) == 0 {
-				t.Errorf("%s: %s has no download source", name, f.Name)
+			if (len(f.Sources) == 0) != (f.Manual != "") {
+				t.Errorf("%s: %s: want either download sources or manual instructions, not both or neither", name, f.Name)
+			}
+			if ipums && (len(f.Sources) != 0 || f.SHA256 != "") {
+				t.Errorf("%s: %s: IPUMS file with a download source or pinned checksum", name, f.Name)
 			}
 			for _, s := range f.Sources {
 				if !strings.HasPrefix(s.URL, "http") || !slices.Contains([]string{FormatPlain, FormatGzip, FormatZip, FormatTarGz}, s.Format) {

@@ -25,7 +25,7 @@ type attribute struct {
 // fields separated by sep, the attributes in order and then the label or
 // target as the last field.
 type format struct {
-	sep       byte   // field separator
+	sep       byte   // field separator (unused when whitespace)
 	trimSpace bool   // trim spaces around fields (adult uses ", ")
 	quoted    bool   // strip one pair of surrounding double quotes (bank)
 	header    bool   // the first non-blank line names the columns
@@ -37,6 +37,10 @@ type format struct {
 	labels map[string]float64
 	// labelDesc lists the accepted labels for error messages.
 	labelDesc string
+	// whitespace splits fields at runs of spaces, tabs and '\r' instead of
+	// at sep, ignoring leading and trailing blanks (plain matrices such as
+	// the IPUMS extracts).
+	whitespace bool
 }
 
 // parse reads records from r until EOF. path names the file in errors and
@@ -88,7 +92,11 @@ func (f *format) parse(r io.Reader, path string, sizeHint int) (*Table, FileReco
 		if isBlank(b) {
 			continue
 		}
-		fields = splitFields(fields, b, f.sep)
+		if f.whitespace {
+			fields = splitWhitespace(fields, b)
+		} else {
+			fields = splitFields(fields, b, f.sep)
+		}
 		for i, fl := range fields {
 			if f.trimSpace {
 				fl = trimSpaceBytes(fl)

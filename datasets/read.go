@@ -202,6 +202,27 @@ func splitFields(dst [][]byte, line []byte, sep byte) [][]byte {
 	return append(dst, line[start:])
 }
 
+// splitWhitespace splits line into dst (reused) at runs of spaces, tabs
+// and '\r', dropping empty fields, without allocating.
+func splitWhitespace(dst [][]byte, line []byte) [][]byte {
+	dst = dst[:0]
+	start := -1
+	for i, c := range line {
+		blank := c == ' ' || c == '\t' || c == '\r'
+		switch {
+		case blank && start >= 0:
+			dst = append(dst, line[start:i])
+			start = -1
+		case !blank && start < 0:
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, line[start:])
+	}
+	return dst
+}
+
 // quote renders a field for an error message, shortened if long.
 func quote(b []byte) string {
 	const max = 40

@@ -83,6 +83,11 @@ type FileSpec struct {
 	Sources []Download
 	// Note explains anything unusual, e.g. why there is no pinned checksum.
 	Note string
+	// Manual, for a file with no Sources, says why it cannot be downloaded
+	// and how the user obtains it; [Fetch] returns it in its error
+	// (wrapping [ErrNoDownload]) and [Load] with Synthetic "never" appends
+	// it to the not-found error. Empty for downloadable files.
+	Manual string
 }
 
 // Download is one way to obtain a file: a URL and how to extract the file
@@ -173,7 +178,33 @@ const (
 
 	twitterRecords = 583250 // UCI landing page; no local copy to check
 	twitterDim     = 77
+
+	// IPUMS extracts of PrivGene (Zhang et al. 2013) as used by Wang, Kifer
+	// & Lee (2019): record counts and coded dimensions from
+	// /work/shared/datasets/README.md ("Not included"); no local copy to
+	// check, and the class balance is not documented (Positives = 0).
+	ipumsUSRecords = 39928
+	ipumsUSDim     = 57
+	ipumsBRRecords = 38000
+	ipumsBRDim     = 52
 )
+
+// ipumsLicense is the Entry.License of the IPUMS extracts.
+const ipumsLicense = "IPUMS terms of use: free for research, redistribution forbidden without permission " +
+	"(https://www.ipums.org/about/terms)"
+
+// ipumsPrivGene cites the paper whose coded extracts later DP papers reuse.
+const ipumsPrivGene = "Coded extract as used by Zhang, J., Xiao, X., Yang, Y., Zhang, Z., and Winslett, M. (2013). " +
+	"PrivGene: differentially private model fitting using genetic algorithms. Proc. ACM SIGMOD 2013, 665-676. " +
+	"https://doi.org/10.1145/2463676.2465330"
+
+// ipumsManual returns FileSpec.Manual for an IPUMS extract.
+func ipumsManual(file, site string, d int) string {
+	return fmt.Sprintf("the IPUMS terms of use forbid redistributing census extracts, so %s cannot be downloaded "+
+		"automatically: obtain the extract yourself from %s (free registration; agree to the terms), code it as "+
+		"a plain matrix (one record per line, %d space-separated feature values, then the 0/1 label) and place it "+
+		"in the data directory as %s or %s.gz", file, site, d, file, file)
+}
 
 var registry = map[string]*Entry{}
 
@@ -313,5 +344,45 @@ func init() {
 		Dim:     twitterDim,
 		format:  twitterFormat,
 		synth:   twitterSynth,
+	})
+	register(&Entry{
+		Name: "ipums-us",
+		Description: "IPUMS-USA census extract of PrivGene (Zhang et al. 2013), as in Wang, Kifer & Lee (2019) " +
+			"Tables 5 and 6: predict a 0/1 label (−1/+1) from 57 coded features (partly one-hot); " +
+			"not redistributable: the user must supply ipums-us.txt (plain matrix, label last)",
+		Citation: "Ruggles, S., et al. IPUMS USA [Dataset]. Minneapolis, MN: Minnesota Population Center, " +
+			"University of Minnesota. https://usa.ipums.org. " + ipumsPrivGene,
+		License: ipumsLicense,
+		Task:    TaskClassification,
+		Files: []FileSpec{{
+			Name: "ipums-us.txt",
+			Note: "no pinned checksum: the extract is not redistributable and no copy was available to pin one, " +
+				"so the file is read unverified (FileRecord.Verified = false)",
+			Manual: ipumsManual("ipums-us.txt", "https://usa.ipums.org", ipumsUSDim),
+		}},
+		Records: ipumsUSRecords,
+		Dim:     ipumsUSDim,
+		format:  ipumsUSFormat,
+		synth:   ipumsUSSynth,
+	})
+	register(&Entry{
+		Name: "ipums-br",
+		Description: "IPUMS-International census extract for Brazil of PrivGene (Zhang et al. 2013), as in " +
+			"Wang, Kifer & Lee (2019) Tables 5 and 6: predict a 0/1 label (−1/+1) from 52 coded features " +
+			"(partly one-hot); not redistributable: the user must supply ipums-br.txt (plain matrix, label last)",
+		Citation: "Minnesota Population Center. Integrated Public Use Microdata Series, International [Dataset]. " +
+			"Minneapolis, MN: University of Minnesota. https://international.ipums.org. " + ipumsPrivGene,
+		License: ipumsLicense,
+		Task:    TaskClassification,
+		Files: []FileSpec{{
+			Name: "ipums-br.txt",
+			Note: "no pinned checksum: the extract is not redistributable and no copy was available to pin one, " +
+				"so the file is read unverified (FileRecord.Verified = false)",
+			Manual: ipumsManual("ipums-br.txt", "https://international.ipums.org", ipumsBRDim),
+		}},
+		Records: ipumsBRRecords,
+		Dim:     ipumsBRDim,
+		format:  ipumsBRFormat,
+		synth:   ipumsBRSynth,
 	})
 }

@@ -15,6 +15,9 @@ import (
 const (
 	GeneratorPlantedLogistic  = "planted-logistic/v1"
 	GeneratorPlantedLogLinear = "planted-loglinear/v2"
+	// GeneratorPlantedLogisticCensus: hand-set census-like columns (one-hot
+	// blocks, small integers) with a planted logistic label (IPUMS).
+	GeneratorPlantedLogisticCensus = "planted-logistic-census/v1"
 )
 
 // Planted-model constants (chosen, not fitted; recorded in Source.Params).
@@ -41,6 +44,9 @@ type synthSchema struct {
 	categorical []categoricalMarginal
 	// twitter selects the hand-set Twitter generator instead.
 	twitter bool
+	// census, when non-nil, selects the hand-set census generator
+	// (synthCensus) with this layout instead.
+	census *censusLayout
 }
 
 // numericMarginal pins a numeric attribute's distribution by its quantiles
@@ -72,10 +78,14 @@ func synthesize(e *Entry, seed uint64) (*Table, Source) {
 	var t *Table
 	var params map[string]string
 	gen := GeneratorPlantedLogistic
-	if e.synth.twitter {
+	switch {
+	case e.synth.twitter:
 		t, params = synthTwitter(e, rng)
 		gen = GeneratorPlantedLogLinear
-	} else {
+	case e.synth.census != nil:
+		t, params = synthCensus(e, rng)
+		gen = GeneratorPlantedLogisticCensus
+	default:
 		t, params = synthClassification(e, rng)
 	}
 	t.check()
@@ -131,6 +141,19 @@ func synthClassification(e *Entry, rng *rand.Rand) (*Table, map[string]string) {
 			eta[i] += a[code]
 		}
 	}
+	rate := float64(e.Positives) / float64(e.Records)
+	var params map[string]string
+	t.Y, params = plantLabels(eta, rate, rng)
+	params["marginals"] = "independent; numeric from pinned real quantiles, categorical from real level frequencies"
+	return t, params
+}
+
+// plantLabels centres eta (changing it in place), rescales it to sd
+// synthSignalSD, solves the intercept b so that mean_i σ(b + η_i) = rate
+// and draws y_i = +1 with probability σ(b + η_i), else −1. It returns the
+// labels and the Source.Params entries positive_rate_target, positives,
+// signal_sd and intercept.
+func plantLabels(eta []float64, rate float64, rng *rand.Rand) ([]float64, map[string]string) {
 	mean, sd := popMeanSD(eta)
 	for i := range eta {
 		eta[i] -= mean
@@ -138,25 +161,22 @@ func synthClassification(e *Entry, rng *rand.Rand) (*Table, map[string]string) {
 			eta[i] *= synthSignalSD / sd
 		}
 	}
-
-	rate := float64(e.Positives) / float64(e.Records)
 	b := solveIntercept(eta, rate)
 	pos := 0
-	t.Y = make([]float64, n)
+	y := make([]float64, len(eta))
 	for i := range eta {
 		if rng.Float64() < sigmoid(b+eta[i]) {
-			t.Y[i] = 1
+			y[i] = 1
 			pos++
 		} else {
-			t.Y[i] = -1
+			y[i] = -1
 		}
 	}
-	return t, map[string]string{
+	return y, map[string]string{
 		"positive_rate_target": strconv.FormatFloat(rate, 'g', -1, 64),
 		"positives":            strconv.Itoa(pos),
 		"signal_sd":            strconv.FormatFloat(synthSignalSD, 'g', -1, 64),
 		"intercept":            strconv.FormatFloat(b, 'g', -1, 64),
-		"marginals":            "independent; numeric from pinned real quantiles, categorical from real level frequencies",
 	}
 }
 

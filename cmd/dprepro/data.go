@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -89,11 +91,18 @@ func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	client := &http.Client{Timeout: 30 * time.Minute}
+	all := len(names) == len(datasets.Names()) && !slices.ContainsFunc(args, func(a string) bool { return slices.Contains(names, a) })
 	var failed int
 	for _, n := range names {
 		fmt.Fprintf(stderr, "dprepro: fetching %s into %s\n", n, dir)
 		if err := datasets.Fetch(ctx, client, n, dir, stderr); err != nil {
 			fmt.Fprintf(stderr, "dprepro: %s: %v\n", n, err)
+			if all && errors.Is(err, datasets.ErrNoDownload) {
+				// Fetching everything skips the datasets the user must
+				// supply (IPUMS); naming one makes its absence an error.
+				fmt.Fprintf(stdout, "%s: not downloadable; supply the file yourself (see above)\n", n)
+				continue
+			}
 			failed++
 			continue
 		}
