@@ -1,0 +1,208 @@
+package dpci
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/mech"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Hessian returns H[J_n(θ)] = (1/n)Σᵢ f″(yᵢθᵀxᵢ)·xᵢxᵢᵀ + 2c·I, Eq. 5 of
+// [Wang, Kifer & Lee 2019] (the (1/n)βᵀθ term of objective perturbation is
+// linear and does not contribute), with n = rows.SumWeights(). For the SVM,
+// f″ = 1/(2h) on the closed band |1 − yθᵀx| ≤ h (the one-sided value at the
+// two kinks). Only p.Model, p.H and p.C are used. It is not private; see
+// [SensHessian] and [PrivSPDMat]. It panics if len(theta) ≠ rows.D().
+//
+// [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
+func Hessian(rows *erm.Rows, p Params, theta []float64) (*mat.SymDense, error) {
+	obj, err := p.objective(nil)
+	if err != nil {
+		return nil, err
+	}
+	return obj.Hessian(nil, rows, theta), nil
+}
+
+// sqDeriv is the pseudo-loss whose "second derivative" is ℓ′(z)², so that
+// [erm.Objective.Hessian] with Lambda = 0 computes (1/n)Σᵢ ωᵢℓ′(mᵢ)²xᵢxᵢᵀ
+// with erm's sparse outer-product kernel.
+type sqDeriv struct{ erm.Loss }
+
+func (l sqDeriv) Deriv2(z float64) float64 {
+	g := l.Loss.Deriv(z)
+	return g * g
+}
+
+// GradCov returns the plug-in covariance of the per-row gradients of
+// f + c‖θ‖², Eq. 6 of [Wang, Kifer & Lee 2019]:
+//
+//	Σ = (1/n)Σᵢ ∇f(xᵢ, yᵢ, θ)∇f(xᵢ, yᵢ, θ)ᵀ − 4c²·θθᵀ
+//	  = (1/n)Σᵢ f′(yᵢθᵀxᵢ)²·xᵢxᵢᵀ − 4c²·θθᵀ        (yᵢ² = 1)
+//
+// with n = rows.SumWeights(). At the non-private minimizer θ̂ the mean
+// gradient is −2cθ̂, so Σ is then exactly the (biased, 1/n) empirical
+// covariance and positive semidefinite; at another θ (the θ̃ of objective or
+// output perturbation) it may be indefinite, which [PrivSPDMat] repairs.
+// Only p.Model, p.H and p.C are used. It is not private; see [SensGradCov].
+// It panics if len(theta) ≠ rows.D().
+//
+// [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
+func GradCov(rows *erm.Rows, p Params, theta []float64) (*mat.SymDense, error) {
+	obj, err := p.objective(nil)
+	if err != nil {
+		return nil, err
+	}
+	obj.Loss = sqDeriv{obj.Loss}
+	obj.Lambda = 0
+	s := obj.Hessian(nil, rows, theta)
+	c2 := 4 * p.C * p.C
+	for i := range theta {
+		for j := i; j < len(theta); j++ {
+			s.SetSym(i, j, s.At(i, j)-c2*theta[i]*theta[j])
+		}
+	}
+	return s, nil
+}
+
+// SensHessian returns the L2 (Frobenius) sensitivity of [Hessian] at a
+// fixed θ under replace-one adjacency with ‖xᵢ‖₂ ≤ 1, labels ±1 and n rows:
+//
+//	LR:  1/(2n)   (Lemma 3)
+//	SVM: 1/(n·h)  (Lemma 5)
+//
+// of [Wang, Kifer & Lee 2019]. θ must not depend on the data beyond a
+// private release (θ̃), as in Algorithms 3 and 5.
+//
+// [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
+func SensHessian(p Params, n float64) (float64, error) {
+	if _, err := p.Loss(); err != nil {
+		return 0, err
+	}
+	if err := checkPos("n", n); err != nil {
+		return 0, err
+	}
+	if p.Model == SVM {
+		return 1 / (n * p.H), nil
+	}
+	return 1 / (2 * n), nil
+}
+
+// SensGradCov returns the L2 (Frobenius) sensitivity of [GradCov] at a
+// fixed θ under the same assumptions as [SensHessian]:
+//
+//	LR:  2·S(‖θ‖₂)²/n  (Lemma 2; S the sigmoid, evaluated at the released θ)
+//	SVM: 2/n           (Lemma 4)
+//
+// of [Wang, Kifer & Lee 2019]. Lemma 2 states the bound at θ₀; the proof
+// holds for any fixed θ and Algorithms 3 and 5 evaluate Σ at θ̃, so this
+// evaluates it at theta (the released θ̃). The −4c²θθᵀ term does not
+// depend on the data given θ.
+//
+// [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
+func SensGradCov(p Params, n float64, theta []float64) (float64, error) {
+	if _, err := p.Loss(); err != nil {
+		return 0, err
+	}
+	if err := checkPos("n", n); err != nil {
+		return 0, err
+	}
+	if p.Model == SVM {
+		return 2 / n, nil
+	}
+	var ss float64
+	for _, v := range theta {
+		ss += v * v
+	}
+	s := 1 / (1 + math.Exp(-math.Sqrt(ss)))
+	return 2 * s * s / n, nil
+}
+
+// PrivSPDMat releases a private symmetric positive definite version of the
+// symmetric d×d matrix m with L2 (Frobenius) sensitivity sens, Algorithm 2
+// of [Wang, Kifer & Lee 2019]:
+//
+//	DP   (epsilon = phi): η ∈ R^{d²} ~ density ∝ exp(−(phi/sens)·‖η‖₂)  (Eq. 3)
+//	zCDP (rho = phi):     η ∈ R^{d²} ~ N(0, (sens²/(2·phi))·I)
+//	M̃ = (M + mat(η) + (M + mat(η))ᵀ)/2 = V·diag(Λ)·Vᵀ
+//	output V·diag(max(Λ, 2c))·Vᵀ
+//
+// The noise is added to all d² entries (reshaped row by row) before
+// symmetrizing, as in the paper. The output is phi-DP or phi-zCDP
+// (Lemma 1) with respect to the adjacency under which sens bounds
+// ‖M(D) − M(D′)‖_F; one call is one release. The result is stored in dst
+// (allocated when nil; otherwise d×d) and returned. All eigenvalues of the
+// output are ≥ 2c (line 12; the paper clamps the covariance at 2c too).
+//
+// It returns an error for sens, phi or c not finite and > 0, an unknown
+// privacy, or a failed eigendecomposition; it panics if dst has the wrong
+// size.
+//
+// [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
+func PrivSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, c float64, privacy Privacy) (*mat.SymDense, error) {
+	d := m.SymmetricDim()
+	for _, a := range []struct {
+		name string
+		v    float64
+	}{{"sensitivity", sens}, {"phi", phi}, {"c", c}} {
+		if err := checkPos(a.name, a.v); err != nil {
+			return nil, fmt.Errorf("dpci: PrivSPDMat: %w", err)
+		}
+	}
+	eta := make([]float64, d*d)
+	switch privacy {
+	case DP:
+		if err := mech.SphericalLaplace(eta, rng, phi/sens); err != nil {
+			return nil, fmt.Errorf("dpci: PrivSPDMat: %w", err)
+		}
+	case ZCDP:
+		sigma := sens / math.Sqrt(2*phi)
+		for k := range eta {
+			eta[k] = sigma * rng.NormFloat64()
+		}
+	default:
+		return nil, fmt.Errorf("dpci: PrivSPDMat: unknown privacy %q (want %q or %q)", privacy, DP, ZCDP)
+	}
+	noisy := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			noisy.SetSym(i, j, m.At(i, j)+(eta[i*d+j]+eta[j*d+i])/2)
+		}
+	}
+	return clampEig(dst, noisy, 2*c)
+}
+
+// clampEig returns V·diag(max(Λ, floor))·Vᵀ for the symmetric s = VΛVᵀ
+// (Algorithm 2, lines 10–14), in dst (allocated when nil).
+func clampEig(dst *mat.SymDense, s mat.Symmetric, floor float64) (*mat.SymDense, error) {
+	d := s.SymmetricDim()
+	if dst == nil {
+		dst = mat.NewSymDense(d, nil)
+	} else if dst.SymmetricDim() != d {
+		panic(fmt.Sprintf("dpci: dst is %d×%d, want %d×%d", dst.SymmetricDim(), dst.SymmetricDim(), d, d))
+	}
+	var es mat.EigenSym
+	if !es.Factorize(s, true) {
+		return nil, fmt.Errorf("dpci: eigendecomposition failed")
+	}
+	lam := es.Values(nil)
+	var v mat.Dense
+	es.VectorsTo(&v)
+	for k := range lam {
+		lam[k] = math.Max(lam[k], floor)
+	}
+	// Build Σₖ λₖ vₖvₖᵀ entry by entry (upper triangle), so the output is
+	// exactly symmetric.
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			var sum float64
+			for k, l := range lam {
+				sum += l * v.At(i, k) * v.At(j, k)
+			}
+			dst.SetSym(i, j, sum)
+		}
+	}
+	return dst, nil
+}
