@@ -46,10 +46,12 @@ const SchemaVersion = 1
 const (
 	KindCVTuning = "cv-tuning"    // Chaudhuri & Vinterbo 2013: repeated CV of private parameter tuning
 	KindExPost   = "expost-sweep" // Ligett et al. 2017: ex-post privacy loss of accuracy-first searches
+	// KindCICoverage is Wang, Kifer & Lee 2019: bootstrap coverage and length of private confidence intervals.
+	KindCICoverage = "ci-coverage"
 )
 
 // Kinds lists the known kinds.
-var Kinds = []string{KindCVTuning, KindExPost}
+var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage}
 
 // Spec is a resolved experiment specification.
 type Spec struct {
@@ -70,8 +72,10 @@ type Spec struct {
 	Tuning TuningSpec `toml:"tuning"`
 	// AccuracyFirst configures the expost-sweep kind.
 	AccuracyFirst AccuracyFirstSpec `toml:"accuracy_first"`
-	Output        OutputSpec        `toml:"output"`
-	Source        *SourceInfo       `toml:"-"`
+	// ConfidenceIntervals configures the ci-coverage kind.
+	ConfidenceIntervals CISpec      `toml:"confidence_intervals"`
+	Output              OutputSpec  `toml:"output"`
+	Source              *SourceInfo `toml:"-"`
 }
 
 // SourceInfo records where a spec came from.
@@ -136,6 +140,59 @@ type AccuracyFirstSpec struct {
 	// EpsMaxFactor sets ε_max = EpsMaxFactor·E, E the theory ε for α.
 	EpsMaxFactor float64 `toml:"eps_max_factor"`
 }
+
+// CISpec is the coverage experiment of Wang, Kifer & Lee, "Differentially
+// Private Confidence Intervals for Empirical Risk Minimization" (JPC 9(1),
+// 2019, arXiv:1804.03794), Section 7: bootstrap coverage and length of the
+// private confidence intervals of Algorithms 3 and 5 against the
+// variability interval.
+type CISpec struct {
+	// Methods are "<privacy>-<perturbation>-<model>" with privacy dp or
+	// zcdp, perturbation obj or output, model lr or svm (CIMethods).
+	Methods []string `toml:"methods"`
+	// Alpha is the CI level 1−α; in (0, 1). Default 0.05.
+	Alpha float64 `toml:"alpha"`
+	// C is the regularization c (objective c‖θ‖²); > 0. Default 0.001.
+	C float64 `toml:"c"`
+	// H is the Huber width h of the SVM loss; > 0. Default 1.
+	H float64 `toml:"h"`
+	// Eps1, Eps2, Eps3 are the DP budgets ε₁ (θ̃), ε₂ (Hessian), ε₃
+	// (gradient covariance); > 0. Defaults 0.5, 0.25, 0.25. The zCDP
+	// methods use ρᵢ = εᵢ²/2 (Section 7: "we set ρ = ε²/2").
+	Eps1 float64 `toml:"eps1"`
+	Eps2 float64 `toml:"eps2"`
+	Eps3 float64 `toml:"eps3"`
+	// N1 is the number of records kept after the seeded permutation; 0
+	// keeps all. D1 is the number of features kept (before the constant
+	// feature); 0 keeps all.
+	N1 int `toml:"n1"`
+	D1 int `toml:"d1"`
+	// Sweep is the swept parameter, "n", "d", "eps1", "eps2" or "eps3";
+	// Values its values (integers >= 1 for n and d, > 0 otherwise).
+	Sweep  string    `toml:"sweep"`
+	Values []float64 `toml:"values"`
+	// Replicates is the number k of bootstrap replicates for coverage (the
+	// paper: 1000); >= 1.
+	Replicates int `toml:"replicates"`
+	// MCSamples is the number m of Monte Carlo samples of Algorithms 3 and
+	// 5 (the paper: 10,000); >= 1.
+	MCSamples int `toml:"mc_samples"`
+	// VIFits is the number of bootstrap private fits of the variability
+	// interval (the paper: 10,000); >= 2.
+	VIFits int `toml:"vi_fits"`
+	// BlockSize is the number of coverage replicates per runner unit; >= 1.
+	// Default 50. Results do not depend on it.
+	BlockSize int `toml:"block_size"`
+}
+
+// CIMethods are the methods of the ci-coverage kind.
+var CIMethods = []string{
+	"dp-obj-lr", "dp-obj-svm", "dp-output-lr", "dp-output-svm",
+	"zcdp-obj-lr", "zcdp-obj-svm", "zcdp-output-lr", "zcdp-output-svm",
+}
+
+// CISweeps are the parameters the ci-coverage kind can sweep.
+var CISweeps = []string{"n", "d", "eps1", "eps2", "eps3"}
 
 // ExPostMethods are the methods of the expost-sweep kind.
 var ExPostMethods = []string{"noise-reduction", "doubling", "theory", "theory-output"}
@@ -205,6 +262,9 @@ func DefaultSpec() Spec {
 		AccuracyFirst: AccuracyFirstSpec{
 			Generator: "output", Calibration: "authors-code",
 			Lambda: 0.005, Gamma: 0.1, Steps: 1000, EpsMaxFactor: 4,
+		},
+		ConfidenceIntervals: CISpec{
+			Alpha: 0.05, C: 0.001, H: 1, Eps1: 0.5, Eps2: 0.25, Eps3: 0.25, BlockSize: 50,
 		},
 		Output: OutputSpec{Bootstrap: 2000, CILevel: 0.95},
 	}
@@ -390,7 +450,7 @@ func (s *Spec) validate() []fieldErr {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)
 	}
 	switch s.Kind {
-	case KindCVTuning, KindExPost:
+	case KindCVTuning, KindExPost, KindCICoverage:
 	case "":
 		add("kind", "kind", "required (one of: %s)", strings.Join(Kinds, ", "))
 	default:
@@ -429,6 +489,9 @@ func (s *Spec) validate() []fieldErr {
 	oneOf("data.target_scale", s.Data.TargetScale, "none", "maxabs")
 	if s.Kind == KindExPost {
 		errs = append(errs, s.validateExPost()...)
+	}
+	if s.Kind == KindCICoverage {
+		errs = append(errs, s.validateCI()...)
 	}
 
 	if s.Kind == KindCVTuning {
@@ -552,6 +615,94 @@ func (s *Spec) validateExPost() []fieldErr {
 	}
 	if !(a.EpsMaxFactor > 0) || math.IsInf(a.EpsMaxFactor, 1) {
 		add(k("eps_max_factor"), k("eps_max_factor"), "must be finite and > 0 (got %v)", a.EpsMaxFactor)
+	}
+	return errs
+}
+
+// validateCI checks the confidence_intervals section and the data options
+// the ci-coverage kind relies on.
+func (s *Spec) validateCI() []fieldErr {
+	var errs []fieldErr
+	add := func(key, path, format string, args ...any) {
+		errs = append(errs, fieldErr{key: key, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	c := &s.ConfidenceIntervals
+	k := func(name string) string { return "confidence_intervals." + name }
+	if s.Data.Intercept {
+		add("data.intercept", "data.intercept", "must be false for ci-coverage: the constant feature is appended after the feature subset (Section 7)")
+	}
+	if !contains([]string{"l2-max", "l2-clip", "l2-unit"}, s.Data.RowNorm) {
+		add("data.row_norm", "data.row_norm", "must be l2-max, l2-clip or l2-unit for ci-coverage (got %q)", s.Data.RowNorm)
+	}
+	if s.Data.Subsample != 0 {
+		add("data.subsample", "data.subsample", "must be 0 for ci-coverage; use confidence_intervals.n1 (got %d)", s.Data.Subsample)
+	}
+	if len(c.Methods) == 0 {
+		add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(CIMethods, ", "))
+	}
+	seen := map[string]bool{}
+	for i, m := range c.Methods {
+		p := fmt.Sprintf("%s[%d]", k("methods"), i)
+		switch {
+		case !contains(CIMethods, m):
+			add(k("methods"), p, "unknown method %q (known: %s)", m, strings.Join(CIMethods, ", "))
+		case seen[m]:
+			add(k("methods"), p, "duplicate method %q", m)
+		}
+		seen[m] = true
+	}
+	if !(c.Alpha > 0 && c.Alpha < 1) {
+		add(k("alpha"), k("alpha"), "must be in (0, 1) (got %v)", c.Alpha)
+	}
+	pos := func(name string, v float64) {
+		if !(v > 0) || math.IsInf(v, 1) {
+			add(k(name), k(name), "must be finite and > 0 (got %v)", v)
+		}
+	}
+	pos("c", c.C)
+	pos("h", c.H)
+	pos("eps1", c.Eps1)
+	pos("eps2", c.Eps2)
+	pos("eps3", c.Eps3)
+	if c.N1 < 0 {
+		add(k("n1"), k("n1"), "must be >= 0 (0 keeps all records) (got %d)", c.N1)
+	}
+	if c.D1 < 0 {
+		add(k("d1"), k("d1"), "must be >= 0 (0 keeps all features) (got %d)", c.D1)
+	}
+	if !contains(CISweeps, c.Sweep) {
+		add(k("sweep"), k("sweep"), "must be one of %s (got %q)", strings.Join(CISweeps, ", "), c.Sweep)
+	}
+	if len(c.Values) == 0 {
+		add(k("values"), k("values"), "must not be empty")
+	}
+	for i, x := range c.Values {
+		p := fmt.Sprintf("%s[%d]", k("values"), i)
+		switch {
+		case !(x > 0) || math.IsInf(x, 0):
+			add(k("values"), p, "must be finite and > 0 (got %v)", x)
+		case (c.Sweep == "n" || c.Sweep == "d") && x != math.Trunc(x):
+			add(k("values"), p, "must be an integer for sweep %q (got %v)", c.Sweep, x)
+		case c.Sweep == "n" && x < 2:
+			add(k("values"), p, "must be >= 2 records (got %v)", x)
+		}
+		for j := 0; j < i; j++ {
+			if c.Values[j] == x {
+				add(k("values"), p, "duplicate value %v", x)
+			}
+		}
+	}
+	if c.Replicates < 1 {
+		add(k("replicates"), k("replicates"), "must be >= 1 (got %d)", c.Replicates)
+	}
+	if c.MCSamples < 1 {
+		add(k("mc_samples"), k("mc_samples"), "must be >= 1 (got %d)", c.MCSamples)
+	}
+	if c.VIFits < 2 {
+		add(k("vi_fits"), k("vi_fits"), "must be >= 2 (got %d)", c.VIFits)
+	}
+	if c.BlockSize < 1 {
+		add(k("block_size"), k("block_size"), "must be >= 1 (got %d)", c.BlockSize)
 	}
 	return errs
 }

@@ -31,7 +31,9 @@ repetitions = 1
 func withDatasets(t *testing.T) {
 	t.Helper()
 	old := DatasetNames
-	DatasetNames = func() []string { return []string{"adult", "magic", "kddcup99", "twitter", "bank"} }
+	DatasetNames = func() []string {
+		return []string{"adult", "magic", "kddcup99", "twitter", "bank", "ipums-us", "ipums-br"}
+	}
 	t.Cleanup(func() { DatasetNames = old })
 }
 
@@ -201,6 +203,66 @@ func TestParse_ExPostErrors(t *testing.T) {
 				t.Fatalf("%q not in the good spec", c.old)
 			}
 			_, err := Parse("af.toml", []byte(strings.Replace(goodExPost, c.old, c.new, 1)), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
+			}
+		})
+	}
+}
+
+const goodCI = `schema = 1
+id = "wkl"
+kind = "ci-coverage"
+seed = 3
+
+[data]
+datasets = ["adult"]
+intercept = false
+
+[confidence_intervals]
+methods = ["dp-obj-lr", "zcdp-output-svm"]
+sweep = "d"
+values = [1, 2, 3]
+replicates = 20
+mc_samples = 500
+vi_fits = 200
+`
+
+// TestParse_CIErrors checks the confidence_intervals section's validation.
+func TestParse_CIErrors(t *testing.T) {
+	withDatasets(t)
+	s, err := Parse("wkl.toml", []byte(goodCI), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Defaults: Wang, Kifer & Lee 2019, Section 7 (α = 0.05, c = 0.001,
+	// h = 1, ε₁ = 0.5, ε₂ = ε₃ = 0.25).
+	if c := s.ConfidenceIntervals; c.Alpha != 0.05 || c.C != 0.001 || c.H != 1 || c.Eps1 != 0.5 || c.Eps2 != 0.25 || c.Eps3 != 0.25 || c.BlockSize != 50 {
+		t.Errorf("defaults not applied: %+v", c)
+	}
+	cases := []struct{ old, new, want string }{
+		{`"zcdp-output-svm"]`, `"zcdp-output-ridge"]`, `wkl.toml:11: confidence_intervals.methods[1]: unknown method "zcdp-output-ridge"`},
+		{`"zcdp-output-svm"]`, `"dp-obj-lr"]`, `wkl.toml:11: confidence_intervals.methods[1]: duplicate method "dp-obj-lr"`},
+		{`sweep = "d"`, `sweep = "lambda"`, `wkl.toml:12: confidence_intervals.sweep: must be one of n, d, eps1, eps2, eps3 (got "lambda")`},
+		{"values = [1, 2, 3]", "values = [1, 2.5]", "wkl.toml:13: confidence_intervals.values[1]: must be an integer for sweep \"d\" (got 2.5)"},
+		{"values = [1, 2, 3]", "values = [1, 1]", "wkl.toml:13: confidence_intervals.values[1]: duplicate value 1"},
+		{"values = [1, 2, 3]", "values = []", "wkl.toml:13: confidence_intervals.values: must not be empty"},
+		{"replicates = 20", "replicates = 0", "wkl.toml:14: confidence_intervals.replicates: must be >= 1 (got 0)"},
+		{"mc_samples = 500", "mc_samples = -1", "wkl.toml:15: confidence_intervals.mc_samples: must be >= 1 (got -1)"},
+		{"vi_fits = 200", "vi_fits = 1", "wkl.toml:16: confidence_intervals.vi_fits: must be >= 2 (got 1)"},
+		{"vi_fits = 200", "vi_fits = 200\nalpha = 1.0", "wkl.toml:17: confidence_intervals.alpha: must be in (0, 1) (got 1)"},
+		{"vi_fits = 200", "vi_fits = 200\neps2 = 0.0", "wkl.toml:17: confidence_intervals.eps2: must be finite and > 0 (got 0)"},
+		{"vi_fits = 200", "vi_fits = 200\nn1 = -5", "wkl.toml:17: confidence_intervals.n1: must be >= 0 (0 keeps all records) (got -5)"},
+		{"vi_fits = 200", "vi_fits = 200\nrho1 = 0.125", "wkl.toml:17: confidence_intervals.rho1: unknown key"},
+		{"intercept = false", "intercept = true", "wkl.toml:8: data.intercept: must be false for ci-coverage"},
+		{"intercept = false", "intercept = false\nrow_norm = \"l1-max\"", `wkl.toml:9: data.row_norm: must be l2-max, l2-clip or l2-unit for ci-coverage (got "l1-max")`},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			if !strings.Contains(goodCI, c.old) {
+				t.Fatalf("%q not in the good spec", c.old)
+			}
+			_, err := Parse("wkl.toml", []byte(strings.Replace(goodCI, c.old, c.new, 1)), "")
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/internal/cicoverage"
 	"github.com/dprepro/dprepro/internal/cvtune"
 	"github.com/dprepro/dprepro/internal/expostsweep"
 	"github.com/dprepro/dprepro/internal/runner"
@@ -184,6 +185,8 @@ func load(s *experiments.Spec, dataDir string) (runner.Experiment, error) {
 		return cvtune.New(s, cvtune.Options{DataDir: dataDir})
 	case experiments.KindExPost:
 		return expostsweep.New(s, expostsweep.Options{DataDir: dataDir})
+	case experiments.KindCICoverage:
+		return cicoverage.New(s, cicoverage.Options{DataDir: dataDir})
 	}
 	return nil, fmt.Errorf("%s: kind %q has no runner", s.ID, s.Kind)
 }
