@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,7 +72,46 @@ func run(t *testing.T, e *Experiment, workers int) (rows, summary []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkTables(t, dir, e)
 	return rows, summary
+}
+
+// checkTables checks the paper-layout tables: one row per requested method
+// in the paper's order (DP before zCDP, obj before output, LR before SVM),
+// one column per swept value, every coverage cell a number in [0, 1].
+func checkTables(t *testing.T, dir string, e *Experiment) {
+	t.Helper()
+	for _, m := range []string{"coverage", "ci_length", "vi_length"} {
+		for _, ext := range []string{".md", ".csv"} {
+			if _, err := os.Stat(filepath.Join(dir, "tables", m+ext)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tables", "coverage.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+len(e.methods) || len(recs[0]) != 3+len(e.spec.ConfidenceIntervals.Values) {
+		t.Fatalf("coverage table %d×%d, want %d rows and %d columns", len(recs), len(recs[0]), 1+len(e.methods), 3+len(e.spec.ConfidenceIntervals.Values))
+	}
+	prev := ""
+	for _, rec := range recs[1:] {
+		key := rec[0] + "/" + rec[1] + "/" + rec[2]
+		if key <= prev { // the paper's order happens to be lexical: DP < zCDP, obj < output, LR < SVM
+			t.Errorf("row %s after %s: not in the paper's order", key, prev)
+		}
+		prev = key
+		for _, c := range rec[3:] {
+			if v, err := strconv.ParseFloat(c, 64); err != nil || v < 0 || v > 1 {
+				t.Errorf("coverage cell %q in row %s", c, key)
+			}
+		}
+	}
 }
 
 func parseRows(t *testing.T, b []byte) []results.Row {

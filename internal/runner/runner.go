@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +62,14 @@ type Experiment interface {
 	Warnings() []string
 }
 
+// Tabler is implemented by experiments that also write tables laid out
+// like the paper's (e.g. one row per method, one column per swept value).
+// They are computed from the summary only and written under tables/.
+type Tabler interface {
+	// Tables returns file names (plain, no directories) and contents.
+	Tables(summary []results.SummaryRow) (map[string][]byte, error)
+}
+
 // Options configures Run.
 type Options struct {
 	OutDir   string        // the run goes to OutDir/<spec id>
@@ -71,7 +80,7 @@ type Options struct {
 
 // Final files of a run, removed at the start of a run so that a failed run
 // never leaves files that look finished. manifest.json goes first.
-var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "spec.toml", "figures"}
+var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "spec.toml", "figures", "tables"}
 
 // Run executes exp and writes its files; it returns the run directory.
 func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
@@ -230,6 +239,31 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Tim
 			return fmt.Errorf("runner: figure %s: %w", fs.Name, err)
 		}
 		outputs = append(outputs, "figures/"+fs.Name+".png", "figures/"+fs.Name+".svg")
+	}
+	if t, ok := exp.(Tabler); ok {
+		tables, err := t.Tables(summary)
+		if err != nil {
+			return fmt.Errorf("runner: tables: %w", err)
+		}
+		names := make([]string, 0, len(tables))
+		for name := range tables {
+			if name == "" || strings.ContainsAny(name, `/\`) {
+				return fmt.Errorf("runner: table name %q must be a plain file name", name)
+			}
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		if len(names) > 0 {
+			if err := os.MkdirAll(filepath.Join(dir, "tables"), 0o755); err != nil {
+				return err
+			}
+		}
+		for _, name := range names {
+			if err := results.WriteFileAtomic(filepath.Join(dir, "tables", name), tables[name]); err != nil {
+				return err
+			}
+			outputs = append(outputs, "tables/"+name)
+		}
 	}
 	end := time.Now()
 	m := results.Manifest{

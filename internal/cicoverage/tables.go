@@ -1,0 +1,130 @@
+package cicoverage
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dprepro/dprepro/core/dpci"
+	"github.com/dprepro/dprepro/results"
+)
+
+// paperOrder is the row order of Wang, Kifer & Lee's Tables 2–6:
+// privacy (DP, zCDP) × perturbation (obj, output) × model (LR, SVM).
+func paperOrder(ms []method) []method {
+	out := slices.Clone(ms)
+	key := func(m method) int {
+		k := 0
+		if m.privacy == dpci.ZCDP {
+			k += 4
+		}
+		if !m.obj {
+			k += 2
+		}
+		if m.model == dpci.SVM {
+			k++
+		}
+		return k
+	}
+	slices.SortStableFunc(out, func(a, b method) int { return key(a) - key(b) })
+	return out
+}
+
+// Tables implements runner.Tabler: the coverage table laid out like the
+// paper's Tables 2–6 (one row per privacy × perturbation × model, one
+// column per swept value; Markdown and CSV), and the same layout for the
+// CI and VI lengths (mean ± sd over the replicates; the paper shows those
+// as Figures 1–4).
+func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, error) {
+	type cell struct{ mean, sd float64 }
+	byKey := map[string]cell{}
+	var xs []float64
+	for _, r := range summary {
+		byKey[fmt.Sprintf("%s|%s|%v", r.Metric, r.Method, r.X)] = cell{r.Mean, r.SD}
+		if !slices.Contains(xs, r.X) {
+			xs = append(xs, r.X)
+		}
+	}
+	slices.Sort(xs)
+	rows := paperOrder(e.methods)
+	label := func(m method) (string, string, string) {
+		priv, pert, model := "DP", "obj", "LR"
+		if m.privacy == dpci.ZCDP {
+			priv = "zCDP"
+		}
+		if !m.obj {
+			pert = "output"
+		}
+		if m.model == dpci.SVM {
+			model = "SVM"
+		}
+		return priv, pert, model
+	}
+	fmtCell := func(c cell, ok, withSD bool) string {
+		switch {
+		case !ok || math.IsNaN(c.mean):
+			return "—"
+		case withSD:
+			return fmt.Sprintf("%.4f ± %.4f", c.mean, c.sd)
+		}
+		return fmt.Sprintf("%.4f", c.mean)
+	}
+	out := map[string][]byte{}
+	ci := e.spec.ConfidenceIntervals
+	for _, metric := range []string{"coverage", "ci_length", "vi_length"} {
+		withSD := metric != "coverage"
+		var md bytes.Buffer
+		title := map[string]string{
+			"coverage":  "Coverage percentage",
+			"ci_length": "Confidence-interval length (mean ± sd over replicates)",
+			"vi_length": "Variability-interval length",
+		}[metric]
+		if metric == "vi_length" {
+			withSD = false // one VI per (method, x)
+		}
+		fmt.Fprintf(&md, "%s — %s (%s; α = %g, c = %g, h = %g, ε₁ = %g, ε₂ = %g, ε₃ = %g, ρᵢ = εᵢ²/2; %d replicates)\n\n",
+			title, e.spec.Title, e.xLabel(), ci.Alpha, ci.C, ci.H, ci.Eps1, ci.Eps2, ci.Eps3, ci.Replicates)
+		md.WriteString("| privacy | perturbation | model |")
+		for _, x := range xs {
+			fmt.Fprintf(&md, " %s |", results.FormatFloat(x))
+		}
+		md.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(xs)) + "\n")
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		head := []string{"privacy", "perturbation", "model"}
+		for _, x := range xs {
+			head = append(head, results.FormatFloat(x))
+		}
+		if err := w.Write(head); err != nil {
+			return nil, err
+		}
+		for _, m := range rows {
+			priv, pert, model := label(m)
+			fmt.Fprintf(&md, "| %s | %s | %s |", priv, pert, model)
+			rec := []string{priv, pert, model}
+			for _, x := range xs {
+				c, ok := byKey[fmt.Sprintf("%s|%s|%v", metric, m.name, x)]
+				fmt.Fprintf(&md, " %s |", fmtCell(c, ok, withSD))
+				if ok {
+					rec = append(rec, results.FormatFloat(c.mean))
+				} else {
+					rec = append(rec, "")
+				}
+			}
+			md.WriteString("\n")
+			if err := w.Write(rec); err != nil {
+				return nil, err
+			}
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return nil, err
+		}
+		out[metric+".md"] = md.Bytes()
+		out[metric+".csv"] = buf.Bytes()
+	}
+	return out, nil
+}
