@@ -360,6 +360,11 @@ func (ws *Workspace) solve() bool {
 // evalLoss returns Σᵢ ωᵢ·ℓ(mᵢ) and sets g1ᵢ = ωᵢ·yᵢ·ℓ′(mᵢ) and g2ᵢ = ωᵢ·ℓ″(mᵢ)
 // (ω nil means all 1). The logistic and Huber losses have inlined loops; the
 // logistic one evaluates one exp and one log1p per row.
+// maxIntWeight is the largest integer row weight whose logistic loss
+// evalLoss accumulates as a product of factors (bootstrap multiplicities
+// above it, probability < 1e-13 per row, take the log1p path).
+const maxIntWeight = 16
+
 func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 	n := len(m)
 	y, g1, g2 = y[:n], g1[:n], g2[:n]
@@ -371,9 +376,13 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 		// (1 + e) ∈ (1, 2], which cannot overflow (< 2³²): one log per block
 		// instead of one log1p per row, at an absolute error of a few ε_mach
 		// per block, the same order as rounding 1 + e itself. Weighted rows
-		// use ωᵢ·log1p(e).
+		// with a small integer weight ω (bootstrap multiplicities) multiply
+		// (1 + e)^ω into a running product flushed to a log before it can
+		// overflow (it stays below 2^(830+maxIntWeight)); other weights use
+		// ωᵢ·log1p(e).
 		var hinge, logs float64
 		prod, cnt := 1.0, 0
+		wprod := 1.0
 		for i, z := range m {
 			if omega != nil && omega[i] == 0 {
 				// Rows left out of a bootstrap replicate (about 37 %).
@@ -391,7 +400,19 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 			d2 := e * r * r
 			if omega != nil {
 				o := omega[i]
-				s += o * (hz + math.Log1p(e))
+				if k := int(o); float64(k) == o && k > 0 && k <= maxIntWeight {
+					f := 1 + e
+					for ; k > 0; k-- {
+						wprod *= f
+					}
+					hinge += o * hz
+					if wprod > 0x1p830 {
+						logs += math.Log(wprod)
+						wprod = 1
+					}
+				} else {
+					s += o * (hz + math.Log1p(e))
+				}
 				d1 *= o
 				d2 *= o
 			} else {
@@ -408,6 +429,8 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 		}
 		if omega == nil {
 			s = hinge + logs + math.Log(prod)
+		} else {
+			s += hinge + logs + math.Log(wprod)
 		}
 	case Huber:
 		h := l.H

@@ -234,3 +234,46 @@ func (testLoss) Deriv(z float64) float64  { return z/math.Sqrt(1+z*z) - 1 }
 func (testLoss) Deriv2(z float64) float64 { return math.Pow(1+z*z, -1.5) }
 func (testLoss) Name() string             { return "test" }
 func (testLoss) Curvature() float64       { return 1 }
+
+// TestEvalLossWeightedLogistic checks the product-of-factors path for
+// integer weights (bootstrap multiplicities, including 0 and weights above
+// maxIntWeight that fall back to log1p) against the direct sum
+// Σ ωᵢ·ℓ(zᵢ), and the derivatives against ℓ′ and ℓ″.
+func TestEvalLossWeightedLogistic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 71))
+	const n = 50000
+	m := make([]float64, n)
+	y := make([]float64, n)
+	w := make([]float64, n)
+	g1 := make([]float64, n)
+	g2 := make([]float64, n)
+	var want float64
+	l := Logistic{}
+	for i := range m {
+		m[i] = 30 * (rng.Float64() - 0.5)
+		y[i] = 1
+		if rng.IntN(2) == 0 {
+			y[i] = -1
+		}
+		w[i] = float64(rng.IntN(5))
+		if i%1000 == 0 {
+			w[i] = float64(maxIntWeight + 1 + rng.IntN(3)) // the log1p fallback
+		}
+		if i%777 == 0 {
+			w[i] = 0.5 // a non-integer weight
+		}
+		want += w[i] * l.Value(m[i])
+	}
+	got := evalLoss(l, m, y, w, g1, g2)
+	if math.Abs(got-want) > 1e-12*want {
+		t.Errorf("weighted loss %.17g, direct sum %.17g (rel. diff %.3g)", got, want, math.Abs(got-want)/want)
+	}
+	for i := range m {
+		if d1 := w[i] * y[i] * l.Deriv(m[i]); math.Abs(g1[i]-d1) > 1e-15*math.Max(1, math.Abs(d1)) {
+			t.Fatalf("g1[%d] = %v, want %v", i, g1[i], d1)
+		}
+		if d2 := w[i] * l.Deriv2(m[i]); math.Abs(g2[i]-d2) > 1e-15*math.Max(1, math.Abs(d2)) {
+			t.Fatalf("g2[%d] = %v, want %v", i, g2[i], d2)
+		}
+	}
+}
