@@ -1,6 +1,7 @@
 package dpci
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -124,6 +125,9 @@ func ObjectivePerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, er
 	if err := p.Validate(); err != nil {
 		return Result{}, err
 	}
+	if rows != nil && rows.Weighted() {
+		return Result{}, errors.New("dpci: ObjectivePerturbation releases under Theorem 2 assume unweighted rows (one row per person); weighted rows (e.g. a bootstrap replicate) are for simulation with the lower-level pieces")
+	}
 	fit, ep, err := ObjPertFit(rng, rows, p)
 	if err != nil {
 		return Result{}, err
@@ -156,6 +160,9 @@ func ObjectivePerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, er
 func OutputPerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
+	}
+	if rows != nil && rows.Weighted() {
+		return Result{}, errors.New("dpci: OutputPerturbation releases under Theorem 4 assume unweighted rows (one row per person); weighted rows (e.g. a bootstrap replicate) are for simulation with the lower-level pieces")
 	}
 	theta, hat, err := OutPertFit(rng, rows, p)
 	if err != nil {

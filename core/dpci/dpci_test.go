@@ -311,3 +311,23 @@ func TestOutputPerturbation_NoNoiseLimit(t *testing.T) {
 		t.Errorf("‖H̃ − H‖_F = %v", e)
 	}
 }
+
+// TestReleasesRejectWeightedRows: the whole-algorithm entry points release
+// under Theorems 2 and 4, which assume one unweighted row per person.
+func TestReleasesRejectWeightedRows(t *testing.T) {
+	rng := randx.New(5, "dpci", "weighted")
+	X, y := plantedData(rng, 200, []float64{1, -1})
+	w := make([]float64, 200)
+	for i := range w {
+		w[i] = 1
+	}
+	w[0] = 2
+	rows := erm.NewRows(X, y, nil).WithWeights(w)
+	p := Params{Model: LR, C: 0.01, Privacy: DP, Phi1: 1, Phi2: 1, Phi3: 1, Alpha: 0.05, M: 50}
+	if _, err := ObjectivePerturbation(rng, rows, p); err == nil {
+		t.Error("ObjectivePerturbation accepted weighted rows")
+	}
+	if _, err := OutputPerturbation(rng, rows, p); err == nil {
+		t.Error("OutputPerturbation accepted weighted rows")
+	}
+}

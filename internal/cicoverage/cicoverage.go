@@ -523,9 +523,8 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 			res, e1, err := dpci.ObjPertFit(e.stream(pt, u.model, "vi", i, "obj-fit"), rows, p)
 			ep = e1
 			if errors.Is(err, dpci.ErrEpsilonPrime) {
-				delete(samples, "obj")
+				delete(samples, "obj") // its rows report epsilon-prime<=0 below
 				objMs = nil
-				status = "epsilon-prime<=0"
 				continue
 			}
 			if err != nil {
@@ -772,7 +771,10 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 			le := results.LedgerEntry{Method: m.name, Setting: fmt.Sprintf("dataset=%s %s=%s", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep, results.FormatFloat(pt.x))}
 			theta := "θ̃ (output perturbation, Algorithm 4)"
 			if m.obj {
-				theta = "θ̃ (objective perturbation, Algorithm 1; ε₁ = φ₁ — as zCDP it counts ε₁²/2)"
+				theta = "θ̃ (objective perturbation, Algorithm 1 at ε₁; as zCDP it counts ε₁²/2)"
+				if m.privacy == dpci.ZCDP {
+					phi1 = phi1 * phi1 / 2 // Theorem 2: ε₁-DP objective perturbation is ε₁²/2-zCDP
+				}
 			}
 			le.Components = []results.LedgerCharge{
 				{Part: "training", Release: theta, Data: "D", Epsilon: F(phi1), Private: true},

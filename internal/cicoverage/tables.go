@@ -39,6 +39,29 @@ func paperOrder(ms []method) []method {
 // CI and VI lengths (mean ± sd over the replicates; the paper shows those
 // as Figures 1–4).
 func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, error) {
+	var names []string
+	byDataset := map[string][]results.SummaryRow{}
+	for _, r := range summary {
+		if _, ok := byDataset[r.Dataset]; !ok {
+			names = append(names, r.Dataset)
+		}
+		byDataset[r.Dataset] = append(byDataset[r.Dataset], r)
+	}
+	out := map[string][]byte{}
+	for _, ds := range names {
+		prefix := ""
+		if len(names) > 1 {
+			prefix = ds + "-"
+		}
+		if err := e.tables(out, prefix, byDataset[ds]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// tables adds the tables of one dataset's summary rows to out.
+func (e *Experiment) tables(out map[string][]byte, prefix string, summary []results.SummaryRow) error {
 	type cell struct{ mean, sd float64 }
 	byKey := map[string]cell{}
 	var xs []float64
@@ -72,7 +95,6 @@ func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, er
 		}
 		return fmt.Sprintf("%.4f", c.mean)
 	}
-	out := map[string][]byte{}
 	ci := e.spec.ConfidenceIntervals
 	for _, metric := range []string{"coverage", "ci_length", "vi_length"} {
 		withSD := metric != "coverage"
@@ -85,8 +107,17 @@ func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, er
 		if metric == "vi_length" {
 			withSD = false // one VI per (method, x)
 		}
-		fmt.Fprintf(&md, "%s — %s (%s; α = %g, c = %g, h = %g, ε₁ = %g, ε₂ = %g, ε₃ = %g, ρᵢ = εᵢ²/2; %d replicates)\n\n",
-			title, e.spec.Title, e.xLabel(), ci.Alpha, ci.C, ci.H, ci.Eps1, ci.Eps2, ci.Eps3, ci.Replicates)
+		budgets := []string{}
+		for i, v := range []float64{ci.Eps1, ci.Eps2, ci.Eps3} {
+			name := fmt.Sprintf("eps%d", i+1)
+			if ci.Sweep == name {
+				budgets = append(budgets, fmt.Sprintf("ε%d swept", i+1))
+			} else {
+				budgets = append(budgets, fmt.Sprintf("ε%d = %g", i+1, v))
+			}
+		}
+		fmt.Fprintf(&md, "%s — %s (%s; α = %g, c = %g, h = %g, %s, ρᵢ = εᵢ²/2; %d replicates)\n\n",
+			title, e.spec.Title, e.xLabel(), ci.Alpha, ci.C, ci.H, strings.Join(budgets, ", "), ci.Replicates)
 		md.WriteString("| privacy | perturbation | model |")
 		for _, x := range xs {
 			fmt.Fprintf(&md, " %s |", results.FormatFloat(x))
@@ -99,7 +130,7 @@ func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, er
 			head = append(head, results.FormatFloat(x))
 		}
 		if err := w.Write(head); err != nil {
-			return nil, err
+			return err
 		}
 		for _, m := range rows {
 			priv, pert, model := label(m)
@@ -116,15 +147,15 @@ func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, er
 			}
 			md.WriteString("\n")
 			if err := w.Write(rec); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
-			return nil, err
+			return err
 		}
-		out[metric+".md"] = md.Bytes()
-		out[metric+".csv"] = buf.Bytes()
+		out[prefix+metric+".md"] = md.Bytes()
+		out[prefix+metric+".csv"] = buf.Bytes()
 	}
-	return out, nil
+	return nil
 }
