@@ -118,6 +118,17 @@ const (
 	CovSolveScale CovMode = "solve-scale"
 )
 
+// quadEntry returns entry (i, j) of the quadratic form of Eq. (1) for the
+// noisy row-major p×p statistic z: (zᵢⱼ + zⱼᵢ)/(2n) + λ·[i = j], the
+// symmetric part (θᵀZθ sees no other).
+func (r *Ridge) quadEntry(z []float64, i, j int) float64 {
+	v := (z[i*r.p+j] + z[j*r.p+i]) * (1 / float64(r.n)) / 2
+	if i == j {
+		v += r.lambda
+	}
+	return v
+}
+
 // covSeq is CovNR's hypothesis sequence (Algorithm 3).
 type covSeq struct {
 	r      *Ridge
@@ -174,11 +185,7 @@ func (s *covSeq) Next() (expost.Hypothesis, bool, error) {
 		p := r.p
 		for _, k := range s.zc.Changed() {
 			i, j := k/p, k%p
-			v := (z[i*p+j] + z[j*p+i]) * invN / 2
-			if i == j {
-				v += r.lambda
-			}
-			s.a.SetSym(i, j, v)
+			s.a.SetSym(i, j, r.quadEntry(z, i, j))
 		}
 	}
 	return &covHyp{r: r, mode: s.mode, seq: s, gen: s.gen, a: s.a, z: s.zc.Value(), g: s.g, solver: s.solver}, true, nil
@@ -213,11 +220,7 @@ func CovPert(r *Ridge, mode CovMode) expost.Independent {
 			h.a = mat.NewSymDense(p, nil)
 			for i := 0; i < p; i++ {
 				for j := i; j < p; j++ {
-					v := (z[i*p+j] + z[j*p+i]) * invN / 2
-					if i == j {
-						v += r.lambda
-					}
-					h.a.SetSym(i, j, v)
+					h.a.SetSym(i, j, r.quadEntry(z, i, j))
 				}
 			}
 			h.solver = trs.NewSolver(p)
