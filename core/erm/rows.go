@@ -55,6 +55,7 @@ type Rows struct {
 
 	y       []float64
 	weight  []float64 // nil = all 1
+	keep    []int32   // Resample's scratch: the kept rows of the parent
 	sumW    float64
 	maxNorm float64 // max over rows of ‖xᵢ‖₂
 	dataErr error   // first invalid value of X or y
@@ -206,6 +207,126 @@ func (r *Rows) WithWeights(w []float64) *Rows {
 	}
 	out.sumW = s
 	return &out
+}
+
+// Resample returns a bootstrap replicate of r given by multiplicities:
+// a Rows holding, in their order, only the rows i with counts[i] > 0, each
+// with weight counts[i]·ωᵢ (ωᵢ = 1 when r is unweighted). Every weighted
+// quantity of the solvers (objective, gradient, Hessian) is the same as for
+// r.WithWeights(counts) up to rounding, but the ≈ 37 % of rows that a
+// bootstrap replicate of n draws leaves out (e⁻¹ of them) are not stored, so
+// each pass over the replicate reads ≈ 63 % of the data and meets no zero
+// weight. The copy costs one pass over the kept nonzeros. The column layout
+// (which columns are stored densely) is r's.
+//
+// The result is stored in dst, whose storage is reused (nil allocates): a
+// loop over replicates allocates nothing once dst has grown. dst's previous
+// contents must no longer be in use, and dst must not be r.
+//
+// A negative count makes the returned Rows report [ErrBadWeights] through
+// [Rows.Err] (as do counts that are all zero); a data error of r is kept.
+// Resample panics if len(counts) ≠ r.N() or dst == r.
+func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
+	if len(counts) != r.n {
+		panic(fmt.Sprintf("erm: Resample: len(counts) = %d, want %d", len(counts), r.n))
+	}
+	if dst == r {
+		panic("erm: Resample: dst is the receiver")
+	}
+	if dst == nil {
+		dst = new(Rows)
+	}
+	out := Rows{d: r.d, dcols: r.dcols, gram: new(gramCache), dataErr: r.dataErr, err: r.dataErr}
+	// The kept rows, then one tight gather loop per array.
+	keep := resize(dst.keep, r.n)[:0]
+	for i, c := range counts {
+		if c > 0 {
+			keep = append(keep, int32(i))
+		} else if c < 0 && out.err == nil {
+			out.err = fmt.Errorf("erm: count %d = %d: %w", i, c, ErrBadWeights)
+		}
+	}
+	out.keep = keep
+	k := len(keep)
+	out.n = k
+	out.rowPtr = resize(dst.rowPtr, k+1)
+	out.sPtr = resize(dst.sPtr, k+1)
+	out.rowPtr[0], out.sPtr[0] = 0, 0
+	nnz, snnz := 0, 0
+	for t, i := range keep {
+		nnz += r.rowPtr[i+1] - r.rowPtr[i]
+		snnz += r.sPtr[i+1] - r.sPtr[i]
+		out.rowPtr[t+1] = nnz
+		out.sPtr[t+1] = snnz
+	}
+	out.col = resize(dst.col, nnz)
+	out.val = resize(dst.val, nnz)
+	var maxSS float64
+	for t, i := range keep {
+		lo, hi := r.rowPtr[i], r.rowPtr[i+1]
+		p := out.rowPtr[t]
+		cols, vals := r.col[lo:hi], r.val[lo:hi]
+		ocols, ovals := out.col[p:p+len(cols)], out.val[p:p+len(cols)]
+		var ss float64
+		for q, j := range cols {
+			v := vals[q]
+			ocols[q], ovals[q] = j, v
+			ss += v * v
+		}
+		if ss > maxSS { // false for NaN: rows with invalid values are left out, as in NewRows
+			maxSS = ss
+		}
+	}
+	out.maxNorm = math.Sqrt(maxSS)
+	out.sCol = resize(dst.sCol, snnz)
+	out.sVal = resize(dst.sVal, snnz)
+	if snnz > 0 {
+		for t, i := range keep {
+			lo, hi := r.sPtr[i], r.sPtr[i+1]
+			p := out.sPtr[t]
+			copy(out.sCol[p:p+hi-lo], r.sCol[lo:hi])
+			copy(out.sVal[p:p+hi-lo], r.sVal[lo:hi])
+		}
+	}
+	out.y = resize(dst.y, k)
+	out.weight = resize(dst.weight, k)
+	for t, i := range keep {
+		out.y[t] = r.y[i]
+		out.weight[t] = float64(counts[i])
+	}
+	if r.weight != nil {
+		for t, i := range keep {
+			out.weight[t] *= r.weight[i]
+		}
+	}
+	for t, w := range out.weight {
+		if !isFinite(w) && out.err == nil {
+			out.err = fmt.Errorf("erm: weight of row %d = %v: %w", keep[t], w, ErrNotFinite)
+		}
+		out.sumW += w
+	}
+	out.dm = resize(dst.dm, len(r.dcols)*k)
+	for kk := range r.dcols {
+		src := r.dm[kk*r.n : (kk+1)*r.n]
+		dcol := out.dm[kk*k : (kk+1)*k]
+		for t, i := range keep {
+			dcol[t] = src[i]
+		}
+	}
+	if !(out.sumW > 0) && out.err == nil {
+		out.err = fmt.Errorf("erm: counts sum to %v: %w", out.sumW, ErrBadWeights)
+	}
+	*dst = out
+	return dst
+}
+
+// resize returns s with length k, reallocated only when its capacity is
+// short.
+func resize[T any](s []T, k int) []T {
+	if cap(s) < k {
+		return make([]T, k)
+	}
+	return s[:k]
 }
 
 // N returns the number of stored rows (not the weighted count; see

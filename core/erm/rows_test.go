@@ -207,3 +207,75 @@ func TestObjective_Derivatives(t *testing.T) {
 		}
 	}
 }
+
+// TestRows_Resample checks that the compacted replicate has the value,
+// gradient and Hessian of the same counts given as weights (zeros
+// included), on every storage path, with and without parent weights, and
+// that reusing dst across replicates of different sizes is safe.
+func TestRows_Resample(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(21, 22))
+	var dst Rows
+	for name, rows := range testDesigns(rng) {
+		for _, parentW := range []bool{false, true} {
+			base := rows
+			var pw []float64
+			if parentW {
+				pw = make([]float64, rows.N())
+				for i := range pw {
+					pw[i] = 0.5 + rng.Float64()
+				}
+				base = rows.WithWeights(pw)
+			}
+			for rep := 0; rep < 3; rep++ {
+				counts := make([]int32, rows.N())
+				for i := 0; i < rows.N(); i++ {
+					counts[rng.IntN(rows.N())]++
+				}
+				w := make([]float64, rows.N())
+				kept := 0
+				for i, c := range counts {
+					w[i] = float64(c)
+					if pw != nil {
+						w[i] *= pw[i]
+					}
+					if c > 0 {
+						kept++
+					}
+				}
+				want := rows.WithWeights(w)
+				got := base.Resample(&dst, counts)
+				if got != &dst || got.N() != kept || got.Err() != nil {
+					t.Fatalf("%s: Resample: N = %d (want %d), err %v", name, got.N(), kept, got.Err())
+				}
+				if math.Abs(got.SumWeights()-want.SumWeights()) > 1e-9*want.SumWeights() {
+					t.Errorf("%s: Σω = %v, want %v", name, got.SumWeights(), want.SumWeights())
+				}
+				if got.MaxRowNorm() > rows.MaxRowNorm() {
+					t.Errorf("%s: max row norm %v above the parent's %v", name, got.MaxRowNorm(), rows.MaxRowNorm())
+				}
+				wv := randVec(rng, rows.D(), 0.5)
+				for _, loss := range []Loss{Logistic{}, Huber{H: 0.5}} {
+					obj := Objective{Loss: loss, Lambda: 0.01}
+					if a, b := obj.Value(got, wv), obj.Value(want, wv); math.Abs(a-b) > 1e-12*(1+math.Abs(b)) {
+						t.Errorf("%s %s: value %v, want %v", name, loss.Name(), a, b)
+					}
+					if a, b := obj.Grad(nil, got, wv), obj.Grad(nil, want, wv); !floats.EqualApprox(a, b, 1e-12) {
+						t.Errorf("%s %s: gradient %v, want %v", name, loss.Name(), a, b)
+					}
+					if a, b := obj.Hessian(nil, got, wv), obj.Hessian(nil, want, wv); !mat.EqualApprox(a, b, 1e-12) {
+						t.Errorf("%s %s: Hessian differs", name, loss.Name())
+					}
+				}
+			}
+		}
+	}
+	X := mat.NewDense(2, 2, []float64{1, 0, 0, 1})
+	rows := NewRows(X, []float64{1, -1}, nil)
+	if err := rows.Resample(nil, []int32{-1, 2}).Err(); !errors.Is(err, ErrBadWeights) {
+		t.Errorf("negative count: err = %v, want ErrBadWeights", err)
+	}
+	if err := rows.Resample(nil, []int32{0, 0}).Err(); !errors.Is(err, ErrBadWeights) {
+		t.Errorf("zero counts: err = %v, want ErrBadWeights", err)
+	}
+}

@@ -46,6 +46,7 @@ package cicoverage
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -106,7 +107,7 @@ type point struct {
 	ds     int
 	x      float64
 	n, d   int // records; features without the constant
-	rows   *erm.Rows
+	data   *sample
 	theta0 map[dpci.Model][]float64
 	eps    [3]float64
 }
@@ -165,13 +166,13 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 			case "eps3":
 				pt.eps[2] = x
 			}
-			rows, n, d, err := subset(ds, perm, pt.n, pt.d, spec.Data.RowNorm)
+			data, n, d, err := subset(ds, perm, pt.n, pt.d, spec.Data.RowNorm)
 			if err != nil {
 				return nil, fmt.Errorf("%s: dataset %s, %s = %v: %w", spec.ID, name, ci.Sweep, x, err)
 			}
-			pt.rows, pt.n, pt.d = rows, n, d
+			pt.data, pt.n, pt.d = data, n, d
 			for _, model := range e.models {
-				res, err := dpci.FitNonPrivate(rows, e.params(model, dpci.DP, pt), erm.FitOptions{})
+				res, err := dpci.FitNonPrivate(data.full, e.params(model, dpci.DP, pt), erm.FitOptions{})
 				if err != nil {
 					return nil, fmt.Errorf("%s: dataset %s, %s = %v: θ₀: %w", spec.ID, name, ci.Sweep, x, err)
 				}
@@ -211,9 +212,50 @@ func parseMethod(name string) (method, error) {
 	return m, nil
 }
 
+// sample is a (sub)dataset of n records stored as its distinct records.
+// Every quantity of the paper is a sum over records, so a record that
+// occurs k times can be stored once with weight k: full (base weighted by
+// the multiplicities) has exactly the objective, gradient, Hessian and
+// covariance of the n records, and a bootstrap replicate (n records drawn
+// with replacement, counted per distinct record) is base weighted by those
+// counts. On KDD-99 with d = 10 the 450,000 records are 2,489 distinct rows,
+// on Bank 45,211 are 909: the fits run over those.
+type sample struct {
+	base *erm.Rows // each distinct (x, y) once, unweighted
+	full *erm.Rows // base weighted by the multiplicities of the n records
+	rec  []int32   // rec[i] is the row of base that record i equals
+}
+
+// distinct builds the sample of the n records (x, y).
+func distinct(x *mat.Dense, y []float64) *sample {
+	n, cols := x.Dims()
+	index := make(map[string]int32, n)
+	rec := make([]int32, n)
+	var first []int
+	var mult []float64
+	key := make([]byte, 8*(cols+1))
+	for i := 0; i < n; i++ {
+		for j, v := range x.RawRowView(i) {
+			binary.LittleEndian.PutUint64(key[8*j:], math.Float64bits(v))
+		}
+		binary.LittleEndian.PutUint64(key[8*cols:], math.Float64bits(y[i]))
+		u, ok := index[string(key)]
+		if !ok {
+			u = int32(len(first))
+			index[string(key)] = u
+			first = append(first, i)
+			mult = append(mult, 0)
+		}
+		mult[u]++
+		rec[i] = u
+	}
+	base := erm.NewRows(x, y, first)
+	return &sample{base: base, full: base.WithWeights(mult), rec: rec}
+}
+
 // subset keeps the records perm[:n] and the first d features of ds (0 keeps
 // all), appends the constant feature and scales the rows again.
-func subset(ds *datasets.Dataset, perm []int, n, d int, rowNorm string) (*erm.Rows, int, int, error) {
+func subset(ds *datasets.Dataset, perm []int, n, d int, rowNorm string) (*sample, int, int, error) {
 	N, P := ds.X.Dims()
 	if n == 0 {
 		n = N
@@ -236,7 +278,7 @@ func subset(ds *datasets.Dataset, perm []int, n, d int, rowNorm string) (*erm.Ro
 		y[i] = ds.Y[perm[i]]
 	}
 	scaleRows(x, rowNorm)
-	return erm.NewRows(x, y, nil), n, d, nil
+	return distinct(x, y), n, d, nil
 }
 
 // scaleRows applies the l2 row scalings of datasets.Preprocessing.RowNorm.
@@ -311,15 +353,29 @@ func (e *Experiment) stream(pt *point, model dpci.Model, kind string, rep int, s
 		results.FormatFloat(pt.x), string(model), kind, fmt.Sprint(rep), step)
 }
 
-// bootstrap returns rows reweighted by the multiplicities of n draws with
-// replacement.
-func bootstrap(rows *erm.Rows, rng *rand.Rand) *erm.Rows {
-	n := rows.N()
-	w := make([]float64, n)
+// resampler draws bootstrap replicates of one sample into reused storage.
+type resampler struct {
+	s      *sample
+	counts []int32
+	dst    erm.Rows
+}
+
+func newResampler(s *sample) *resampler {
+	return &resampler{s: s, counts: make([]int32, s.base.N())}
+}
+
+// draw returns the replicate of n records drawn with replacement (n =
+// len(s.rec)) as the distinct rows drawn at least once, weighted by how
+// often they were drawn ([erm.Rows.Resample]). The result is valid until
+// the next draw.
+func (r *resampler) draw(rng *rand.Rand) *erm.Rows {
+	rec := r.s.rec
+	n := len(rec)
+	clear(r.counts)
 	for i := 0; i < n; i++ {
-		w[rng.IntN(n)]++
+		r.counts[rec[rng.IntN(n)]]++
 	}
-	return rows.WithWeights(w)
+	return r.s.base.Resample(&r.dst, r.counts)
 }
 
 // privMatrices releases the Hessian and gradient covariance at theta
@@ -384,14 +440,14 @@ func (e *Experiment) runCI(ctx context.Context, key string, u unit) ([]results.R
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	objMs, outMs := e.sel(u.model)
-	ws := new(erm.Workspace)
-	fit := erm.FitOptions{Init: theta0, Work: ws}
+	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace)}
+	rs := newResampler(pt.data)
 	var out []results.Row
 	for rep := u.lo; rep < u.hi; rep++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		byMethod, err := e.replicate(key, pt, u.model, rep, objMs, outMs, fit)
+		byMethod, err := e.replicate(key, pt, u.model, rep, objMs, outMs, fit, rs)
 		if err != nil {
 			return nil, err
 		}
@@ -406,10 +462,10 @@ func (e *Experiment) runCI(ctx context.Context, key string, u unit) ([]results.R
 
 // replicate computes the intervals of one bootstrap replicate for the
 // requested methods of one model, keyed by method name.
-func (e *Experiment) replicate(key string, pt *point, model dpci.Model, rep int, objMs, outMs []method, fit erm.FitOptions) (map[string]results.Row, error) {
+func (e *Experiment) replicate(key string, pt *point, model dpci.Model, rep int, objMs, outMs []method, fit erm.FitOptions, rs *resampler) (map[string]results.Row, error) {
 	theta0 := pt.theta0[model]
 	out := map[string]results.Row{}
-	rows := bootstrap(pt.rows, e.stream(pt, model, "ci", rep, "resample"))
+	rows := rs.draw(e.stream(pt, model, "ci", rep, "resample"))
 	n := rows.SumWeights()
 	if len(outMs) > 0 {
 		p := e.params(model, dpci.DP, pt)
@@ -473,8 +529,8 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	objMs, outMs := e.sel(u.model)
-	ws := new(erm.Workspace)
-	fit := erm.FitOptions{Init: theta0, Work: ws}
+	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace)}
+	rs := newResampler(pt.data)
 	dim := len(theta0)
 	// samples[variant][j][i]: variant "obj" (shared) or "<privacy>-output".
 	samples := map[string][][]float64{}
@@ -498,7 +554,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rows := bootstrap(pt.rows, e.stream(pt, u.model, "vi", i, "resample"))
+		rows := rs.draw(e.stream(pt, u.model, "vi", i, "resample"))
 		n := rows.SumWeights()
 		if len(outMs) > 0 {
 			hat, err := dpci.FitNonPrivate(rows, e.params(u.model, dpci.DP, pt), fit)

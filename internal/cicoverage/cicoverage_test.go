@@ -262,7 +262,7 @@ func TestBootstrap_SandwichCoverage(t *testing.T) {
 	p := e.params(dpci.LR, dpci.ZCDP, pt)
 	var covered, total int
 	for rep := 0; rep < 400; rep++ {
-		rows := bootstrap(pt.rows, e.stream(pt, dpci.LR, "ci", rep, "resample"))
+		rows := newResampler(pt.data).draw(e.stream(pt, dpci.LR, "ci", rep, "resample"))
 		hat, err := dpci.FitNonPrivate(rows, p, erm.FitOptions{Init: th0})
 		if err != nil {
 			t.Fatal(err)

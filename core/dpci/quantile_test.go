@@ -1,0 +1,43 @@
+package dpci
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// TestEmpiricalQuantiles checks the selection against stat.Quantile on
+// sorted data, for sizes from 1 to 10,000, heavy ties and the levels of
+// the paper's intervals and the extremes.
+func TestEmpiricalQuantiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	levels := [][2]float64{{0.025, 0.975}, {0.05, 0.95}, {0, 1}, {0.5, 0.5}, {1e-9, 1 - 1e-9}, {0.3, 0.31}}
+	for _, m := range []int{1, 2, 3, 7, 40, 501, 10000} {
+		for _, ties := range []int{0, 1, 3, 50} {
+			x := make([]float64, m)
+			for i := range x {
+				if ties > 0 {
+					x[i] = float64(rng.IntN(ties))
+				} else {
+					x[i] = rng.NormFloat64()
+				}
+			}
+			sorted := slices.Clone(x)
+			slices.Sort(sorted)
+			for _, l := range levels {
+				lo, hi := empiricalQuantiles(slices.Clone(x), l[0], l[1])
+				wlo := stat.Quantile(l[0], stat.Empirical, sorted, nil)
+				whi := stat.Quantile(l[1], stat.Empirical, sorted, nil)
+				if lo != wlo || hi != whi {
+					t.Errorf("m = %d, ties = %d, levels %v: got (%v, %v), want (%v, %v)", m, ties, l, lo, hi, wlo, whi)
+				}
+			}
+		}
+	}
+	if lo, hi := empiricalQuantiles([]float64{1, math.NaN(), 2}, 0.1, 0.9); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("NaN input: got (%v, %v), want NaN", lo, hi)
+	}
+}
