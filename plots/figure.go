@@ -47,7 +47,7 @@ type FigureSpec struct {
 	// Methods still selects and orders the methods.
 	Metrics []string
 	// XLabel and YLabel are the axis labels. Empty XLabel means the XName of
-	// the first matching row; empty YLabel means Metric.
+	// panel's first row; empty YLabel means Metric.
 	XLabel, YLabel string
 	// LogX and LogY put the axis on a log10 scale. Points whose x (LogX) or
 	// mean (LogY) is ≤ 0 are then skipped.
@@ -78,6 +78,21 @@ type FigureSpec struct {
 	// Width and Height are the size of one panel in inches; zero means
 	// DefaultWidth × DefaultHeight. Must be ≥ 0.
 	Width, Height float64
+	// ErrorBars selects the error bar of a point: "" or "ci", the row's
+	// CILow..CIHigh (the percentile-bootstrap CI of the mean); "sd",
+	// Mean ± SD (one standard deviation of the replicates, as the error bars
+	// of Wang, Kifer & Lee 2019, Figures 1–4). A row with a non-finite SD
+	// (a single value) gets no bar.
+	ErrorBars string
+	// PanelBy, when not nil, groups rows into panels by the key it returns
+	// for each row (the panel's title), in order of first appearance; nil
+	// gives one panel per dataset. With several swept quantities in one
+	// figure, leave XLabel empty: each panel's x axis is then labelled with
+	// the XName of its rows.
+	PanelBy func(results.SummaryRow) string
+	// Columns is the number of panels per row of the figure; zero puts all
+	// panels in one row. Must be ≥ 0.
+	Columns int
 }
 
 // validate reports every problem with spec.
@@ -108,6 +123,12 @@ func (spec FigureSpec) validate() error {
 	if spec.RefLine != nil && (math.IsNaN(*spec.RefLine) || math.IsInf(*spec.RefLine, 0)) {
 		errs = append(errs, fmt.Errorf("ref_line: must be finite (got %v)", *spec.RefLine))
 	}
+	if spec.ErrorBars != "" && spec.ErrorBars != "ci" && spec.ErrorBars != "sd" {
+		errs = append(errs, fmt.Errorf("error bars: %q is not \"ci\" or \"sd\"", spec.ErrorBars))
+	}
+	if spec.Columns < 0 {
+		errs = append(errs, fmt.Errorf("columns: %d is negative", spec.Columns))
+	}
 	seen := make(map[string]bool, len(spec.Methods))
 	for i, m := range spec.Methods {
 		if seen[m] {
@@ -136,9 +157,10 @@ type series struct {
 	Points []point // sorted by X
 }
 
-// panelData is the data of one dataset's panel.
+// panelData is the data of one panel (a dataset's, unless PanelBy is set).
 type panelData struct {
-	Dataset   string
+	Dataset   string // the panel key and title
+	XName     string // of the panel's first row
 	Synthetic bool
 	Series    []series // in method order; methods without points are absent
 }
@@ -176,9 +198,6 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 	}
 
 	fig := figureData{XLabel: spec.XLabel, YLabel: spec.YLabel}
-	if fig.XLabel == "" {
-		fig.XLabel = matched[0].XName
-	}
 	if fig.YLabel == "" {
 		fig.YLabel = spec.Metric
 	}
@@ -209,27 +228,34 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 		if _, ok := methodIndex[r.Method]; !ok {
 			continue // not selected by spec.Methods
 		}
-		p, ok := panelIndex[r.Dataset]
+		panel := r.Dataset
+		if spec.PanelBy != nil {
+			panel = spec.PanelBy(r)
+		}
+		p, ok := panelIndex[panel]
 		if !ok {
 			p = len(fig.Panels)
-			panelIndex[r.Dataset] = p
-			fig.Panels = append(fig.Panels, panelData{Dataset: r.Dataset})
+			panelIndex[panel] = p
+			fig.Panels = append(fig.Panels, panelData{Dataset: panel, XName: r.XName})
 		}
 		if r.DataSource == "synthetic" {
 			fig.Panels[p].Synthetic = true
 		}
-		k := cellKey{r.Dataset, r.Method, r.X}
+		k := cellKey{panel, r.Method, r.X}
 		if seen[k] {
-			return figureData{}, fmt.Errorf("plots: figure %q: duplicate row for dataset %q, method %q, %s = %v",
-				spec.Name, r.Dataset, r.Method, r.XName, r.X)
+			return figureData{}, fmt.Errorf("plots: figure %q: duplicate row for panel %q, method %q, %s = %v",
+				spec.Name, panel, r.Method, r.XName, r.X)
 		}
 		seen[k] = true
 		if !finite(r.X) || !finite(r.Mean) || (spec.LogX && r.X <= 0) || (spec.LogY && r.Mean <= 0) {
 			continue // nothing drawable: a failed cell or outside the log axis
 		}
 		pt := point{X: r.X, XPlot: r.X, Mean: r.Mean, CILow: r.CILow, CIHigh: r.CIHigh}
-		pt.HasCI = finite(r.CILow) && finite(r.CIHigh) && r.CILow <= r.CIHigh
-		key := [2]string{r.Dataset, r.Method}
+		if spec.ErrorBars == "sd" {
+			pt.CILow, pt.CIHigh = r.Mean-r.SD, r.Mean+r.SD
+		}
+		pt.HasCI = finite(pt.CILow) && finite(pt.CIHigh) && pt.CILow <= pt.CIHigh
+		key := [2]string{panel, r.Method}
 		cells[key] = append(cells[key], pt)
 	}
 
@@ -462,6 +488,9 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 			p.Title.TextStyle.Color = syntheticColor
 		}
 		p.X.Label.Text = data.XLabel
+		if p.X.Label.Text == "" {
+			p.X.Label.Text = pd.XName
+		}
 		p.Y.Label.Text = data.YLabel
 		p.Legend.Top = true
 		p.Legend.TextStyle.Font.Size = vg.Points(10)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"image/png"
 	"io"
 	"math"
@@ -340,6 +341,8 @@ func TestBuild_Errors(t *testing.T) {
 		{"NaN ref line", FigureSpec{Name: "f", Metric: "auc", RefLine: &nan}, rows, "ref_line"},
 		{"duplicate method", FigureSpec{Name: "f", Metric: "auc", Methods: []string{"a", "a"}}, rows, "methods[1]"},
 		{"duplicate cell", FigureSpec{Name: "f", Metric: "auc"}, append(slices.Clone(rows), rows[0]), "duplicate row"},
+		{"bad error bars", FigureSpec{Name: "f", Metric: "auc", ErrorBars: "se"}, rows, "error bars"},
+		{"negative columns", FigureSpec{Name: "f", Metric: "auc", Columns: -2}, rows, "columns"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -601,5 +604,82 @@ func TestLayout_SeveralMetrics(t *testing.T) {
 	}
 	if _, err := layout(FigureSpec{Metrics: []string{"nope"}}, rows); err == nil {
 		t.Error("unknown metrics: no error")
+	}
+}
+
+// TestLayout_SDBarsAndPanelBy checks ErrorBars "sd" (Mean ± SD, no bar for
+// a NaN SD) and PanelBy (panels keyed and titled by the function, each
+// labelled with its own XName when XLabel is empty).
+func TestLayout_SDBarsAndPanelBy(t *testing.T) {
+	t.Parallel()
+	rows := fakeRows("len", []string{"adult"}, []string{"dp-lr", "dp-svm"}, []float64{1, 2})
+	more := fakeRows("len", []string{"kdd"}, []string{"dp-lr"}, []float64{50, 100})
+	for i := range more {
+		more[i].XName = "n"
+	}
+	more[0].SD = math.NaN()
+	rows = append(rows, more...)
+	model := func(r results.SummaryRow) string { return r.Dataset + ", " + r.Method[3:] }
+	fig, err := layout(FigureSpec{Name: "f", Metric: "len", ErrorBars: "sd", PanelBy: model}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles, xnames []string
+	for _, p := range fig.Panels {
+		titles = append(titles, p.Dataset)
+		xnames = append(xnames, p.XName)
+		for _, s := range p.Series {
+			for _, pt := range s.Points {
+				if p.Dataset == "kdd, lr" && pt.X == 50 {
+					if pt.HasCI {
+						t.Errorf("NaN SD drawn as a bar")
+					}
+					continue
+				}
+				if !pt.HasCI || pt.CILow != pt.Mean-0.05 || pt.CIHigh != pt.Mean+0.05 {
+					t.Errorf("panel %s x = %v: bar [%v, %v], want mean ± 0.05 around %v", p.Dataset, pt.X, pt.CILow, pt.CIHigh, pt.Mean)
+				}
+			}
+		}
+	}
+	if want := []string{"adult, lr", "adult, svm", "kdd, lr"}; !slices.Equal(titles, want) {
+		t.Errorf("panels %v, want %v", titles, want)
+	}
+	if want := []string{"epsilon", "epsilon", "n"}; !slices.Equal(xnames, want) {
+		t.Errorf("panel x names %v, want %v", xnames, want)
+	}
+	f, err := build(FigureSpec{Name: "f", Metric: "len", PanelBy: model}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.panels[2].X.Label.Text; got != "n" {
+		t.Errorf("third panel x label %q, want n", got)
+	}
+}
+
+// TestRender_Columns checks that Columns wraps the panels into a grid.
+func TestRender_Columns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rows := fakeRows("auc", []string{"a", "b", "c"}, []string{"m"}, []float64{1, 2})
+	size := func(cols int) (int, int) {
+		spec := FigureSpec{Name: fmt.Sprintf("grid%d", cols), Metric: "auc", Columns: cols}
+		if err := Render(dir, spec, rows); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, spec.Name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img.Bounds().Dx(), img.Bounds().Dy()
+	}
+	w1, h1 := size(0)
+	w2, h2 := size(2)
+	if !(w2 < w1 && h2 > 3*h1/2) {
+		t.Errorf("2 columns: %d×%d px, one row: %d×%d px; want narrower and about twice as tall", w2, h2, w1, h1)
 	}
 }

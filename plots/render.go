@@ -83,6 +83,7 @@ type figureLayout struct {
 	titleH        vg.Length
 	legendW       vg.Length
 	width, height vg.Length
+	rows, cols    int // the grid of panels, filled row by row
 }
 
 const (
@@ -127,13 +128,18 @@ func newFigureLayout(spec FigureSpec, fig *figure) *figureLayout {
 		l.legendW = l.legend.Rectangle(draw.Canvas{}).Size().X + 2*figurePad
 	}
 
-	n := vg.Length(len(fig.panels))
+	l.cols = len(fig.panels)
+	if spec.Columns > 0 && spec.Columns < l.cols {
+		l.cols = spec.Columns
+	}
+	l.rows = (len(fig.panels) + l.cols - 1) / l.cols
+	n, r := vg.Length(l.cols), vg.Length(l.rows)
 	l.width = n*l.panelW + (n-1)*panelGap + l.legendW + 2*figurePad
 	if l.title != "" {
 		// Widen a narrow figure (one panel) rather than clip a long title.
 		l.width = max(l.width, l.titleStyle.Rectangle(l.title).Size().X+2*figurePad)
 	}
-	l.height = l.panelH + l.titleH + 2*figurePad
+	l.height = r*l.panelH + (r-1)*panelGap + l.titleH + 2*figurePad
 	return l
 }
 
@@ -151,10 +157,17 @@ func (l *figureLayout) draw(c draw.Canvas) {
 	for _, p := range l.fig.panels {
 		p.Legend = plot.NewLegend() // the shared legend replaces per-panel ones
 	}
-	tiles := draw.Tiles{Rows: 1, Cols: len(l.fig.panels), PadX: panelGap}
-	canvases := plot.Align([][]*plot.Plot{l.fig.panels}, tiles, body)
+	grid := make([][]*plot.Plot, l.rows)
+	for i := range grid {
+		grid[i] = make([]*plot.Plot, l.cols)
+	}
 	for i, p := range l.fig.panels {
-		p.Draw(canvases[0][i])
+		grid[i/l.cols][i%l.cols] = p
+	}
+	tiles := draw.Tiles{Rows: l.rows, Cols: l.cols, PadX: panelGap, PadY: panelGap}
+	canvases := plot.Align(grid, tiles, body)
+	for i, p := range l.fig.panels {
+		p.Draw(canvases[i/l.cols][i%l.cols])
 	}
 
 	if l.legendW > 0 {

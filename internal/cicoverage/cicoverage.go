@@ -752,8 +752,20 @@ func (e *Experiment) xLabel() string {
 }
 
 // Figures implements runner.Experiment: the coverage of Tables 2–6 as a
-// figure (dashed: 1−α), and per (perturbation, model) the CI and VI
-// lengths of DP and zCDP, as in Figures 1 and 2.
+// figure (dashed: 1−α), and the four comparisons of Section 7.3 as
+// Figures 1–4 lay them out: CI and VI length against the swept value, one
+// panel per model, error bars ±1 standard deviation of the CI lengths over
+// the replicates ("Error bars correspond to one standard deviation for
+// CI"; a VI is one interval per x and has none).
+//
+//	figure1-dp-vs-zcdp-obj       DP vs zCDP, objective perturbation
+//	figure2-dp-vs-zcdp-output    DP vs zCDP, output perturbation
+//	figure3-obj-vs-output-dp     objective vs output perturbation, DP
+//	figure4-obj-vs-output-zcdp   objective vs output perturbation, zCDP
+//
+// The paper's figures gather panels of several tables' sweeps (e.g.
+// Figure 1a is KDD-99's n sweep, 1b–c Adult's d sweep); each spec draws the
+// panels of its own sweep.
 func (e *Experiment) Figures() []plots.FigureSpec {
 	ci := e.spec.ConfidenceIntervals
 	target := 1 - ci.Alpha
@@ -764,26 +776,47 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if ci.Sweep == "d" {
 		what = "first coordinate"
 	}
-	for _, pert := range []string{"obj", "output"} {
+	for _, f := range comparisons {
+		var ms []string
 		for _, model := range []string{"lr", "svm"} {
-			var ms []string
-			for _, pr := range []string{"dp", "zcdp"} {
-				if name := pr + "-" + pert + "-" + model; slices.Contains(ci.Methods, name) {
+			for _, name := range f.methods {
+				if name += "-" + model; slices.Contains(ci.Methods, name) {
 					ms = append(ms, name)
 				}
 			}
-			if len(ms) == 0 {
-				continue
-			}
-			figs = append(figs, plots.FigureSpec{
-				Name:    "length-" + pert + "-" + model,
-				Title:   fmt.Sprintf("%s: CI vs VI length, %s perturbation, %s (%s)", e.spec.Title, pert, strings.ToUpper(model), what),
-				Metrics: []string{"ci_length", "vi_length"}, Methods: ms,
-				XLabel: e.xLabel(), YLabel: "interval length", Jitter: 0.1,
-			})
 		}
+		if len(ms) == 0 {
+			continue
+		}
+		figs = append(figs, plots.FigureSpec{
+			Name:    f.name,
+			Title:   fmt.Sprintf("%s, %s: %s (%s; bars ±1 sd of the CI length)", f.paper, f.title, e.spec.Title, what),
+			Metrics: []string{"ci_length", "vi_length"}, Methods: ms,
+			XLabel: e.xLabel(), YLabel: "interval length", Jitter: 0.1,
+			ErrorBars: "sd", PanelBy: modelPanel,
+		})
 	}
 	return figs
+}
+
+// comparisons are the four comparisons of Section 7.3 (Figures 1–4): the
+// two methods compared, without their model suffix.
+var comparisons = []struct {
+	name, paper, title string
+	methods            [2]string
+}{
+	{"figure1-dp-vs-zcdp-obj", "Figure 1", "DP vs zCDP, objective perturbation", [2]string{"dp-obj", "zcdp-obj"}},
+	{"figure2-dp-vs-zcdp-output", "Figure 2", "DP vs zCDP, output perturbation", [2]string{"dp-output", "zcdp-output"}},
+	{"figure3-obj-vs-output-dp", "Figure 3", "objective vs output perturbation, DP", [2]string{"dp-obj", "dp-output"}},
+	{"figure4-obj-vs-output-zcdp", "Figure 4", "objective vs output perturbation, zCDP", [2]string{"zcdp-obj", "zcdp-output"}},
+}
+
+// modelPanel puts a summary row in the panel of its dataset and model: the
+// last part of "<privacy>-<perturbation>-<model>", before the ": metric"
+// that plots appends for a several-metrics figure.
+func modelPanel(r results.SummaryRow) string {
+	m, _, _ := strings.Cut(r.Method, ":")
+	return r.Dataset + ", " + strings.ToUpper(m[strings.LastIndex(m, "-")+1:])
 }
 
 // Datasets implements runner.Experiment.

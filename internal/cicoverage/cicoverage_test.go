@@ -321,12 +321,25 @@ func TestFigures_Series(t *testing.T) {
 	for _, f := range figs {
 		names = append(names, f.Name)
 	}
-	want := "coverage length-obj-lr length-output-svm"
+	// smallSpec runs dp-obj-lr, zcdp-obj-lr, dp-output-svm and
+	// zcdp-output-svm: no obj/output pair shares a model and privacy.
+	want := "coverage figure1-dp-vs-zcdp-obj figure2-dp-vs-zcdp-output figure3-obj-vs-output-dp figure4-obj-vs-output-zcdp"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("figures %q, want %q", got, want)
 	}
 	if m := figs[1].Methods; len(m) != 2 || m[0] != "dp-obj-lr" || m[1] != "zcdp-obj-lr" {
-		t.Errorf("length-obj-lr methods %v", m)
+		t.Errorf("figure 1 methods %v", m)
+	}
+	if m := figs[3].Methods; len(m) != 2 || m[0] != "dp-obj-lr" || m[1] != "dp-output-svm" {
+		t.Errorf("figure 3 methods %v", m)
+	}
+	for _, f := range figs[1:] {
+		if f.ErrorBars != "sd" || f.PanelBy == nil || len(f.Metrics) != 2 {
+			t.Errorf("%s: error bars %q, metrics %v, panel by set %v; want sd bars, CI and VI length, a panel per model", f.Name, f.ErrorBars, f.Metrics, f.PanelBy != nil)
+		}
+	}
+	if got := modelPanel(results.SummaryRow{Dataset: "adult", Method: "zcdp-output-svm: vi_length"}); got != "adult, SVM" {
+		t.Errorf("modelPanel = %q, want %q", got, "adult, SVM")
 	}
 	if figs[0].RefLine == nil || *figs[0].RefLine != 0.95 {
 		t.Errorf("coverage reference line %v, want 0.95", figs[0].RefLine)
