@@ -86,6 +86,25 @@ func TestSummarize(t *testing.T) {
 	if !strings.HasPrefix(string(b), strings.Join(SummaryColumns, ",")+"\n") {
 		t.Errorf("header %q", strings.SplitN(string(b), "\n", 2)[0])
 	}
+	// Read back: the same rows (NaN included), bit for bit.
+	path := filepath.Join(t.TempDir(), "summary.csv")
+	if err := WriteFileAtomic(path, b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSummaryCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(back) != fmt.Sprint(got) {
+		t.Errorf("read back %+v, want %+v", back, got)
+	}
+	bad := strings.Replace(string(b), ",3\n", ",three\n", 1)
+	if err := WriteFileAtomic(path, []byte(bad)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSummaryCSV(path); err == nil || !strings.Contains(err.Error(), "summary.csv:") {
+		t.Errorf("bad n: err = %v, want one naming the file and line", err)
+	}
 	again := Summarize(rows, o)
 	for i := range got {
 		if fmt.Sprint(got[i]) != fmt.Sprint(again[i]) { // NaN != NaN, so compare printed

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"os"
+	"slices"
 	"strconv"
 )
 
@@ -89,4 +91,44 @@ func EncodeSummaryCSV(rows []SummaryRow) ([]byte, error) {
 		out[i] = r
 	}
 	return EncodeCSV(SummaryColumns, out)
+}
+
+// ReadSummaryCSV reads a summary.csv written by [EncodeSummaryCSV] (the
+// columns in SummaryColumns order). Errors name the file and line.
+func ReadSummaryCSV(path string) ([]SummaryRow, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("results: %s: %w", path, err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], SummaryColumns) {
+		return nil, fmt.Errorf("results: %s:1: header is not the summary schema %v", path, SummaryColumns)
+	}
+	out := make([]SummaryRow, 0, len(recs)-1)
+	for i, rec := range recs[1:] {
+		r := Row{}
+		for j, c := range SummaryColumns {
+			r[c] = rec[j]
+		}
+		n, err := strconv.Atoi(r["n"])
+		if err != nil {
+			return nil, fmt.Errorf("results: %s:%d: n: %w", path, i+2, err)
+		}
+		s := SummaryRow{
+			Experiment: r["experiment"], Dataset: r["dataset"], DataSource: r["data_source"],
+			Method: r["method"], XName: r["x_name"], Metric: r["metric"],
+			X: r.Float("x"), Mean: r.Float("mean"), SD: r.Float("sd"),
+			CILow: r.Float("ci_low"), CIHigh: r.Float("ci_high"), N: n,
+		}
+		for _, c := range []string{"x", "mean", "sd", "ci_low", "ci_high"} {
+			if _, err := strconv.ParseFloat(r[c], 64); err != nil {
+				return nil, fmt.Errorf("results: %s:%d: %s = %q is not a number", path, i+2, c, r[c])
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,5 +238,71 @@ func TestRun_ExPostEndToEnd(t *testing.T) {
 	bad := strings.Replace(tinyExPost, `task = "logistic"`, `task = "ridge"`, 1)
 	if code, _, stderr := dprepro(t, "run", writeSpec(t, bad), "--out", t.TempDir(), "--data-dir", os.Getenv("DPREPRO_DATA")); code != 2 || !strings.Contains(stderr, `task "ridge" needs regression`) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// ciSpec is a small ci-coverage spec on the first 1,500 permuted Adult
+// records; id and sweep are filled in.
+const ciSpec = `schema = 1
+id = "%s"
+kind = "ci-coverage"
+seed = 5
+
+[data]
+datasets = ["adult"]
+intercept = false
+
+[confidence_intervals]
+methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-lr", "zcdp-output-lr"]
+n1 = 1500
+d1 = 4
+sweep = "%s"
+values = %s
+replicates = 4
+mc_samples = 100
+vi_fits = 20
+block_size = 4
+
+[output]
+bootstrap = 100
+
+[profile.quick.confidence_intervals]
+replicates = 4
+`
+
+// TestRun_CIFiguresAcrossRuns checks that running several ci-coverage
+// specs also draws Figures 1–4 across them, and that one spec alone
+// does not.
+func TestRun_CIFiguresAcrossRuns(t *testing.T) {
+	dir := t.TempDir()
+	var specs []string
+	for _, s := range []struct{ id, sweep, values string }{{"ci-d", "d", "[1, 2]"}, {"ci-eps2", "eps2", "[0.2, 0.5]"}} {
+		p := filepath.Join(dir, s.id+".toml")
+		if err := os.WriteFile(p, []byte(fmt.Sprintf(ciSpec, s.id, s.sweep, s.values)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, p)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := dprepro(t, append([]string{"run", "--out", out, "--data-dir", os.Getenv("DPREPRO_DATA")}, specs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Figures 1-4 across 2 runs") {
+		t.Errorf("stdout %q", stdout)
+	}
+	for _, f := range []string{"figure1-dp-vs-zcdp-obj", "figure2-dp-vs-zcdp-output", "figure3-obj-vs-output-dp", "figure4-obj-vs-output-zcdp"} {
+		for _, ext := range []string{".png", ".svg"} {
+			if _, err := os.Stat(filepath.Join(out, "wkl-figures", f+ext)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	one := t.TempDir()
+	if code, _, stderr := dprepro(t, "run", "--out", one, "--data-dir", os.Getenv("DPREPRO_DATA"), specs[0]); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(one, "wkl-figures")); !os.IsNotExist(err) {
+		t.Errorf("one run drew figures across runs: %v", err)
 	}
 }

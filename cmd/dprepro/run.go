@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"github.com/dprepro/dprepro/internal/cvtune"
 	"github.com/dprepro/dprepro/internal/expostsweep"
 	"github.com/dprepro/dprepro/internal/runner"
+	"github.com/dprepro/dprepro/plots"
+	"github.com/dprepro/dprepro/results"
 )
 
 func init() {
@@ -161,6 +164,7 @@ func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr i
 		specs = append(specs, s)
 	}
 	dataDir := f.dataDirectory()
+	var ciDirs []string // runs of ci-coverage specs, for the figures across them
 	for _, s := range specs {
 		exp, err := load(s, dataDir)
 		if err != nil {
@@ -174,8 +178,45 @@ func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr i
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
+		if s.Kind == experiments.KindCICoverage {
+			ciDirs = append(ciDirs, dir)
+		}
+	}
+	if len(ciDirs) > 1 {
+		dir, err := ciFigures(ciDirs, f.out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
 	}
 	return nil
+}
+
+// ciFigures draws Figures 1–4 of Wang, Kifer & Lee from the summaries of
+// the ci-coverage runs in dirs into out/wkl-figures.
+func ciFigures(dirs []string, out string) (string, error) {
+	var rows []results.SummaryRow
+	for _, d := range dirs {
+		r, err := results.ReadSummaryCSV(filepath.Join(d, "summary.csv"))
+		if err != nil {
+			return "", err
+		}
+		rows = append(rows, r...)
+	}
+	dir := filepath.Join(out, "wkl-figures")
+	for _, fs := range cicoverage.PaperFigures() {
+		has := false
+		for _, r := range rows {
+			has = has || slices.Contains(fs.Methods, r.Method)
+		}
+		if !has {
+			continue // no run requested these methods
+		}
+		if err := plots.Render(dir, fs, rows); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // load builds the runnable experiment of a spec.

@@ -811,6 +811,38 @@ var comparisons = []struct {
 	{"figure4-obj-vs-output-zcdp", "Figure 4", "objective vs output perturbation, zCDP", [2]string{"zcdp-obj", "zcdp-output"}},
 }
 
+// PaperFigures returns Figures 1–4 across runs, as the paper gathers
+// panels of several tables' sweeps into one figure: drawn from the summary
+// rows of several ci-coverage runs (concatenated), one panel per (dataset,
+// model) in order of first appearance, each with its own swept quantity on
+// the x axis, in a grid of four columns. Methods a run did not request are
+// simply absent. The paper's figures show nine panels chosen from these.
+func PaperFigures() []plots.FigureSpec {
+	var figs []plots.FigureSpec
+	for _, f := range comparisons {
+		var ms []string
+		for _, model := range []string{"lr", "svm"} {
+			for _, m := range f.methods {
+				ms = append(ms, m+"-"+model)
+			}
+		}
+		figs = append(figs, plots.FigureSpec{
+			Name: f.name,
+			Title: fmt.Sprintf("Wang, Kifer & Lee 2019, %s: %s — CI vs VI length (bars ±1 sd of the CI length; "+
+				"first coordinate for the d sweep, else mean over coordinates)", f.paper, f.title),
+			Metrics: []string{"ci_length", "vi_length"}, Methods: ms, YLabel: "interval length",
+			Jitter: 0.1, ErrorBars: "sd", PanelBy: sweepPanel, Columns: 4, Width: 4, Height: 3.2,
+		})
+	}
+	return figs
+}
+
+// sweepPanel is modelPanel with the swept quantity, for figures across
+// runs.
+func sweepPanel(r results.SummaryRow) string {
+	return modelPanel(r) + " (" + r.XName + " sweep)"
+}
+
 // modelPanel puts a summary row in the panel of its dataset and model: the
 // last part of "<privacy>-<perturbation>-<model>", before the ": metric"
 // that plots appends for a several-metrics figure.
