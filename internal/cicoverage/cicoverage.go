@@ -39,9 +39,13 @@
 // run Algorithm 1 at the same ε₁ (Theorem 2), so the mechanism is identical.
 // The Hessian and covariance releases (Algorithm 2) and the Monte Carlo
 // intervals are drawn per privacy notion. The variability intervals share
-// the same way. Every step draws from its own stream keyed by (seed,
-// dataset, x, model, replicate, step), so results do not depend on the
-// worker count, the block size or which other methods are requested.
+// the same way, and across the swept values too where those do not change
+// them: a VI spends only φ₁ on the (sub)dataset, so an ε₂ or ε₃ sweep
+// (Tables 5 and 6) has one VI per model, reported at every x. Every step
+// draws from its own stream keyed by (seed, dataset, x, model, replicate,
+// step) — for a VI fit (seed, dataset, n, d, ε₁, model, fit, step) — so
+// results do not depend on the worker count, the block size or which other
+// methods are requested.
 package cicoverage
 
 import (
@@ -110,13 +114,18 @@ type point struct {
 	data   *sample
 	theta0 map[dpci.Model][]float64
 	eps    [3]float64
+	// viKey names what a variability interval depends on: the records, the
+	// features and ε₁ (not ε₂, ε₃, which it does not spend). Points with the
+	// same key share one VI unit and its random streams.
+	viKey string
 }
 
 type unit struct {
 	pt     int
 	model  dpci.Model
 	vi     bool
-	lo, hi int // coverage replicates [lo, hi), 0-based
+	group  []int // VI units: the points served, pt first
+	lo, hi int   // coverage replicates [lo, hi), 0-based
 }
 
 // Options configures New.
@@ -171,6 +180,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 				return nil, fmt.Errorf("%s: dataset %s, %s = %v: %w", spec.ID, name, ci.Sweep, x, err)
 			}
 			pt.data, pt.n, pt.d = data, n, d
+			pt.viKey = fmt.Sprintf("n=%d,d=%d,eps1=%s", n, d, results.FormatFloat(pt.eps[0]))
 			for _, model := range e.models {
 				res, err := dpci.FitNonPrivate(data.full, e.params(model, dpci.DP, pt), erm.FitOptions{})
 				if err != nil {
@@ -191,9 +201,15 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 					e.units = append(e.units, key)
 					e.byKey[key] = unit{pt: pi, model: model, lo: lo, hi: hi}
 				}
-				key := fmt.Sprintf("%s/%s=%s/%s/vi", name, ci.Sweep, xs, model)
+				// One VI unit per distinct viKey: an ε₂ or ε₃ sweep has one.
+				key := fmt.Sprintf("%s/vi/%s/%s", name, pt.viKey, model)
+				if u, ok := e.byKey[key]; ok {
+					u.group = append(u.group, pi)
+					e.byKey[key] = u
+					continue
+				}
 				e.units = append(e.units, key)
-				e.byKey[key] = unit{pt: pi, model: model, vi: true}
+				e.byKey[key] = unit{pt: pi, model: model, vi: true, group: []int{pi}}
 			}
 		}
 	}
@@ -346,6 +362,13 @@ func (e *Experiment) Units() []string { return e.units }
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
+
+// viStream returns the random stream of one step of one variability fit:
+// keyed by pt.viKey, not by the swept value, so that points which share a
+// VI unit share its draws.
+func (e *Experiment) viStream(pt *point, model dpci.Model, i int, step string) *rand.Rand {
+	return randx.New(uint64(e.spec.Seed), "ci-coverage", e.data[pt.ds].Name, "vi", pt.viKey, string(model), fmt.Sprint(i), step)
+}
 
 // stream returns the random stream of one step of one replicate.
 func (e *Experiment) stream(pt *point, model dpci.Model, kind string, rep int, step string) *rand.Rand {
@@ -554,7 +577,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rows := rs.draw(e.stream(pt, u.model, "vi", i, "resample"))
+		rows := rs.draw(e.viStream(pt, u.model, i, "resample"))
 		n := rows.SumWeights()
 		if len(outMs) > 0 {
 			hat, err := dpci.FitNonPrivate(rows, e.params(u.model, dpci.DP, pt), fit)
@@ -566,7 +589,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 			}
 			for _, m := range outMs {
 				p := e.params(u.model, m.privacy, pt)
-				theta, err := dpci.OutPertNoise(nil, e.stream(pt, u.model, "vi", i, string(m.privacy)+"-output"), hat.W, n, p.C, p.Phi1, p.Privacy)
+				theta, err := dpci.OutPertNoise(nil, e.viStream(pt, u.model, i, string(m.privacy)+"-output"), hat.W, n, p.C, p.Phi1, p.Privacy)
 				if err != nil {
 					return nil, err
 				}
@@ -576,7 +599,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 		if len(objMs) > 0 {
 			p := e.params(u.model, dpci.DP, pt)
 			p.Fit = fit
-			res, e1, err := dpci.ObjPertFit(e.stream(pt, u.model, "vi", i, "obj-fit"), rows, p)
+			res, e1, err := dpci.ObjPertFit(e.viStream(pt, u.model, i, "obj-fit"), rows, p)
 			ep = e1
 			if errors.Is(err, dpci.ErrEpsilonPrime) {
 				delete(samples, "obj") // its rows report epsilon-prime<=0 below
@@ -595,43 +618,50 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 	if nonConv > 0 {
 		status = fmt.Sprintf("%d fits not converged", nonConv)
 	}
+	// The lengths per variant, then a row per (point, method).
+	lens := map[string][]float64{}
+	for v, sv := range samples {
+		l := make([]float64, dim)
+		for j, x := range sv {
+			slices.Sort(x)
+			l[j] = stat.Quantile(1-ci.Alpha/2, stat.Empirical, x, nil) - stat.Quantile(ci.Alpha/2, stat.Empirical, x, nil)
+		}
+		lens[v] = l
+	}
 	var out []results.Row
-	for _, m := range e.methods {
-		if m.model != u.model {
-			continue
-		}
-		v := string(m.privacy) + "-output"
-		if m.obj {
-			v = "obj"
-		}
-		r := e.baseRow(key, pt, m, "vi", 0)
-		r.SetFloat("epsilon_prime", math.NaN())
-		for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first"} {
-			r.SetFloat(c, math.NaN())
-		}
-		s, ok := samples[v]
-		if !ok {
-			for _, c := range []string{"vi_length", "vi_length_mean", "vi_length_first"} {
+	for _, pi := range u.group {
+		for _, m := range e.methods {
+			if m.model != u.model {
+				continue
+			}
+			v := string(m.privacy) + "-output"
+			if m.obj {
+				v = "obj"
+			}
+			r := e.baseRow(key, e.points[pi], m, "vi", 0)
+			r.SetFloat("epsilon_prime", math.NaN())
+			for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first"} {
 				r.SetFloat(c, math.NaN())
 			}
-			r.Set("status", "epsilon-prime<=0")
+			l, ok := lens[v]
+			if !ok {
+				for _, c := range []string{"vi_length", "vi_length_mean", "vi_length_first"} {
+					r.SetFloat(c, math.NaN())
+				}
+				r.Set("status", "epsilon-prime<=0")
+				out = append(out, r)
+				continue
+			}
+			mean, first := stat.Mean(l, nil), l[0]
+			r.SetFloat("vi_length", e.reported(mean, first))
+			r.SetFloat("vi_length_mean", mean)
+			r.SetFloat("vi_length_first", first)
+			if m.obj {
+				r.SetFloat("epsilon_prime", ep)
+			}
+			r.Set("status", status)
 			out = append(out, r)
-			continue
 		}
-		lens := make([]float64, dim)
-		for j, x := range s {
-			slices.Sort(x)
-			lens[j] = stat.Quantile(1-ci.Alpha/2, stat.Empirical, x, nil) - stat.Quantile(ci.Alpha/2, stat.Empirical, x, nil)
-		}
-		mean, first := stat.Mean(lens, nil), lens[0]
-		r.SetFloat("vi_length", e.reported(mean, first))
-		r.SetFloat("vi_length_mean", mean)
-		r.SetFloat("vi_length_first", first)
-		if m.obj {
-			r.SetFloat("epsilon_prime", ep)
-		}
-		r.Set("status", status)
-		out = append(out, r)
 	}
 	return out, nil
 }

@@ -345,3 +345,51 @@ func TestFigures_Series(t *testing.T) {
 		t.Errorf("coverage reference line %v, want 0.95", figs[0].RefLine)
 	}
 }
+
+// TestVISharedAcrossUnspentBudgets checks that an ε₂ sweep has one VI unit
+// per model whose rows, identical, serve every x, while a d sweep has one
+// per x.
+func TestVISharedAcrossUnspentBudgets(t *testing.T) {
+	count := func(e *Experiment) int {
+		k := 0
+		for _, key := range e.units {
+			if e.byKey[key].vi {
+				k++
+			}
+		}
+		return k
+	}
+	if d := load(t, smallSpec); count(d) != 2*2 { // 2 values × 2 models
+		t.Errorf("d sweep: %d VI units, want 4", count(d))
+	}
+	src := strings.Replace(smallSpec, `sweep = "d"
+values = [1, 3]`, `d1 = 3
+sweep = "eps2"
+values = [0.2, 0.9]`, 1)
+	e := load(t, src)
+	if got := count(e); got != 2 {
+		t.Fatalf("eps2 sweep: %d VI units, want 2 (one per model)", got)
+	}
+	for _, key := range e.units {
+		u := e.byKey[key]
+		if !u.vi {
+			continue
+		}
+		rows, err := e.RunUnit(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byMethod := map[string][]results.Row{}
+		for _, r := range rows {
+			byMethod[r["method"]] = append(byMethod[r["method"]], r)
+		}
+		for m, rs := range byMethod {
+			if len(rs) != 2 || rs[0]["x"] != "0.2" || rs[1]["x"] != "0.9" {
+				t.Fatalf("%s: %d rows at x %v, want x = 0.2 and 0.9", m, len(rs), rs)
+			}
+			if rs[0]["vi_length"] != rs[1]["vi_length"] || rs[0]["eps2"] == rs[1]["eps2"] {
+				t.Errorf("%s: VI %s vs %s (eps2 %s, %s): want the same VI, each x's own eps2", m, rs[0]["vi_length"], rs[1]["vi_length"], rs[0]["eps2"], rs[1]["eps2"])
+			}
+		}
+	}
+}
