@@ -31,9 +31,15 @@ func BenchmarkUnit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	viKey := ""
+	for _, k := range e.units {
+		if e.byKey[k].vi {
+			viKey = k
+		}
+	}
 	for _, c := range []struct{ name, key string }{
 		{"ci-10-replicates", "adult/d=10/lr/ci/rep=1-10"},
-		{"vi-200-fits", "adult/d=10/lr/vi"},
+		{"vi-200-fits", viKey},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
