@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,10 +49,13 @@ const (
 	KindExPost   = "expost-sweep" // Ligett et al. 2017: ex-post privacy loss of accuracy-first searches
 	// KindCICoverage is Wang, Kifer & Lee 2019: bootstrap coverage and length of private confidence intervals.
 	KindCICoverage = "ci-coverage"
+	// KindHistogram is Chaudhuri & Vinterbo 2013, Appendix 6.3: repeated CV
+	// of private bin-width selection for histogram density estimation.
+	KindHistogram = "histogram-tuning"
 )
 
 // Kinds lists the known kinds.
-var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage}
+var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage, KindHistogram}
 
 // Spec is a resolved experiment specification.
 type Spec struct {
@@ -73,9 +77,12 @@ type Spec struct {
 	// AccuracyFirst configures the expost-sweep kind.
 	AccuracyFirst AccuracyFirstSpec `toml:"accuracy_first"`
 	// ConfidenceIntervals configures the ci-coverage kind.
-	ConfidenceIntervals CISpec      `toml:"confidence_intervals"`
-	Output              OutputSpec  `toml:"output"`
-	Source              *SourceInfo `toml:"-"`
+	ConfidenceIntervals CISpec `toml:"confidence_intervals"`
+	// Histogram configures the histogram-tuning kind (with cv, and tuning's
+	// alphas, delta and methods).
+	Histogram HistogramSpec `toml:"histogram"`
+	Output    OutputSpec    `toml:"output"`
+	Source    *SourceInfo   `toml:"-"`
 }
 
 // SourceInfo records where a spec came from.
@@ -184,6 +191,37 @@ type CISpec struct {
 	// Default 50. Results do not depend on it.
 	BlockSize int `toml:"block_size"`
 }
+
+// HistogramSpec is the histogram case study of Chaudhuri & Vinterbo 2013,
+// Appendix 6.3: the bin width of Algorithm 5 chosen privately.
+type HistogramSpec struct {
+	// Bins are the candidate numbers of bins K (widths h = 1/K); distinct,
+	// >= 1.
+	Bins []int `toml:"bins"`
+	// Densities names synthetic densities on [0, 1] with a known f
+	// (HistogramDensities), whose exact ISE is reported.
+	Densities []string `toml:"densities"`
+	// Records is the number of points drawn from each density; >= 1 when
+	// Densities is set.
+	Records int `toml:"records"`
+	// Attributes are real one-dimensional attributes.
+	Attributes []AttributeSpec `toml:"attributes"`
+}
+
+// AttributeSpec is one numeric attribute of a dataset of data.datasets
+// (read with column_scale = "none", so the raw value), mapped to [0, 1] by
+// public bounds: (x − Lo)/(Hi − Lo), values outside clipped to the bounds
+// (a data-independent map, so the privacy analysis is unchanged).
+type AttributeSpec struct {
+	Dataset string  `toml:"dataset"`
+	Column  string  `toml:"column"`
+	Lo      float64 `toml:"lo"`
+	Hi      float64 `toml:"hi"`
+}
+
+// HistogramDensities are the synthetic densities of the histogram-tuning
+// kind: Beta mixtures on [0, 1] (see internal/cvtune).
+var HistogramDensities = []string{"uniform", "beta(2,5)", "bimodal"}
 
 // CIMethods are the methods of the ci-coverage kind.
 var CIMethods = []string{
@@ -450,14 +488,14 @@ func (s *Spec) validate() []fieldErr {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)
 	}
 	switch s.Kind {
-	case KindCVTuning, KindExPost, KindCICoverage:
+	case KindCVTuning, KindExPost, KindCICoverage, KindHistogram:
 	case "":
 		add("kind", "kind", "required (one of: %s)", strings.Join(Kinds, ", "))
 	default:
 		add("kind", "kind", "unknown kind %q (one of: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
 	// Data.
-	if len(s.Data.Datasets) == 0 {
+	if len(s.Data.Datasets) == 0 && !(s.Kind == KindHistogram && len(s.Histogram.Densities) > 0) {
 		add("data.datasets", "data.datasets", "must list at least one dataset")
 	}
 	var known []string
@@ -494,7 +532,10 @@ func (s *Spec) validate() []fieldErr {
 		errs = append(errs, s.validateCI()...)
 	}
 
-	if s.Kind == KindCVTuning {
+	if s.Kind == KindHistogram {
+		errs = append(errs, s.validateHistogram()...)
+	}
+	if s.Kind == KindCVTuning || s.Kind == KindHistogram {
 		if s.CV.Repetitions < 1 {
 			add("cv.repetitions", "cv.repetitions", "must be >= 1 (got %d)", s.CV.Repetitions)
 		}
@@ -516,7 +557,9 @@ func (s *Spec) validate() []fieldErr {
 				}
 			}
 		}
-		positiveGrid("tuning.lambdas", s.Tuning.Lambdas)
+		if s.Kind == KindCVTuning {
+			positiveGrid("tuning.lambdas", s.Tuning.Lambdas)
+		}
 		positiveGrid("tuning.alphas", s.Tuning.Alphas)
 		if !(s.Tuning.Delta > 0 && s.Tuning.Delta < 1) {
 			add("tuning.delta", "tuning.delta", "must be in (0, 1) (got %v)", s.Tuning.Delta)
@@ -535,6 +578,8 @@ func (s *Spec) validate() []fieldErr {
 			}
 			mseen[m] = true
 		}
+	}
+	if s.Kind == KindCVTuning {
 		oneOf("tuning.loss", s.Tuning.Loss, "logistic", "huber")
 		if s.Tuning.Loss == "huber" && !(s.Tuning.HuberH > 0 && s.Tuning.HuberH < 1) {
 			add("tuning.huber_h", "tuning.huber_h", "must be in (0, 1) (got %v)", s.Tuning.HuberH)
@@ -546,6 +591,58 @@ func (s *Spec) validate() []fieldErr {
 	}
 	if !(s.Output.CILevel > 0 && s.Output.CILevel < 1) {
 		add("output.ci_level", "output.ci_level", "must be in (0, 1) (got %v)", s.Output.CILevel)
+	}
+	return errs
+}
+
+// validateHistogram checks the histogram section.
+func (s *Spec) validateHistogram() []fieldErr {
+	var errs []fieldErr
+	add := func(key, path, format string, args ...any) {
+		errs = append(errs, fieldErr{key: key, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	h := &s.Histogram
+	if len(h.Bins) == 0 {
+		add("histogram.bins", "histogram.bins", "must list at least one number of bins")
+	}
+	for i, b := range h.Bins {
+		p := fmt.Sprintf("histogram.bins[%d]", i)
+		if b < 1 {
+			add("histogram.bins", p, "must be >= 1 (got %d)", b)
+		}
+		if slices.Contains(h.Bins[:i], b) {
+			add("histogram.bins", p, "duplicate value %d", b)
+		}
+	}
+	if len(h.Densities) == 0 && len(h.Attributes) == 0 {
+		add("histogram.densities", "histogram.densities", "the histogram kind needs densities or attributes")
+	}
+	for i, d := range h.Densities {
+		p := fmt.Sprintf("histogram.densities[%d]", i)
+		if !contains(HistogramDensities, d) {
+			add("histogram.densities", p, "unknown density %q (known: %s)", d, strings.Join(HistogramDensities, ", "))
+		}
+		if slices.Contains(h.Densities[:i], d) {
+			add("histogram.densities", p, "duplicate density %q", d)
+		}
+	}
+	if len(h.Densities) > 0 && h.Records < 1 {
+		add("histogram.records", "histogram.records", "must be >= 1 with densities (got %d)", h.Records)
+	}
+	for i, a := range h.Attributes {
+		p := fmt.Sprintf("histogram.attributes[%d]", i)
+		if !contains(s.Data.Datasets, a.Dataset) {
+			add("histogram.attributes", p+".dataset", "%q is not in data.datasets %v", a.Dataset, s.Data.Datasets)
+		}
+		if a.Column == "" {
+			add("histogram.attributes", p+".column", "required")
+		}
+		if !(a.Lo < a.Hi) || math.IsInf(a.Lo, 0) || math.IsInf(a.Hi, 0) {
+			add("histogram.attributes", p, "public bounds must be finite with lo < hi (got [%v, %v])", a.Lo, a.Hi)
+		}
+	}
+	if len(h.Attributes) > 0 && (s.Data.ColumnScale != "none" || s.Data.RowNorm != "none") {
+		add("data.column_scale", "data.column_scale", `attributes are read raw: set column_scale = "none" and row_norm = "none" (got %q, %q)`, s.Data.ColumnScale, s.Data.RowNorm)
 	}
 	return errs
 }

@@ -269,3 +269,57 @@ func TestParse_CIErrors(t *testing.T) {
 		})
 	}
 }
+
+const goodHist = `schema = 1
+id = "hist"
+kind = "histogram-tuning"
+[data]
+datasets = ["adult"]
+column_scale = "none"
+row_norm = "none"
+intercept = false
+[histogram]
+bins = [4, 16, 64]
+densities = ["bimodal"]
+records = 2000
+attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]
+[tuning]
+alphas = [1.0]
+methods = ["stability", "control"]
+`
+
+func TestParse_HistogramErrors(t *testing.T) {
+	withDatasets(t)
+	if _, err := Parse("hist.toml", []byte(goodHist), ""); err != nil {
+		t.Fatal(err)
+	}
+	// Densities alone need no dataset.
+	onlyDensities := strings.Replace(strings.Replace(goodHist, `datasets = ["adult"]`, "", 1), `attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]`, "", 1)
+	if _, err := Parse("hist.toml", []byte(onlyDensities), ""); err != nil {
+		t.Errorf("densities only: %v", err)
+	}
+	cases := []struct{ old, new, want string }{
+		{"bins = [4, 16, 64]", "bins = [4, 16, 4]", "hist.toml:10: histogram.bins[2]: duplicate value 4"},
+		{"bins = [4, 16, 64]", "bins = [0, 16]", "hist.toml:10: histogram.bins[0]: must be >= 1 (got 0)"},
+		{"bins = [4, 16, 64]", "bins = []", "hist.toml:10: histogram.bins: must list at least one number of bins"},
+		{`densities = ["bimodal"]`, `densities = ["cauchy"]`, `hist.toml:11: histogram.densities[0]: unknown density "cauchy"`},
+		{"records = 2000", "records = 0", "hist.toml:12: histogram.records: must be >= 1 with densities (got 0)"},
+		{`dataset = "adult", column`, `dataset = "magic", column`, `histogram.attributes[0].dataset: "magic" is not in data.datasets`},
+		{`lo = 0.0, hi = 100.0`, `lo = 5.0, hi = 5.0`, "histogram.attributes[0]: public bounds must be finite with lo < hi (got [5, 5])"},
+		{`column = "age", `, `column = "", `, "histogram.attributes[0].column: required"},
+		{`column_scale = "none"`, `column_scale = "maxabs"`, `hist.toml:6: data.column_scale: attributes are read raw: set column_scale = "none"`},
+		{`methods = ["stability", "control"]`, `methods = ["stability", "bayes"]`, `hist.toml:16: tuning.methods[1]: unknown method "bayes"`},
+		{"alphas = [1.0]", "alphas = [-1.0]", "hist.toml:15: tuning.alphas[0]: must be finite and > 0 (got -1)"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			if !strings.Contains(goodHist, c.old) {
+				t.Fatalf("%q not in the good spec", c.old)
+			}
+			_, err := Parse("hist.toml", []byte(strings.Replace(goodHist, c.old, c.new, 1)), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
+			}
+		})
+	}
+}

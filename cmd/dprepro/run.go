@@ -228,6 +228,8 @@ func load(s *experiments.Spec, dataDir string) (runner.Experiment, error) {
 		return expostsweep.New(s, expostsweep.Options{DataDir: dataDir})
 	case experiments.KindCICoverage:
 		return cicoverage.New(s, cicoverage.Options{DataDir: dataDir})
+	case experiments.KindHistogram:
+		return cvtune.NewHist(s, cvtune.Options{DataDir: dataDir})
 	}
 	return nil, fmt.Errorf("%s: kind %q has no runner", s.ID, s.Kind)
 }

@@ -119,6 +119,23 @@ func Partition(rng *rand.Rand, n, k int) [][]int {
 	return folds
 }
 
+// roles returns the training, validation and test rows of round f
+// (1-based) of Section 5's protocol: fold f is the test set W, fold
+// (f mod K)+1 the validation set V, the other K−2 folds the training set T
+// (sorted).
+func roles(folds [][]int, f int) (train, val, test []int) {
+	K := len(folds)
+	test = folds[f-1]
+	val = folds[f%K]
+	for j, fold := range folds {
+		if j != f-1 && j != f%K {
+			train = append(train, fold...)
+		}
+	}
+	slices.Sort(train)
+	return train, val, test
+}
+
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec }
 
@@ -138,17 +155,7 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 		return nil, err
 	}
 	ds := e.data[u.ds]
-	folds := e.folds[foldKey(ds.Name, u.rep)]
-	K := len(folds)
-	test := folds[u.fold-1]
-	val := folds[u.fold%K] // fold (f mod K)+1, 1-based
-	var train []int
-	for j, f := range folds {
-		if j != u.fold-1 && j != u.fold%K {
-			train = append(train, f...)
-		}
-	}
-	slices.Sort(train)
+	train, val, test := roles(e.folds[foldKey(ds.Name, u.rep)], u.fold)
 
 	rng := randx.New(uint64(e.spec.Seed), "cv-tuning", key)
 	p, err := newProcedure(e.spec, ds, train, val, u.method == "dataSplit", rng)
@@ -407,6 +414,12 @@ func (e *Experiment) Warnings() []string {
 // Ledger implements runner.Experiment: for each method and α, the largest
 // charge seen over the units.
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
+	return ledger(e.spec, rows, classifierWords)
+}
+
+// ledger is the ledger of both tuning kinds from their rows' eps_train,
+// eps_tuning, delta and eps_total columns.
+func ledger(spec *experiments.Spec, rows []results.Row, w ledgerWords) []results.LedgerEntry {
 	type agg struct{ train, tuning, delta, total float64 }
 	seen := map[string]*agg{}
 	for _, r := range rows {
@@ -422,19 +435,33 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		a.total = math.Max(a.total, r.Float("eps_total"))
 	}
 	var out []results.LedgerEntry
-	for _, m := range e.spec.Tuning.Methods {
-		for _, alpha := range e.spec.Tuning.Alphas {
+	for _, m := range spec.Tuning.Methods {
+		for _, alpha := range spec.Tuning.Alphas {
 			a := seen[m+"|"+results.FormatFloat(alpha)]
 			if a == nil {
 				continue
 			}
-			out = append(out, ledgerEntry(m, alpha, a.train, a.tuning, a.delta, a.total))
+			out = append(out, ledgerEntry(m, alpha, a.train, a.tuning, a.delta, a.total, w))
 		}
 	}
 	return out
 }
 
-func ledgerEntry(method string, alpha, train, tuning, delta, total float64) results.LedgerEntry {
+// ledgerWords describe a tuned training procedure in the ledger.
+type ledgerWords struct {
+	fit     string // one private training run, e.g. "objective-perturbation fit"
+	param   string // the tuned parameter, e.g. "lambda"
+	utility string // what the exponential mechanism ranks
+	score   string // what Control maximizes
+}
+
+// classifierWords are the ledger words of the cv-tuning kind.
+var classifierWords = ledgerWords{
+	fit: "objective-perturbation fit", param: "lambda",
+	utility: "validation error counts, p_i ∝ exp(-alpha e_i/2)", score: "validation ramp score",
+}
+
+func ledgerEntry(method string, alpha, train, tuning, delta, total float64, w ledgerWords) results.LedgerEntry {
 	F := func(v float64) results.Float { return results.Float(v) }
 	le := results.LedgerEntry{Method: method, Setting: "alpha=" + results.FormatFloat(alpha)}
 	charge := func(part, release, data string, eps, delta float64, private bool) {
@@ -442,23 +469,23 @@ func ledgerEntry(method string, alpha, train, tuning, delta, total float64) resu
 	}
 	switch method {
 	case "stability":
-		charge("tuning", "Validate (Algorithm 1): k objective-perturbation fits at alpha/2, not released; noisy argmax with Exp noise", "T,V", tuning, delta, true)
-		charge("training", "final model: objective perturbation at alpha/2 with fresh noise (Algorithm 2, line 3)", "T", train, 0, true)
+		charge("tuning", "Validate (Algorithm 1): k "+w.fit+"s at alpha/2, not released; noisy argmax with Exp noise", "T,V", tuning, delta, true)
+		charge("training", "final release: "+w.fit+" at alpha/2 with fresh noise (Algorithm 2, line 3)", "T", train, 0, true)
 		le.Rule = "Theorem 2 of Chaudhuri & Vinterbo 2013: (alpha1 + alpha2, delta)"
 	case "alphaSplit":
-		charge("training", "k objective-perturbation fits at alpha/k each (sequential composition)", "T", train, 0, true)
-		charge("tuning", "exponential mechanism on validation error counts, p_i ∝ exp(-alpha e_i/2)", "V", tuning, 0, true)
+		charge("training", "k "+w.fit+"s at alpha/k each (sequential composition)", "T", train, 0, true)
+		charge("tuning", "exponential mechanism on "+w.utility, "V", tuning, 0, true)
 		le.Rule = "Theorem 5: T and V disjoint, parallel composition: max(training, tuning)"
 	case "dataSplit":
-		charge("training", "k objective-perturbation fits at alpha on disjoint parts of T (parallel composition)", "T", train, 0, true)
-		charge("tuning", "exponential mechanism on validation error counts, p_i ∝ exp(-alpha e_i/2)", "V", tuning, 0, true)
+		charge("training", "k "+w.fit+"s at alpha on disjoint parts of T (parallel composition)", "T", train, 0, true)
+		charge("tuning", "exponential mechanism on "+w.utility, "V", tuning, 0, true)
 		le.Rule = "Theorem 5: T and V disjoint, parallel composition: max(training, tuning)"
 	case "random":
-		charge("training", "one objective-perturbation fit at alpha for a uniformly chosen lambda", "T", train, 0, true)
+		charge("training", "one "+w.fit+" at alpha for a uniformly chosen "+w.param, "T", train, 0, true)
 		le.Rule = "the choice does not look at the data"
 	case "control":
-		charge("training", "k objective-perturbation fits at alpha each (sequential composition)", "T", train, 0, true)
-		charge("tuning", "exact argmax of the validation ramp score (NOT private)", "V", math.Inf(1), 0, false)
+		charge("training", "k "+w.fit+"s at alpha each (sequential composition)", "T", train, 0, true)
+		charge("tuning", "exact argmax of the "+w.score+" (NOT private)", "V", math.Inf(1), 0, false)
 		le.Rule = "not private: reference upper bound"
 	}
 	le.Total = results.PrivacyGuarantee{Epsilon: F(total), Delta: F(delta), Private: method != "control"}
