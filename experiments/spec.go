@@ -52,10 +52,13 @@ const (
 	// KindHistogram is Chaudhuri & Vinterbo 2013, Appendix 6.3: repeated CV
 	// of private bin-width selection for histogram density estimation.
 	KindHistogram = "histogram-tuning"
+	// KindMechanisms is Nguyen 2019, Sections 3.1–3.4: empirical error tails
+	// of the basic mechanisms against the review's accuracy bounds.
+	KindMechanisms = "mechanism-bounds"
 )
 
 // Kinds lists the known kinds.
-var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage, KindHistogram}
+var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage, KindHistogram, KindMechanisms}
 
 // Spec is a resolved experiment specification.
 type Spec struct {
@@ -81,8 +84,10 @@ type Spec struct {
 	// Histogram configures the histogram-tuning kind (with cv, and tuning's
 	// alphas, delta and methods).
 	Histogram HistogramSpec `toml:"histogram"`
-	Output    OutputSpec    `toml:"output"`
-	Source    *SourceInfo   `toml:"-"`
+	// Mechanisms configures the mechanism-bounds kind.
+	Mechanisms MechanismsSpec `toml:"mechanisms"`
+	Output     OutputSpec     `toml:"output"`
+	Source     *SourceInfo    `toml:"-"`
 }
 
 // SourceInfo records where a spec came from.
@@ -223,6 +228,36 @@ type AttributeSpec struct {
 // kind: Beta mixtures on [0, 1] (see internal/cvtune).
 var HistogramDensities = []string{"uniform", "beta(2,5)", "bimodal"}
 
+// MechanismsSpec is the mechanism-bounds kind: each mechanism of Nguyen's
+// 2019 review (Sections 3.1–3.4) run many times at each ε, and the
+// empirical probability of an error beyond the review's threshold compared
+// with the bound.
+type MechanismsSpec struct {
+	// Mechanisms are names from MechanismNames.
+	Mechanisms []string `toml:"mechanisms"`
+	// Epsilons is the ε grid; finite and > 0.
+	Epsilons []float64 `toml:"epsilons"`
+	// Levels are the tail probabilities at which the thresholds are set
+	// (δ, or e^(−t) for the exponential mechanism); in (0, 1).
+	Levels []float64 `toml:"levels"`
+	// Dim is k: the bits of randomized response, the coordinates of the
+	// Laplace and Gaussian mechanisms; >= 1. Default 10.
+	Dim int `toml:"dim"`
+	// Candidates is |Y| of the exponential mechanism (scores −0, −1, …,
+	// −(|Y|−1), sensitivity 1); >= 2. Default 100.
+	Candidates int `toml:"candidates"`
+	// GaussianDelta is the δ of the Gaussian mechanism's σ (Proposition
+	// 3.15); in (0, 1). Default 1e-5.
+	GaussianDelta float64 `toml:"gaussian_delta"`
+	// Replicates and Draws: each (mechanism, ε) runs Replicates units of
+	// Draws outputs each; the summary's CI is over the replicates.
+	Replicates int `toml:"replicates"` // >= 2
+	Draws      int `toml:"draws"`      // >= 1
+}
+
+// MechanismNames are the mechanisms of the mechanism-bounds kind.
+var MechanismNames = []string{"randomized-response", "laplace", "exponential", "gaussian"}
+
 // CIMethods are the methods of the ci-coverage kind.
 var CIMethods = []string{
 	"dp-obj-lr", "dp-obj-svm", "dp-output-lr", "dp-output-svm",
@@ -301,6 +336,7 @@ func DefaultSpec() Spec {
 			Generator: "output", Calibration: "authors-code",
 			Lambda: 0.005, Gamma: 0.1, Steps: 1000, EpsMaxFactor: 4,
 		},
+		Mechanisms: MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5},
 		ConfidenceIntervals: CISpec{
 			Alpha: 0.05, C: 0.001, H: 1, Eps1: 0.5, Eps2: 0.25, Eps3: 0.25, BlockSize: 50,
 		},
@@ -488,14 +524,14 @@ func (s *Spec) validate() []fieldErr {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)
 	}
 	switch s.Kind {
-	case KindCVTuning, KindExPost, KindCICoverage, KindHistogram:
+	case KindCVTuning, KindExPost, KindCICoverage, KindHistogram, KindMechanisms:
 	case "":
 		add("kind", "kind", "required (one of: %s)", strings.Join(Kinds, ", "))
 	default:
 		add("kind", "kind", "unknown kind %q (one of: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
 	// Data.
-	if len(s.Data.Datasets) == 0 && !(s.Kind == KindHistogram && len(s.Histogram.Densities) > 0) {
+	if len(s.Data.Datasets) == 0 && !(s.Kind == KindHistogram && len(s.Histogram.Densities) > 0) && s.Kind != KindMechanisms {
 		add("data.datasets", "data.datasets", "must list at least one dataset")
 	}
 	var known []string
@@ -534,6 +570,9 @@ func (s *Spec) validate() []fieldErr {
 
 	if s.Kind == KindHistogram {
 		errs = append(errs, s.validateHistogram()...)
+	}
+	if s.Kind == KindMechanisms {
+		errs = append(errs, s.validateMechanisms()...)
 	}
 	if s.Kind == KindCVTuning || s.Kind == KindHistogram {
 		if s.CV.Repetitions < 1 {
@@ -591,6 +630,59 @@ func (s *Spec) validate() []fieldErr {
 	}
 	if !(s.Output.CILevel > 0 && s.Output.CILevel < 1) {
 		add("output.ci_level", "output.ci_level", "must be in (0, 1) (got %v)", s.Output.CILevel)
+	}
+	return errs
+}
+
+// validateMechanisms checks the mechanisms section.
+func (s *Spec) validateMechanisms() []fieldErr {
+	var errs []fieldErr
+	add := func(key, path, format string, args ...any) {
+		errs = append(errs, fieldErr{key: key, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	m := &s.Mechanisms
+	if len(m.Mechanisms) == 0 {
+		add("mechanisms.mechanisms", "mechanisms.mechanisms", "must list at least one mechanism (known: %s)", strings.Join(MechanismNames, ", "))
+	}
+	for i, name := range m.Mechanisms {
+		p := fmt.Sprintf("mechanisms.mechanisms[%d]", i)
+		if !contains(MechanismNames, name) {
+			add("mechanisms.mechanisms", p, "unknown mechanism %q (known: %s)", name, strings.Join(MechanismNames, ", "))
+		}
+		if slices.Contains(m.Mechanisms[:i], name) {
+			add("mechanisms.mechanisms", p, "duplicate mechanism %q", name)
+		}
+	}
+	grid := func(key string, xs []float64, ok func(float64) bool, want string) {
+		if len(xs) == 0 {
+			add(key, key, "must not be empty")
+		}
+		for i, x := range xs {
+			p := fmt.Sprintf("%s[%d]", key, i)
+			if !ok(x) {
+				add(key, p, "must be %s (got %v)", want, x)
+			}
+			if slices.Contains(xs[:i], x) {
+				add(key, p, "duplicate value %v", x)
+			}
+		}
+	}
+	grid("mechanisms.epsilons", m.Epsilons, func(x float64) bool { return x > 0 && !math.IsInf(x, 1) }, "finite and > 0")
+	grid("mechanisms.levels", m.Levels, func(x float64) bool { return x > 0 && x < 1 }, "in (0, 1)")
+	if m.Dim < 1 {
+		add("mechanisms.dim", "mechanisms.dim", "must be >= 1 (got %d)", m.Dim)
+	}
+	if m.Candidates < 2 {
+		add("mechanisms.candidates", "mechanisms.candidates", "must be >= 2 (got %d)", m.Candidates)
+	}
+	if !(m.GaussianDelta > 0 && m.GaussianDelta < 1) {
+		add("mechanisms.gaussian_delta", "mechanisms.gaussian_delta", "must be in (0, 1) (got %v)", m.GaussianDelta)
+	}
+	if m.Replicates < 2 {
+		add("mechanisms.replicates", "mechanisms.replicates", "must be >= 2 (got %d)", m.Replicates)
+	}
+	if m.Draws < 1 {
+		add("mechanisms.draws", "mechanisms.draws", "must be >= 1 (got %d)", m.Draws)
 	}
 	return errs
 }

@@ -323,3 +323,43 @@ func TestParse_HistogramErrors(t *testing.T) {
 		})
 	}
 }
+
+const goodMech = `schema = 1
+id = "mech"
+kind = "mechanism-bounds"
+[mechanisms]
+mechanisms = ["laplace", "gaussian"]
+epsilons = [0.5, 1.0]
+levels = [0.1, 0.01]
+replicates = 2
+draws = 100
+`
+
+func TestParse_MechanismErrors(t *testing.T) {
+	withDatasets(t)
+	s, err := Parse("mech.toml", []byte(goodMech), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Mechanisms; m.Dim != 10 || m.Candidates != 100 || m.GaussianDelta != 1e-5 {
+		t.Errorf("defaults not applied: %+v", m)
+	}
+	cases := []struct{ old, new, want string }{
+		{`["laplace", "gaussian"]`, `["laplace", "cauchy"]`, `mech.toml:5: mechanisms.mechanisms[1]: unknown mechanism "cauchy"`},
+		{`["laplace", "gaussian"]`, `["laplace", "laplace"]`, `mech.toml:5: mechanisms.mechanisms[1]: duplicate mechanism "laplace"`},
+		{"epsilons = [0.5, 1.0]", "epsilons = [0.5, 0.0]", "mech.toml:6: mechanisms.epsilons[1]: must be finite and > 0 (got 0)"},
+		{"levels = [0.1, 0.01]", "levels = [0.1, 1.0]", "mech.toml:7: mechanisms.levels[1]: must be in (0, 1) (got 1)"},
+		{"replicates = 2", "replicates = 1", "mech.toml:8: mechanisms.replicates: must be >= 2 (got 1)"},
+		{"draws = 100", "draws = 0", "mech.toml:9: mechanisms.draws: must be >= 1 (got 0)"},
+		{"draws = 100", "draws = 100\ncandidates = 1", "mech.toml:10: mechanisms.candidates: must be >= 2 (got 1)"},
+		{"draws = 100", "draws = 100\ngaussian_delta = 0.0", "mech.toml:10: mechanisms.gaussian_delta: must be in (0, 1) (got 0)"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			_, err := Parse("mech.toml", []byte(strings.Replace(goodMech, c.old, c.new, 1)), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
+			}
+		})
+	}
+}

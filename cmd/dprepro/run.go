@@ -18,6 +18,7 @@ import (
 	"github.com/dprepro/dprepro/internal/cicoverage"
 	"github.com/dprepro/dprepro/internal/cvtune"
 	"github.com/dprepro/dprepro/internal/expostsweep"
+	"github.com/dprepro/dprepro/internal/mechbounds"
 	"github.com/dprepro/dprepro/internal/runner"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
@@ -230,6 +231,8 @@ func load(s *experiments.Spec, dataDir string) (runner.Experiment, error) {
 		return cicoverage.New(s, cicoverage.Options{DataDir: dataDir})
 	case experiments.KindHistogram:
 		return cvtune.NewHist(s, cvtune.Options{DataDir: dataDir})
+	case experiments.KindMechanisms:
+		return mechbounds.New(s)
 	}
 	return nil, fmt.Errorf("%s: kind %q has no runner", s.ID, s.Kind)
 }
