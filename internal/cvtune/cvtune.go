@@ -119,6 +119,25 @@ func Partition(rng *rand.Rand, n, k int) [][]int {
 	return folds
 }
 
+// choose runs tuning method on p at total privacy alpha: Stability as
+// Algorithms 1–2 at α₁ = α₂ = α/2 with the given β, or one of the
+// alternatives of Section 5. Both tuning kinds select through it.
+func choose[H any](rng *rand.Rand, p tune.Procedure[H], method string, alpha, beta float64) (tune.Choice[H], error) {
+	switch method {
+	case "stability":
+		return tune.Stability(rng, p, alpha/2, alpha/2, beta)
+	case "alphaSplit":
+		return tune.AlphaSplit(rng, p, alpha)
+	case "dataSplit":
+		return tune.DataSplit(rng, p, alpha)
+	case "random":
+		return tune.Random(rng, p, alpha)
+	case "control":
+		return tune.Control(rng, p, alpha)
+	}
+	return tune.Choice[H]{}, fmt.Errorf("cvtune: unknown method %q", method)
+}
+
 // roles returns the training, validation and test rows of round f
 // (1-based) of Section 5's protocol: fold f is the test set W, fold
 // (f mod K)+1 the validation set V, the other K−2 folds the training set T
@@ -163,23 +182,8 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 		return nil, err
 	}
 	alpha := u.alpha
-	var c tune.Choice[*model]
-	switch u.method {
-	case "stability":
-		b1, b2 := tune.RampStabilityConstants(minFloat(e.spec.Tuning.Lambdas))
-		beta := tune.StabilityBeta(b1, b2, len(train), len(val))
-		c, err = tune.Stability[*model](rng, p, alpha/2, alpha/2, beta)
-	case "alphaSplit":
-		c, err = tune.AlphaSplit[*model](rng, p, alpha)
-	case "dataSplit":
-		c, err = tune.DataSplit[*model](rng, p, alpha)
-	case "random":
-		c, err = tune.Random[*model](rng, p, alpha)
-	case "control":
-		c, err = tune.Control[*model](rng, p, alpha)
-	default:
-		return nil, fmt.Errorf("cvtune: unknown method %q", u.method)
-	}
+	b1, b2 := tune.RampStabilityConstants(minFloat(e.spec.Tuning.Lambdas))
+	c, err := choose[*model](rng, p, u.method, alpha, tune.StabilityBeta(b1, b2, len(train), len(val)))
 	if err != nil {
 		return nil, err
 	}

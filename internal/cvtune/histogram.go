@@ -196,38 +196,30 @@ func (e *Hist) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
 	}
 	rng := randx.New(uint64(e.spec.Seed), "histogram-tuning", key)
 	alpha := u.alpha
-	var (
-		c    tune.Choice[histogram.Estimate]
-		beta = math.NaN()
-		priv privacy
-	)
-	k := float64(p.K())
-	switch u.method {
-	case "stability":
+	// Theorem 6's β at the training α₁ = α/2 (only Stability uses it).
+	beta := math.NaN()
+	if u.method == "stability" {
 		b1, b2, err := histogram.StabilityConstants(p.HMin(), p.K(), len(train), alpha/2, e.spec.Tuning.Delta)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
 		beta = tune.StabilityBeta(b1, b2, len(train), len(val))
-		c, err = tune.Stability(rng, p, alpha/2, alpha/2, beta)
-		priv = privacy{train: alpha / 2, tuning: alpha / 2, delta: e.spec.Tuning.Delta, total: alpha, private: true}
-	case "alphaSplit":
-		c, err = tune.AlphaSplit(rng, p, alpha)
-		priv = privacy{train: alpha, tuning: alpha, total: alpha, private: true} // k·(α/k) on T, α on V
-	case "dataSplit":
-		c, err = tune.DataSplit(rng, p, alpha)
-		priv = privacy{train: alpha, tuning: alpha, total: alpha, private: true} // disjoint parts of T
-	case "random":
-		c, err = tune.Random(rng, p, alpha)
-		priv = privacy{train: alpha, total: alpha, private: true}
-	case "control":
-		c, err = tune.Control(rng, p, alpha)
-		priv = privacy{train: k * alpha, tuning: math.Inf(1), total: math.Inf(1)}
-	default:
-		return nil, fmt.Errorf("cvtune: unknown method %q", u.method)
 	}
+	c, err := choose[histogram.Estimate](rng, p, u.method, alpha, beta)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	// What the release cost; each Algorithm 5 run delivers exactly its ε.
+	var priv privacy
+	switch u.method {
+	case "stability":
+		priv = privacy{train: alpha / 2, tuning: alpha / 2, delta: e.spec.Tuning.Delta, total: alpha, private: true}
+	case "alphaSplit", "dataSplit": // k·(α/k) on T, or α on disjoint parts; α on V
+		priv = privacy{train: alpha, tuning: alpha, total: alpha, private: true}
+	case "random":
+		priv = privacy{train: alpha, total: alpha, private: true}
+	default: // control: k runs at α on T; the argmax is not private
+		priv = privacy{train: float64(p.K()) * alpha, tuning: math.Inf(1), total: math.Inf(1)}
 	}
 
 	r := results.Row{}
