@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dprepro/dprepro/results"
+)
+
+// processSpec is a data-free spec (the mechanism-bounds kind) of 240 units
+// that takes a few seconds on one worker, long enough to kill part-way.
+const processSpec = `schema = 1
+id = "proc"
+kind = "mechanism-bounds"
+seed = 17
+
+[mechanisms]
+mechanisms = ["randomized-response", "laplace", "exponential", "gaussian"]
+epsilons = [0.2, 1.0, 4.0]
+levels = [0.1, 0.01]
+replicates = 20
+draws = 6000
+
+[output]
+bootstrap = 200
+
+[profile.quick.output]
+bootstrap = 200
+`
+
+// buildBinary builds the command into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dprepro")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func readRun(t *testing.T, dir string) (rows, summary []byte, m results.Manifest) {
+	t.Helper()
+	var err error
+	if rows, err = os.ReadFile(filepath.Join(dir, "rows.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if summary, err = os.ReadFile(filepath.Join(dir, "summary.csv")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return rows, summary, m
+}
+
+// TestProcess_WorkersAndKill runs the real binary: rows.csv and
+// summary.csv are bit-identical for --workers 1 and 8; a run killed part-way
+// with SIGKILL leaves no result, and run again it resumes from its
+// checkpoint, computes only the units that were not finished, and writes the
+// same bytes as the uninterrupted run.
+func TestProcess_WorkersAndKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	spec := writeSpec(t, processSpec)
+	run := func(out string, workers int) *exec.Cmd {
+		return exec.Command(bin, "run", spec, "--out", out, "--workers", strconv.Itoa(workers), "--heartbeat", "1h")
+	}
+	var ref [2][]byte
+	for _, w := range []int{1, 8} {
+		out := t.TempDir()
+		if b, err := run(out, w).CombinedOutput(); err != nil {
+			t.Fatalf("workers %d: %v\n%s", w, err, b)
+		}
+		rows, sum, m := readRun(t, filepath.Join(out, "proc"))
+		if m.Units.Total != 240 || m.Units.Computed != 240 {
+			t.Fatalf("workers %d: units %+v", w, m.Units)
+		}
+		if ref[0] == nil {
+			ref = [2][]byte{rows, sum}
+		} else if !bytes.Equal(rows, ref[0]) || !bytes.Equal(sum, ref[1]) {
+			t.Error("rows.csv or summary.csv differ between --workers 1 and --workers 8")
+		}
+	}
+
+	// Kill part-way: wait until the checkpoint holds some finished units.
+	out := t.TempDir()
+	cmd := run(out, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(out, "proc", ".checkpoint", "units.jsonl")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(ckpt)
+		if n := bytes.Count(b, []byte("\n")); n > 30 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no checkpoint progress within 60 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("the killed run exited cleanly: it finished before the kill; make the spec longer")
+	}
+	if _, err := os.Stat(filepath.Join(out, "proc", "manifest.json")); !os.IsNotExist(err) {
+		t.Fatalf("a killed run left a manifest.json (%v)", err)
+	}
+	b, _ := os.ReadFile(ckpt)
+	lines := bytes.Count(b, []byte("\n")) - 1 // the header line
+	if lines >= 240 {
+		t.Fatalf("the checkpoint holds all %d units: the kill came too late", lines)
+	}
+
+	var stderr bytes.Buffer
+	again := run(out, 2)
+	again.Stderr = &stderr
+	if err := again.Run(); err != nil {
+		t.Fatalf("resumed run: %v\n%s", err, stderr.String())
+	}
+	// A unit whose line was torn by the kill is dropped and recomputed.
+	m := regexp.MustCompile(`resuming, (\d+) of 240 units already done`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no resume message in %q", stderr.String())
+	}
+	resumed, _ := strconv.Atoi(m[1])
+	if resumed < lines-1 || resumed > lines {
+		t.Errorf("resumed %d units, the checkpoint had %d complete lines", resumed, lines)
+	}
+	rows, sum, man := readRun(t, filepath.Join(out, "proc"))
+	if man.Units.Resumed != resumed || man.Units.Computed != 240-resumed {
+		t.Errorf("manifest units %+v: want %d resumed and only the other %d computed", man.Units, resumed, 240-resumed)
+	}
+	if !bytes.Equal(rows, ref[0]) || !bytes.Equal(sum, ref[1]) {
+		t.Error("the resumed run's rows.csv or summary.csv differ from the uninterrupted run")
+	}
+}
