@@ -6,7 +6,7 @@ DATA     ?= $(or $(DPREPRO_DATA),../shared/datasets)
 OUT      ?= results/runs
 BIN      := bin/dprepro
 
-.PHONY: all build test test-short vet fmt reproduce quick paper data verify-data bench clean
+.PHONY: all build test test-short vet fmt reproduce quick paper data verify-data bench clean references check
 
 all: build
 
@@ -30,6 +30,14 @@ quick:
 
 paper:
 	$(MAKE) reproduce PROFILE=paper
+
+# Refresh the reference results (quick profile) on purpose, and show the diff.
+references:
+	DPREPRO_DATA=$(abspath $(DATA)) scripts/references.sh
+
+# Compare the runs in OUT with the references.
+check: build
+	$(BIN) check $(OUT) --against results/reference
 
 # Download the real UCI files into DATA (checksums verified).
 data: build

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"runtime"
 	"runtime/debug"
@@ -115,6 +116,28 @@ func (f Float) MarshalJSON() ([]byte, error) {
 		return []byte(`"nan"`), nil
 	}
 	return []byte(strconv.FormatFloat(v, 'g', -1, 64)), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler: a number, or one of the
+// strings MarshalJSON writes.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"inf"`:
+		*f = Float(math.Inf(1))
+		return nil
+	case `"-inf"`:
+		*f = Float(math.Inf(-1))
+		return nil
+	case `"nan"`:
+		*f = Float(math.NaN())
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("results: %s is not a number or inf/-inf/nan", b)
+	}
+	*f = Float(v)
+	return nil
 }
 
 // FillBuild fills the version, platform and dependency fields from the

@@ -6,6 +6,7 @@
 //	dprepro run SPEC.toml... [--profile quick|paper] [--out DIR] [--workers N] [--seed S] [--data-dir DIR]
 //	dprepro reproduce [--specs DIR] [same flags]   run every spec in DIR (default experiments/)
 //	dprepro list [--specs DIR] [--data-dir DIR]     the specs, and each dataset's status
+//	dprepro check RUN_DIR [--against DIR] [--z 3]   compare runs with the reference summaries
 //	dprepro data fetch [NAME...] [--data-dir DIR]   download the real files from UCI, verify SHA-256
 //	dprepro data verify [--data-dir DIR]            re-check the files present
 //
@@ -59,6 +60,7 @@ const usage = `usage:
   dprepro run SPEC.toml... [--profile quick|paper] [--out DIR] [--workers N] [--seed S] [--data-dir DIR]
   dprepro reproduce [--specs DIR] [--profile quick|paper] [--out DIR] [--workers N] [--seed S] [--data-dir DIR]
   dprepro list [--specs DIR] [--data-dir DIR]
+  dprepro check RUN_DIR [--against results/reference] [--z 3]
   dprepro data fetch [NAME...] [--data-dir DIR]
   dprepro data verify [--data-dir DIR]
 `
@@ -90,6 +92,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdReproduce(ctx, args[1:], stdout, stderr)
 	case "list":
 		return cmdList(ctx, args[1:], stdout, stderr)
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
 	case "data":
 		if len(args) < 2 {
 			return usagef("data: want a subcommand: fetch or verify")
@@ -105,5 +109,5 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, usage)
 		return errHelp
 	}
-	return usagef("unknown command %q (want run, reproduce, list or data)", args[0])
+	return usagef("unknown command %q (want run, reproduce, list, check or data)", args[0])
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +36,9 @@ bootstrap = 200
 [profile.quick.output]
 bootstrap = 200
 `
+
+// processSpecSmall is processSpec with fewer draws, for in-process tests.
+var processSpecSmall = strings.Replace(processSpec, "draws = 6000", "draws = 500", 1)
 
 // buildBinary builds the command into a temporary directory.
 func buildBinary(t *testing.T) string {
