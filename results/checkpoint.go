@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Checkpoint is the append-only record of finished replicate units of a run
@@ -187,4 +188,57 @@ func (cp *Checkpoint) Close() error {
 	err := cp.f.Close()
 	cp.f = nil
 	return err
+}
+
+// MergeCheckpoints writes to the checkpoint folder dst the union of the
+// units recorded in the checkpoint folders srcs (the shards of one run),
+// every one of which must carry header h: made for the same spec, seed and
+// build. A unit found in two shards must have the same rows. Lines are
+// written sorted by unit, atomically. It returns the number of units.
+func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string) (int, error) {
+	h.Format = 1
+	union := map[string][]Row{}
+	for _, src := range srcs {
+		path := filepath.Join(src, "units.jsonl")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return 0, fmt.Errorf("results: shard: %w", err)
+		}
+		cp := &Checkpoint{path: path, done: map[string][]Row{}}
+		ok, err := cp.parse(data, h)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return 0, fmt.Errorf("results: shard %s was made for another spec, seed or build (its header differs)", path)
+		}
+		for unit, rows := range cp.done {
+			if prev, dup := union[unit]; dup {
+				a, _ := rowsSum(unit, prev)
+				b, _ := rowsSum(unit, rows)
+				if a != b {
+					return 0, fmt.Errorf("results: unit %s differs between shards (%s)", unit, path)
+				}
+			}
+			union[unit] = rows
+		}
+	}
+	units := make([]string, 0, len(union))
+	for u := range union {
+		units = append(units, u)
+	}
+	slices.Sort(units)
+	var buf bytes.Buffer
+	hb, _ := json.Marshal(h)
+	buf.Write(hb)
+	buf.WriteByte('\n')
+	for _, u := range units {
+		if err := writeLine(&buf, u, union[u]); err != nil {
+			return 0, err
+		}
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return 0, fmt.Errorf("results: %w", err)
+	}
+	return len(units), WriteFileAtomic(filepath.Join(dst, "units.jsonl"), buf.Bytes())
 }

@@ -360,3 +360,84 @@ func TestCheck(t *testing.T) {
 		t.Errorf("no reference at all: exit %d, want 1", code)
 	}
 }
+
+// TestShardAndMerge runs a spec unsharded and as three shards, merges the
+// shards, and compares: rows.csv and summary.csv byte-identical, every unit
+// resumed from the shards and none computed by the merge. A merge missing
+// a shard is refused.
+func TestShardAndMerge(t *testing.T) {
+	spec := writeSpec(t, strings.Replace(processSpecSmall, "replicates = 20", "replicates = 4", 1))
+	whole := t.TempDir()
+	if code, _, stderr := dprepro(t, "run", spec, "--out", whole); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	var shards []string
+	for i := 0; i < 3; i++ {
+		d := t.TempDir()
+		code, stdout, stderr := dprepro(t, "run", spec, "--out", d, "--shard", fmt.Sprintf("%d/3", i))
+		if code != 0 || !strings.Contains(stdout, fmt.Sprintf("shard %d/3 done", i)) {
+			t.Fatalf("shard %d: exit %d: %s %s", i, code, stdout, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(d, "proc", "manifest.json")); !os.IsNotExist(err) {
+			t.Errorf("shard %d wrote final files", i)
+		}
+		shards = append(shards, d)
+	}
+	if code, _, stderr := dprepro(t, "merge", spec, "--out", t.TempDir(), "--shards", strings.Join(shards[:2], ",")); code != 1 || !strings.Contains(stderr, "a shard is missing or unfinished") {
+		t.Errorf("merge of 2 of 3 shards: exit %d: %s", code, stderr)
+	}
+	merged := t.TempDir()
+	code, stdout, stderr := dprepro(t, "merge", spec, "--out", merged, "--shards", strings.Join(shards, ","))
+	if code != 0 || !strings.Contains(stdout, "merged 48 units from 3 shards") {
+		t.Fatalf("merge: exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, f := range []string{"rows.csv", "summary.csv"} {
+		a, _ := os.ReadFile(filepath.Join(whole, "proc", f))
+		b, _ := os.ReadFile(filepath.Join(merged, "proc", f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s of the merged run differs from the unsharded run", f)
+		}
+	}
+	var m results.Manifest
+	b, _ := os.ReadFile(filepath.Join(merged, "proc", "manifest.json"))
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Units.Total != 48 || m.Units.Resumed != 48 || m.Units.Computed != 0 {
+		t.Errorf("merged manifest units %+v: want all 48 from the shards", m.Units)
+	}
+}
+
+// TestShardFromEnvironment checks the scheduler variables.
+func TestShardFromEnvironment(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	cases := []struct {
+		flag   string
+		count  int
+		env    map[string]string
+		want   string
+		errSub string
+	}{
+		{"2/5", 0, nil, "2/5", ""},
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, "3/4", ""},
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "8", "SLURM_ARRAY_TASK_MIN": "7", "SLURM_ARRAY_TASK_COUNT": "3"}, "1/3", ""},
+		{"", 6, map[string]string{"JOB_COMPLETION_INDEX": "5"}, "5/6", ""},
+		{"", 0, map[string]string{"JOB_COMPLETION_INDEX": "5"}, "0/0", ""}, // no declared count: not sharded
+		{"5/5", 0, nil, "", "want 0 <= i < N"},
+		{"x/5", 0, nil, "", "not an integer"},
+		{"3", 0, nil, "", "must be i/N"},
+	}
+	for _, c := range cases {
+		f := runFlags{shard: c.flag, shards: c.count}
+		sh, err := f.shardOf(env(c.env))
+		if c.errSub != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errSub) {
+				t.Errorf("%q %v: err = %v, want %q", c.flag, c.env, err, c.errSub)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprintf("%d/%d", sh.Index, sh.Count) != c.want {
+			t.Errorf("%q %v: got %d/%d (%v), want %s", c.flag, c.env, sh.Index, sh.Count, err, c.want)
+		}
+	}
+}

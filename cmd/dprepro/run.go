@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dprepro/dprepro/datasets"
@@ -37,6 +39,9 @@ type runFlags struct {
 	dataDir  string
 	specs    string
 	interval time.Duration
+	shard    string   // "i/N", or from the scheduler's environment
+	shards   int      // the declared count with JOB_COMPLETION_INDEX
+	merge    []string // merge: the shards' output folders
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, withSpecs bool) {
@@ -46,9 +51,65 @@ func (f *runFlags) register(fs *flag.FlagSet, withSpecs bool) {
 	fs.StringVar(&f.seed, "seed", "", "root seed overriding the spec's (non-negative integer)")
 	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
 	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line interval when stderr is not a terminal")
+	fs.StringVar(&f.shard, "shard", "", "run shard i/N of the units only (0-based; default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shard-count)")
+	fs.IntVar(&f.shards, "shard-count", 0, "number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes indexed jobs)")
 	if withSpecs {
 		fs.StringVar(&f.specs, "specs", "experiments", "directory of spec files")
 	}
+}
+
+// shardOf returns the shard to run: --shard i/N, else Slurm's array task
+// (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT),
+// else a Kubernetes indexed job's JOB_COMPLETION_INDEX of --shard-count; the
+// zero Shard (all units) when none is set.
+func (f *runFlags) shardOf(getenv func(string) string) (runner.Shard, error) {
+	parse := func(what, v string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0, usagef("%s: %q is not an integer", what, v)
+		}
+		return n, nil
+	}
+	var sh runner.Shard
+	var err error
+	switch {
+	case f.shard != "":
+		i, n, ok := strings.Cut(f.shard, "/")
+		if !ok {
+			return sh, usagef("--shard must be i/N (got %q)", f.shard)
+		}
+		if sh.Index, err = parse("--shard", i); err != nil {
+			return sh, err
+		}
+		if sh.Count, err = parse("--shard", n); err != nil {
+			return sh, err
+		}
+	case getenv("SLURM_ARRAY_TASK_ID") != "" && getenv("SLURM_ARRAY_TASK_COUNT") != "":
+		if sh.Index, err = parse("SLURM_ARRAY_TASK_ID", getenv("SLURM_ARRAY_TASK_ID")); err != nil {
+			return sh, err
+		}
+		if m := getenv("SLURM_ARRAY_TASK_MIN"); m != "" {
+			lo, err := parse("SLURM_ARRAY_TASK_MIN", m)
+			if err != nil {
+				return sh, err
+			}
+			sh.Index -= lo
+		}
+		if sh.Count, err = parse("SLURM_ARRAY_TASK_COUNT", getenv("SLURM_ARRAY_TASK_COUNT")); err != nil {
+			return sh, err
+		}
+	case getenv("JOB_COMPLETION_INDEX") != "" && f.shards > 0:
+		if sh.Index, err = parse("JOB_COMPLETION_INDEX", getenv("JOB_COMPLETION_INDEX")); err != nil {
+			return sh, err
+		}
+		sh.Count = f.shards
+	default:
+		return sh, nil
+	}
+	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		return sh, usagef("shard %d/%d: want 0 <= i < N", sh.Index, sh.Count)
+	}
+	return sh, nil
 }
 
 func (f *runFlags) dataDirectory() string {
@@ -165,6 +226,16 @@ func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr i
 		specs = append(specs, s)
 	}
 	dataDir := f.dataDirectory()
+	var shard runner.Shard
+	switch {
+	case len(f.merge) > 0 && f.shard != "":
+		return usagef("merge: --shard does not apply")
+	case len(f.merge) == 0:
+		var err error
+		if shard, err = f.shardOf(os.Getenv); err != nil {
+			return err
+		}
+	}
 	var ciDirs []string // runs of ci-coverage specs, for the figures across them
 	for _, s := range specs {
 		exp, err := load(s, dataDir)
@@ -174,22 +245,77 @@ func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr i
 		for _, w := range exp.Warnings() {
 			fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
 		}
-		dir, err := runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval})
+		if len(f.merge) > 0 {
+			if err := mergeShards(s, exp, f.merge, f.out, stdout); err != nil {
+				return err
+			}
+		}
+		dir, err := runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard})
 		if err != nil {
 			return err
+		}
+		if shard.Sharded() {
+			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
+			continue
 		}
 		fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
 		if s.Kind == experiments.KindCICoverage {
 			ciDirs = append(ciDirs, dir)
 		}
 	}
-	if len(ciDirs) > 1 {
+	if len(ciDirs) > 1 && !shard.Sharded() {
 		dir, err := ciFigures(ciDirs, f.out)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
 	}
+	return nil
+}
+
+// cmdMerge combines the checkpoints of the shard runs of each spec (their
+// --out folders, in --shards) into OUT/<id> and finishes the run there from
+// them: rows.csv and summary.csv are those of the unsharded run, byte for
+// byte. The shards must all be done, by the same build.
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlagSet("merge", stderr)
+	f.register(fs, false)
+	shards := fs.String("shards", "", "comma-separated output folders of the shard runs")
+	specs, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(specs) == 0 {
+		return usagef("merge: name at least one spec file")
+	}
+	for _, d := range strings.Split(*shards, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			f.merge = append(f.merge, d)
+		}
+	}
+	if len(f.merge) == 0 {
+		return usagef("merge: --shards must name the shard runs' output folders")
+	}
+	return runSpecs(ctx, specs, &f, stdout, stderr)
+}
+
+// mergeShards writes the union of the shards' checkpoints of spec s into
+// out/<id>/.checkpoint and checks that it holds every unit.
+func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, out string, stdout io.Writer) error {
+	var srcs []string
+	for _, d := range shards {
+		srcs = append(srcs, filepath.Join(d, s.ID, ".checkpoint"))
+	}
+	n, err := results.MergeCheckpoints(filepath.Join(out, s.ID, ".checkpoint"), runner.Header(s), srcs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.ID, err)
+	}
+	units := exp.Units()
+	if n != len(units) {
+		return fmt.Errorf("%s: the shards hold %d of %d units: a shard is missing or unfinished (run it again to finish it, then merge)", s.ID, n, len(units))
+	}
+	fmt.Fprintf(stdout, "%s: merged %d units from %d shards\n", s.ID, n, len(shards))
 	return nil
 }
 

@@ -76,6 +76,25 @@ type Options struct {
 	Workers  int           // >= 1
 	Stderr   io.Writer     // progress and notices; nil discards
 	Interval time.Duration // heartbeat interval when stderr is not a terminal; zero means 5 s
+	// Shard, when Count > 1, runs only the units at positions p of
+	// exp.Units() with p mod Count == Index and writes only the checkpoint:
+	// no final files. The shards' checkpoints are combined by
+	// results.MergeCheckpoints and finished by a Run that resumes them all.
+	Shard Shard
+}
+
+// Shard is one of Count deterministic parts of a run's units (0-based).
+type Shard struct {
+	Index, Count int
+}
+
+// Sharded reports whether s selects a part of the units.
+func (s Shard) Sharded() bool { return s.Count > 1 }
+
+// Header returns the checkpoint header of spec for this program: what a
+// checkpoint (or a shard's) must carry to be resumed or merged.
+func Header(spec *experiments.Spec) results.CheckpointHeader {
+	return results.CheckpointHeader{Format: 1, SpecHash: spec.Hash(), Seed: spec.Seed, Binary: binaryHash()}
 }
 
 // Final files of a run, removed at the start of a run so that a failed run
@@ -99,8 +118,10 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			return "", fmt.Errorf("runner: clearing %s: %w", dir, err)
 		}
 	}
-	hash := spec.Hash()
-	cp, stale, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), results.CheckpointHeader{SpecHash: hash, Seed: spec.Seed, Binary: binaryHash()})
+	if o.Shard.Sharded() && !(o.Shard.Index >= 0 && o.Shard.Index < o.Shard.Count) {
+		return "", fmt.Errorf("runner: shard %d/%d: want 0 <= index < count", o.Shard.Index, o.Shard.Count)
+	}
+	cp, stale, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), Header(spec))
 	if err != nil {
 		return "", err
 	}
@@ -112,13 +133,23 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if dup := firstDuplicate(units); dup != "" {
 		return "", fmt.Errorf("runner: duplicate unit key %q", dup)
 	}
+	mine := units
+	if o.Shard.Sharded() {
+		mine = nil
+		for p, u := range units {
+			if p%o.Shard.Count == o.Shard.Index {
+				mine = append(mine, u)
+			}
+		}
+	}
 	var todo []string
-	for _, u := range units {
+	for _, u := range mine {
 		if _, ok := cp.Done(u); !ok {
 			todo = append(todo, u)
 		}
 	}
-	resumed := len(units) - len(todo)
+	resumed := len(mine) - len(todo)
+	units = mine
 	if resumed > 0 {
 		fmt.Fprintf(stderr, "dprepro: %s: resuming, %d of %d units already done\n", spec.ID, resumed, len(units))
 	}
@@ -179,6 +210,9 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			spec.ID, len(failures), len(units), errors.Join(shown...))
 	}
 
+	if o.Shard.Sharded() {
+		return dir, nil // the shard's product is its checkpoint
+	}
 	var rows []results.Row
 	for _, u := range units {
 		r, _ := cp.Done(u)
