@@ -158,3 +158,82 @@ func TestProcess_WorkersAndKill(t *testing.T) {
 		t.Error("the resumed run's rows.csv or summary.csv differ from the uninterrupted run")
 	}
 }
+
+// fakeSbatch stands in for Slurm's sbatch: it runs the --wrap command at
+// once, for every task of an --array=0-K job with the environment Slurm
+// sets (SLURM_ARRAY_TASK_ID, _MIN, _COUNT), and prints a job id.
+const fakeSbatch = `#!/usr/bin/env bash
+set -euo pipefail
+array=""; wrap=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --parsable) ;;
+    --array=*) array="${1#--array=}" ;;
+    --wrap) wrap="$2"; shift ;;
+    --*) ;;
+  esac
+  shift
+done
+if [ -n "$array" ]; then
+  lo="${array%-*}"; hi="${array#*-}"
+  for ((i = lo; i <= hi; i++)); do
+    SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_TASK_MIN=$lo SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1)) bash -c "$wrap" >/dev/null 2>&1
+  done
+else
+  bash -c "$wrap" >/dev/null 2>&1
+fi
+echo $RANDOM
+`
+
+// TestSlurmArrayScript runs scripts/slurm-array.sh against a fake sbatch:
+// three array tasks each run their shard, the dependent job merges them, and
+// the merged rows.csv and summary.csv are the unsharded run's bytes.
+func TestSlurmArrayScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	spec := filepath.Join(tmp, "proc.toml")
+	if err := os.WriteFile(spec, []byte(processSpecSmall), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fakeBin := filepath.Join(tmp, "fakebin")
+	if err := os.MkdirAll(fakeBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fakeBin, "sbatch"), []byte(fakeSbatch), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, shardDir := filepath.Join(tmp, "runs"), filepath.Join(tmp, "shards")
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "slurm-array.sh"), spec, "3", "quick")
+	cmd.Env = append(os.Environ(), "PATH="+fakeBin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"OUT="+out, "SHARD_DIR="+shardDir, "CPUS=1")
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "3 shards") {
+		t.Fatalf("slurm-array.sh: %v\n%s", err, b)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := os.Stat(filepath.Join(shardDir, strconv.Itoa(i), "proc", "manifest.json")); err == nil {
+			t.Errorf("shard %d wrote a final result", i)
+		}
+	}
+	whole := filepath.Join(tmp, "whole")
+	run := exec.Command(filepath.Join(root, "bin", "dprepro"), "run", spec, "--profile", "quick", "--out", whole)
+	if b, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("unsharded run: %v\n%s", err, b)
+	}
+	rows, summary, _ := readRun(t, filepath.Join(whole, "proc"))
+	mrows, msummary, m := readRun(t, filepath.Join(out, "proc"))
+	if !bytes.Equal(rows, mrows) || !bytes.Equal(summary, msummary) {
+		t.Error("the merged run of the Slurm array differs from the unsharded run")
+	}
+	if m.Units.Resumed != m.Units.Total || m.Units.Total == 0 {
+		t.Errorf("merged manifest units %+v: want every unit from the shards", m.Units)
+	}
+}
