@@ -6,7 +6,7 @@ DATA     ?= $(or $(DPREPRO_DATA),../shared/datasets)
 OUT      ?= results/runs
 BIN      := bin/dprepro
 
-.PHONY: all build test test-short vet fmt reproduce quick paper data verify-data bench clean references check
+.PHONY: all build test test-short vet fmt reproduce quick paper data verify-data bench clean references check audit audit-thorough
 
 all: build
 
@@ -38,6 +38,14 @@ references:
 # Compare the runs in OUT with the references.
 check: build
 	$(BIN) check $(OUT) --against results/reference
+
+# Empirical privacy audit of every mechanism (experiments/audit.toml): the
+# quick one runs in CI; the thorough one is the spec's paper profile.
+audit: build
+	$(BIN) audit --workers $(WORKERS) --out $(OUT)
+
+audit-thorough: build
+	$(BIN) audit --thorough --workers $(WORKERS) --out $(OUT)
 
 # Download the real UCI files into DATA (checksums verified).
 data: build

@@ -55,10 +55,14 @@ const (
 	// KindMechanisms is Nguyen 2019, Sections 3.1–3.4: empirical error tails
 	// of the basic mechanisms against the review's accuracy bounds.
 	KindMechanisms = "mechanism-bounds"
+	// KindAudit is the empirical privacy audit: Clopper–Pearson lower
+	// bounds on ε of every mechanism of the harness, from outputs on
+	// neighbouring datasets (core/audit).
+	KindAudit = "privacy-audit"
 )
 
 // Kinds lists the known kinds.
-var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage, KindHistogram, KindMechanisms}
+var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage, KindHistogram, KindMechanisms, KindAudit}
 
 // Spec is a resolved experiment specification.
 type Spec struct {
@@ -86,8 +90,10 @@ type Spec struct {
 	Histogram HistogramSpec `toml:"histogram"`
 	// Mechanisms configures the mechanism-bounds kind.
 	Mechanisms MechanismsSpec `toml:"mechanisms"`
-	Output     OutputSpec     `toml:"output"`
-	Source     *SourceInfo    `toml:"-"`
+	// Audit configures the privacy-audit kind.
+	Audit  AuditSpec   `toml:"audit"`
+	Output OutputSpec  `toml:"output"`
+	Source *SourceInfo `toml:"-"`
 }
 
 // SourceInfo records where a spec came from.
@@ -255,6 +261,37 @@ type MechanismsSpec struct {
 	Draws      int `toml:"draws"`      // >= 1
 }
 
+// AuditSpec is the privacy-audit kind: each audited mechanism, at each
+// privacy parameter and in each variant (the correct one and deliberately
+// broken ones), run on a pair of neighbouring inputs; a Clopper–Pearson
+// lower bound on ε is set against the claimed ε.
+type AuditSpec struct {
+	// Mechanisms are names from AuditMechanisms (set by the audit package
+	// at init). Required.
+	Mechanisms []string `toml:"mechanisms"`
+	// Epsilons is the grid of privacy parameters (ε; for zCDP mechanisms
+	// ρ = ε²/2); finite and > 0.
+	Epsilons []float64 `toml:"epsilons"`
+	// Variants are the deliberately broken variants audited besides the
+	// correct mechanism, from AuditVariants; each runs where the mechanism
+	// supports it. May be empty.
+	Variants []string `toml:"variants"`
+	// Draws is the number of measurement draws per side of a mechanism
+	// that costs one noise draw; FitDraws of one that fits a model per
+	// release. The selection stage draws a quarter as many. >= 400 each.
+	Draws    int `toml:"draws"`
+	FitDraws int `toml:"fit_draws"`
+	// Delta is the δ at which zCDP claims are converted to (ε, δ) and the
+	// δ of the (ε, δ) Gaussian mechanism; in (0, 1). Default 1e-5.
+	Delta float64 `toml:"delta"`
+	// Confidence is the level of each lower bound; in (0, 1). Default 0.95.
+	Confidence float64 `toml:"confidence"`
+}
+
+// AuditMechanisms and AuditVariants are the names the privacy-audit kind
+// knows; the audit package registers them (nil: names are not checked).
+var AuditMechanisms, AuditVariants []string
+
 // MechanismNames are the mechanisms of the mechanism-bounds kind.
 var MechanismNames = []string{"randomized-response", "laplace", "exponential", "gaussian"}
 
@@ -337,6 +374,7 @@ func DefaultSpec() Spec {
 			Lambda: 0.005, Gamma: 0.1, Steps: 1000, EpsMaxFactor: 4,
 		},
 		Mechanisms: MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5},
+		Audit:      AuditSpec{Delta: 1e-5, Confidence: 0.95},
 		ConfidenceIntervals: CISpec{
 			Alpha: 0.05, C: 0.001, H: 1, Eps1: 0.5, Eps2: 0.25, Eps3: 0.25, BlockSize: 50,
 		},
@@ -524,14 +562,14 @@ func (s *Spec) validate() []fieldErr {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)
 	}
 	switch s.Kind {
-	case KindCVTuning, KindExPost, KindCICoverage, KindHistogram, KindMechanisms:
+	case KindCVTuning, KindExPost, KindCICoverage, KindHistogram, KindMechanisms, KindAudit:
 	case "":
 		add("kind", "kind", "required (one of: %s)", strings.Join(Kinds, ", "))
 	default:
 		add("kind", "kind", "unknown kind %q (one of: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
 	// Data.
-	if len(s.Data.Datasets) == 0 && !(s.Kind == KindHistogram && len(s.Histogram.Densities) > 0) && s.Kind != KindMechanisms {
+	if len(s.Data.Datasets) == 0 && !(s.Kind == KindHistogram && len(s.Histogram.Densities) > 0) && s.Kind != KindMechanisms && s.Kind != KindAudit {
 		add("data.datasets", "data.datasets", "must list at least one dataset")
 	}
 	var known []string
@@ -573,6 +611,9 @@ func (s *Spec) validate() []fieldErr {
 	}
 	if s.Kind == KindMechanisms {
 		errs = append(errs, s.validateMechanisms()...)
+	}
+	if s.Kind == KindAudit {
+		errs = append(errs, s.validateAudit()...)
 	}
 	if s.Kind == KindCVTuning || s.Kind == KindHistogram {
 		if s.CV.Repetitions < 1 {
@@ -630,6 +671,56 @@ func (s *Spec) validate() []fieldErr {
 	}
 	if !(s.Output.CILevel > 0 && s.Output.CILevel < 1) {
 		add("output.ci_level", "output.ci_level", "must be in (0, 1) (got %v)", s.Output.CILevel)
+	}
+	return errs
+}
+
+// validateAudit checks the audit section.
+func (s *Spec) validateAudit() []fieldErr {
+	var errs []fieldErr
+	add := func(key, path, format string, args ...any) {
+		errs = append(errs, fieldErr{key: key, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	a := &s.Audit
+	names := func(key string, xs, known []string, required bool) {
+		if required && len(xs) == 0 {
+			add(key, key, "must list at least one name (known: %s)", strings.Join(known, ", "))
+		}
+		for i, name := range xs {
+			p := fmt.Sprintf("%s[%d]", key, i)
+			if known != nil && !contains(known, name) {
+				add(key, p, "unknown name %q (known: %s)", name, strings.Join(known, ", "))
+			}
+			if slices.Contains(xs[:i], name) {
+				add(key, p, "duplicate name %q", name)
+			}
+		}
+	}
+	names("audit.mechanisms", a.Mechanisms, AuditMechanisms, true)
+	names("audit.variants", a.Variants, AuditVariants, false)
+	if len(a.Epsilons) == 0 {
+		add("audit.epsilons", "audit.epsilons", "must not be empty")
+	}
+	for i, x := range a.Epsilons {
+		p := fmt.Sprintf("audit.epsilons[%d]", i)
+		if !(x > 0) || math.IsInf(x, 1) {
+			add("audit.epsilons", p, "must be finite and > 0 (got %v)", x)
+		}
+		if slices.Contains(a.Epsilons[:i], x) {
+			add("audit.epsilons", p, "duplicate value %v", x)
+		}
+	}
+	if a.Draws < 400 {
+		add("audit.draws", "audit.draws", "must be >= 400 (got %d)", a.Draws)
+	}
+	if a.FitDraws < 400 {
+		add("audit.fit_draws", "audit.fit_draws", "must be >= 400 (got %d)", a.FitDraws)
+	}
+	if !(a.Delta > 0 && a.Delta < 1) {
+		add("audit.delta", "audit.delta", "must be in (0, 1) (got %v)", a.Delta)
+	}
+	if !(a.Confidence > 0 && a.Confidence < 1) {
+		add("audit.confidence", "audit.confidence", "must be in (0, 1) (got %v)", a.Confidence)
 	}
 	return errs
 }

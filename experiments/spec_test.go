@@ -363,3 +363,46 @@ func TestParse_MechanismErrors(t *testing.T) {
 		})
 	}
 }
+
+const goodAudit = `schema = 1
+id = "aud"
+kind = "privacy-audit"
+[audit]
+mechanisms = ["laplace", "histogram"]
+epsilons = [0.5, 1.0]
+variants = ["half-noise"]
+draws = 1000
+fit_draws = 500
+`
+
+func TestParse_AuditErrors(t *testing.T) {
+	withDatasets(t)
+	old, oldV := AuditMechanisms, AuditVariants
+	AuditMechanisms, AuditVariants = []string{"laplace", "histogram"}, []string{"half-noise"}
+	t.Cleanup(func() { AuditMechanisms, AuditVariants = old, oldV })
+	s, err := Parse("aud.toml", []byte(goodAudit), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := s.Audit; a.Delta != 1e-5 || a.Confidence != 0.95 {
+		t.Errorf("defaults not applied: %+v", a)
+	}
+	cases := []struct{ old, new, want string }{
+		{`["laplace", "histogram"]`, `["laplace", "cauchy"]`, `aud.toml:5: audit.mechanisms[1]: unknown name "cauchy"`},
+		{`["laplace", "histogram"]`, `[]`, `aud.toml:5: audit.mechanisms: must list at least one name`},
+		{`["half-noise"]`, `["half-noise", "half-noise"]`, `aud.toml:7: audit.variants[1]: duplicate name "half-noise"`},
+		{"epsilons = [0.5, 1.0]", "epsilons = [0.5, -1.0]", "aud.toml:6: audit.epsilons[1]: must be finite and > 0 (got -1)"},
+		{"draws = 1000", "draws = 10", "aud.toml:8: audit.draws: must be >= 400 (got 10)"},
+		{"fit_draws = 500", "fit_draws = 0", "aud.toml:9: audit.fit_draws: must be >= 400 (got 0)"},
+		{"fit_draws = 500", "fit_draws = 500\nconfidence = 1.0", "aud.toml:10: audit.confidence: must be in (0, 1) (got 1)"},
+		{"fit_draws = 500", "fit_draws = 500\ndelta = 0.0", "aud.toml:10: audit.delta: must be in (0, 1) (got 0)"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			_, err := Parse("aud.toml", []byte(strings.Replace(goodAudit, c.old, c.new, 1)), "")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
+			}
+		})
+	}
+}

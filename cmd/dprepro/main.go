@@ -9,6 +9,7 @@
 //	dprepro check RUN_DIR [--against DIR] [--z 3]   compare runs with the reference summaries
 //	dprepro run SPEC... --shard i/N                  one deterministic 1/N of the units (Slurm/Kubernetes index from the environment)
 //	dprepro merge SPEC... --shards DIR,DIR,...       finish a run from its shards' checkpoints
+//	dprepro audit [MECHANISM...] [--thorough]        empirical privacy audit: lower bounds on ε vs the claims
 //	dprepro data fetch [NAME...] [--data-dir DIR]   download the real files from UCI, verify SHA-256
 //	dprepro data verify [--data-dir DIR]            re-check the files present
 //
@@ -65,6 +66,7 @@ const usage = `usage:
   dprepro check RUN_DIR [--against results/reference] [--z 3]
   dprepro run SPEC.toml... --shard i/N [same flags]   (or from SLURM_ARRAY_TASK_ID/COUNT, JOB_COMPLETION_INDEX with --shard-count N)
   dprepro merge SPEC.toml... --shards DIR,DIR,... [--out DIR] [same flags]
+  dprepro audit [MECHANISM...] [--thorough] [--spec experiments/audit.toml] [--out DIR] [--workers N] [--seed S]
   dprepro data fetch [NAME...] [--data-dir DIR]
   dprepro data verify [--data-dir DIR]
 `
@@ -100,6 +102,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdCheck(args[1:], stdout, stderr)
 	case "merge":
 		return cmdMerge(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return cmdAudit(ctx, args[1:], stdout, stderr)
 	case "data":
 		if len(args) < 2 {
 			return usagef("data: want a subcommand: fetch or verify")
@@ -115,5 +119,5 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprint(stdout, usage)
 		return errHelp
 	}
-	return usagef("unknown command %q (want run, reproduce, list, check, merge or data)", args[0])
+	return usagef("unknown command %q (want run, reproduce, list, check, merge, audit or data)", args[0])
 }

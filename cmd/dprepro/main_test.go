@@ -441,3 +441,26 @@ func TestShardFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditCommand runs the audit of two mechanisms: the verdict table is
+// printed, every correct mechanism passes (exit 0), the broken
+// AboveThreshold without threshold noise is caught; an unknown mechanism is
+// a usage error.
+func TestAuditCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an audit")
+	}
+	spec := filepath.Join("..", "..", "experiments", "audit.toml")
+	code, stdout, stderr := dprepro(t, "audit", "laplace", "above-threshold", "--spec", spec, "--out", t.TempDir())
+	if code != 0 || !strings.Contains(stdout, "audit: pass") || !strings.Contains(stdout, "| above-threshold | no-threshold-noise | 1 | 1 |") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, "no-threshold-noise") && !strings.HasSuffix(line, "| caught |") {
+			t.Errorf("not caught: %s", line)
+		}
+	}
+	if code, _, stderr := dprepro(t, "audit", "nosuch", "--spec", spec); code != 2 || !strings.Contains(stderr, `unknown mechanism "nosuch"`) {
+		t.Errorf("unknown mechanism: exit %d: %s", code, stderr)
+	}
+}

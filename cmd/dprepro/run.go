@@ -21,6 +21,7 @@ import (
 	"github.com/dprepro/dprepro/internal/cvtune"
 	"github.com/dprepro/dprepro/internal/expostsweep"
 	"github.com/dprepro/dprepro/internal/mechbounds"
+	"github.com/dprepro/dprepro/internal/privaudit"
 	"github.com/dprepro/dprepro/internal/runner"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
@@ -359,6 +360,8 @@ func load(s *experiments.Spec, dataDir string) (runner.Experiment, error) {
 		return cvtune.NewHist(s, cvtune.Options{DataDir: dataDir})
 	case experiments.KindMechanisms:
 		return mechbounds.New(s)
+	case experiments.KindAudit:
+		return privaudit.New(s)
 	}
 	return nil, fmt.Errorf("%s: kind %q has no runner", s.ID, s.Kind)
 }

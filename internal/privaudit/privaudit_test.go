@@ -1,0 +1,107 @@
+package privaudit
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/dprepro/dprepro/core/audit"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/internal/stattest"
+)
+
+// mustCatch are the broken variants the audit must flag at every ε of the
+// quick profile: each kind of bug the issue names (half the noise scale,
+// sensitivity off by 2, AboveThreshold without threshold noise) on the
+// mechanisms whose claim is tight enough for the bug to exceed it.
+var mustCatch = map[string][]string{
+	"laplace":              {HalfNoise, Sensitivity2},
+	"spherical-laplace":    {HalfNoise, Sensitivity2},
+	"exponential":          {HalfNoise, Sensitivity2},
+	"report-noisy-max":     {HalfNoise, Sensitivity2},
+	"randomized-response":  {HalfNoise},
+	"outpert-cms11-huber":  {HalfNoise},
+	"outpert-wkl-dp":       {HalfNoise},
+	"noise-reduction":      {HalfNoise, Sensitivity2},
+	"above-threshold":      {NoThresholdNoise},
+	"stability-validation": {HalfNoise, Sensitivity2},
+	"privspdmat-dp":        {HalfNoise},
+	"histogram":            {HalfNoise},
+}
+
+// TestAuditQuick runs the quick profile of experiments/audit.toml with each
+// lower bound at confidence 1 − FamilyAlpha/units (Bonferroni), so that a
+// correct mechanism is flagged, for any seed, with probability at most
+// stattest.FamilyAlpha overall: every correct mechanism must pass, and
+// every broken variant of mustCatch must be caught.
+func TestAuditQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick audit")
+	}
+	spec, err := experiments.Load(filepath.Join("..", "..", "experiments", "audit.toml"), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Audit.Confidence = 1 - stattest.FamilyAlpha/float64(len(e.Units()))
+	caught := map[string]int{}
+	for _, key := range e.Units() {
+		rows, err := e.RunUnit(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rows[0]
+		switch r["verdict"] {
+		case Violation:
+			t.Errorf("%s: correct mechanism flagged: lower bound %s > claimed %s (event %s)", key, r["eps_lower"], r["claimed_eps"], r["event"])
+		case Caught:
+			caught[r["mechanism"]+"/"+r["variant"]]++
+		}
+	}
+	for m, vs := range mustCatch {
+		if !slices.Contains(spec.Audit.Mechanisms, m) {
+			t.Errorf("%s is not in the quick audit", m)
+		}
+		for _, v := range vs {
+			if got := caught[m+"/"+v]; got != len(spec.Audit.Epsilons) {
+				t.Errorf("%s %s: caught at %d of %d epsilons", m, v, got, len(spec.Audit.Epsilons))
+			}
+		}
+	}
+}
+
+// TestTargetsListed checks that every mechanism is listed once and every
+// listed one has a target, and that the claims are what the mechanisms
+// state.
+func TestTargetsListed(t *testing.T) {
+	ts := targets()
+	if len(ts) != len(Mechanisms) {
+		t.Errorf("%d targets, %d names", len(ts), len(Mechanisms))
+	}
+	for _, m := range Mechanisms {
+		tg, ok := ts[m]
+		if !ok {
+			t.Errorf("%s has no target", m)
+			continue
+		}
+		c := tg.claim(1, 1e-5)
+		switch {
+		case tg.zcdp:
+			if c.Delta != 1e-5 || c.Epsilon < 5.29 || c.Epsilon > 5.31 {
+				t.Errorf("%s: zCDP claim at ρ = 1/2: %+v", m, c)
+			}
+		case tg.approx:
+			if c != (audit.Claim{Epsilon: 1, Delta: 1e-5}) {
+				t.Errorf("%s: claim %+v", m, c)
+			}
+		default:
+			if c.Epsilon != 1 || c.Delta != 0 {
+				t.Errorf("%s: claim %+v", m, c)
+			}
+		}
+	}
+}
