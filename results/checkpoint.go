@@ -69,7 +69,7 @@ func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, stale bool,
 	case err != nil:
 		return nil, false, fmt.Errorf("results: reading checkpoint: %w", err)
 	default:
-		ok, err := cp.parse(data, h)
+		ok, err := cp.parse(data, h, false)
 		if err != nil {
 			return nil, false, err
 		}
@@ -93,7 +93,10 @@ func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, stale bool,
 }
 
 // parse loads data; it returns false when the header does not match h.
-func (cp *Checkpoint) parse(data []byte, h CheckpointHeader) (bool, error) {
+// strict (for merging a shard, which must be finished) refuses a torn final
+// line, and a unit recorded twice with different rows, instead of
+// dropping or overwriting them.
+func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) (bool, error) {
 	lines := bytes.Split(data, []byte{'\n'})
 	if len(lines) == 0 || len(bytes.TrimSpace(lines[0])) == 0 {
 		return false, nil
@@ -117,10 +120,15 @@ func (cp *Checkpoint) parse(data []byte, h CheckpointHeader) (bool, error) {
 			err = fmt.Errorf("checksum mismatch")
 		}
 		if err != nil {
-			if i == last && !bytes.HasSuffix(data, []byte{'\n'}) {
+			if i == last && !bytes.HasSuffix(data, []byte{'\n'}) && !strict {
 				break // torn final write: the unit is recomputed
 			}
 			return false, fmt.Errorf("results: checkpoint %s line %d is damaged (%v); remove the .checkpoint folder to start the run over", cp.path, i+1, err)
+		}
+		if prev, dup := cp.done[cl.Unit]; dup && strict {
+			if a, _ := rowsSum(cl.Unit, prev); a != cl.Sum {
+				return false, fmt.Errorf("results: checkpoint %s line %d: unit %s recorded twice with different rows", cp.path, i+1, cl.Unit)
+			}
 		}
 		cp.done[cl.Unit] = cl.Rows
 	}
@@ -190,12 +198,18 @@ func (cp *Checkpoint) Close() error {
 	return err
 }
 
+// ErrIncompleteMerge reports shards that do not hold every unit of a run.
+var ErrIncompleteMerge = errors.New("results: a shard is missing or unfinished")
+
 // MergeCheckpoints writes to the checkpoint folder dst the union of the
 // units recorded in the checkpoint folders srcs (the shards of one run),
 // every one of which must carry header h: made for the same spec, seed and
-// build. A unit found in two shards must have the same rows. Lines are
-// written sorted by unit, atomically. It returns the number of units.
-func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string) (int, error) {
+// build, and be intact (no torn or damaged line). A unit found twice must
+// have the same rows. The union must be exactly the units want; otherwise
+// nothing is written and the error names the missing or unexpected units.
+// Lines are written sorted by unit, atomically. It returns the number of
+// units.
+func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []string) (int, error) {
 	h.Format = 1
 	union := map[string][]Row{}
 	for _, src := range srcs {
@@ -205,7 +219,7 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string) (int, error
 			return 0, fmt.Errorf("results: shard: %w", err)
 		}
 		cp := &Checkpoint{path: path, done: map[string][]Row{}}
-		ok, err := cp.parse(data, h)
+		ok, err := cp.parse(data, h, true)
 		if err != nil {
 			return 0, err
 		}
@@ -228,6 +242,25 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string) (int, error
 		units = append(units, u)
 	}
 	slices.Sort(units)
+	wantSet := map[string]bool{}
+	var missing, extra []string
+	for _, u := range want {
+		wantSet[u] = true
+		if _, ok := union[u]; !ok {
+			missing = append(missing, u)
+		}
+	}
+	for _, u := range units {
+		if !wantSet[u] {
+			extra = append(extra, u)
+		}
+	}
+	if len(extra) > 0 {
+		return 0, fmt.Errorf("results: the shards hold %d units the run does not have (e.g. %s)", len(extra), extra[0])
+	}
+	if len(missing) > 0 {
+		return 0, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
+	}
 	var buf bytes.Buffer
 	hb, _ := json.Marshal(h)
 	buf.Write(hb)

@@ -32,7 +32,10 @@ type Manifest struct {
 	Ledger       []LedgerEntry     `json:"privacy_ledger"`
 	Outputs      []string          `json:"outputs"`
 	Notes        string            `json:"notes,omitempty"`
-	Warnings     []string          `json:"warnings,omitempty"`
+	// Noise says where the releases' noise came from and how it was drawn
+	// (seeded simulation, or --secure-noise and its constructions).
+	Noise    []string `json:"noise"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SpecInfo identifies the spec of a run.

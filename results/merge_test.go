@@ -30,7 +30,7 @@ func TestMergeCheckpoints(t *testing.T) {
 	a := shard(map[string]string{"u1": "1", "u3": "3"}, h)
 	b := shard(map[string]string{"u2": "2", "u3": "3"}, h) // u3 twice, the same rows
 	dst := filepath.Join(t.TempDir(), ".checkpoint")
-	n, err := MergeCheckpoints(dst, h, []string{a, b})
+	n, err := MergeCheckpoints(dst, h, []string{a, b}, []string{"u1", "u2", "u3"})
 	if err != nil || n != 3 {
 		t.Fatalf("merge: %d units, %v", n, err)
 	}
@@ -43,14 +43,50 @@ func TestMergeCheckpoints(t *testing.T) {
 	}
 	cp.Close()
 	other := shard(map[string]string{"u4": "4"}, CheckpointHeader{SpecHash: "s", Seed: 2, Binary: "b"})
-	if _, err := MergeCheckpoints(t.TempDir(), h, []string{a, other}); err == nil || !strings.Contains(err.Error(), "another spec, seed or build") {
+	if _, err := MergeCheckpoints(t.TempDir(), h, []string{a, other}, nil); err == nil || !strings.Contains(err.Error(), "another spec, seed or build") {
 		t.Errorf("other header: %v", err)
 	}
 	clash := shard(map[string]string{"u1": "9"}, h)
-	if _, err := MergeCheckpoints(t.TempDir(), h, []string{a, clash}); err == nil || !strings.Contains(err.Error(), "differs between shards") {
+	if _, err := MergeCheckpoints(t.TempDir(), h, []string{a, clash}, nil); err == nil || !strings.Contains(err.Error(), "differs between shards") {
 		t.Errorf("clash: %v", err)
 	}
-	if _, err := MergeCheckpoints(t.TempDir(), h, []string{filepath.Join(t.TempDir(), "none")}); !errors.Is(err, os.ErrNotExist) {
+	if _, err := MergeCheckpoints(t.TempDir(), h, []string{filepath.Join(t.TempDir(), "none")}, nil); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing shard: %v", err)
+	}
+	// Incomplete (u2 missing) or with a unit the run does not have:
+	// refused, and nothing written.
+	out := filepath.Join(t.TempDir(), ".checkpoint")
+	if _, err := MergeCheckpoints(out, h, []string{a}, []string{"u1", "u2", "u3"}); !errors.Is(err, ErrIncompleteMerge) || !strings.Contains(err.Error(), "missing e.g. u2") {
+		t.Errorf("incomplete: %v", err)
+	}
+	if _, err := MergeCheckpoints(out, h, []string{a, b}, []string{"u1", "u2"}); err == nil || !strings.Contains(err.Error(), "does not have (e.g. u3)") {
+		t.Errorf("extra unit: %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused merge wrote %s", out)
+	}
+	// A shard with a torn last line, or a unit recorded twice with
+	// different rows, is refused naming the file.
+	torn := shard(map[string]string{"u1": "1"}, h)
+	f, err := os.OpenFile(filepath.Join(torn, "units.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"unit":"u2","rows":[{"v":"2"}],"sum":"x`)
+	f.Close()
+	if _, err := MergeCheckpoints(t.TempDir(), h, []string{torn}, []string{"u1"}); err == nil || !strings.Contains(err.Error(), "units.jsonl line 3 is damaged") {
+		t.Errorf("torn shard: %v", err)
+	}
+	twice := shard(map[string]string{"u1": "1"}, h)
+	cp2, _, err := OpenCheckpoint(twice, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp2.Append("u1", []Row{{"v": "7"}}); err != nil {
+		t.Fatal(err)
+	}
+	cp2.Close()
+	if _, err := MergeCheckpoints(t.TempDir(), h, []string{twice}, []string{"u1"}); err == nil || !strings.Contains(err.Error(), "recorded twice with different rows") {
+		t.Errorf("unit twice in a shard: %v", err)
 	}
 }

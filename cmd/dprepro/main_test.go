@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -462,5 +463,35 @@ func TestAuditCommand(t *testing.T) {
 	}
 	if code, _, stderr := dprepro(t, "audit", "nosuch", "--spec", spec); code != 2 || !strings.Contains(stderr, `unknown mechanism "nosuch"`) {
 		t.Errorf("unknown mechanism: exit %d: %s", code, stderr)
+	}
+}
+
+// TestSecureNoiseFlag audits the Laplace mechanism with --secure-noise:
+// the manifest says where the noise came from, the audit still passes, two
+// runs differ (crypto/rand, not the seed), and secure mode is off again
+// after the command.
+func TestSecureNoiseFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an audit")
+	}
+	spec := filepath.Join("..", "..", "experiments", "audit.toml")
+	var rows [2][]byte
+	for i := range rows {
+		out := t.TempDir()
+		code, stdout, stderr := dprepro(t, "audit", "laplace", "--secure-noise", "--spec", spec, "--out", out)
+		if code != 0 || !strings.Contains(stdout, "audit: pass") || !strings.Contains(stderr, "secure noise") {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		_, r, m := readRun(t, filepath.Join(out, "audit-selected-secure"))
+		rows[i] = r
+		if len(m.Noise) < 3 || !strings.Contains(m.Noise[0], "crypto/rand") {
+			t.Errorf("manifest noise %q does not describe secure noise", m.Noise)
+		}
+	}
+	if bytes.Equal(rows[0], rows[1]) {
+		t.Error("two secure runs gave the same summary: the noise is not from crypto/rand")
+	}
+	if mech.SecureNoise() {
+		t.Error("secure mode still on after the command")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dprepro/dprepro/core/mech"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,6 +44,7 @@ type runFlags struct {
 	shard    string   // "i/N", or from the scheduler's environment
 	shards   int      // the declared count with JOB_COMPLETION_INDEX
 	merge    []string // merge: the shards' output folders
+	secure   bool     // --secure-noise
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, withSpecs bool) {
@@ -54,6 +56,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withSpecs bool) {
 	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line interval when stderr is not a terminal")
 	fs.StringVar(&f.shard, "shard", "", "run shard i/N of the units only (0-based; default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shard-count)")
 	fs.IntVar(&f.shards, "shard-count", 0, "number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes indexed jobs)")
+	fs.BoolVar(&f.secure, "secure-noise", false, "draw every release's noise from crypto/rand through floating-point-safe constructions where available (results do not replay; see the manifest's noise)")
 	if withSpecs {
 		fs.StringVar(&f.specs, "specs", "experiments", "directory of spec files")
 	}
@@ -224,6 +227,9 @@ func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr i
 		if seed >= 0 {
 			s.Seed = seed
 		}
+		if f.secure {
+			s.Output.SecureNoise = true
+		}
 		specs = append(specs, s)
 	}
 	dataDir := f.dataDirectory()
@@ -251,7 +257,9 @@ func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr i
 				return err
 			}
 		}
-		dir, err := runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard})
+		dir, err := runSecure(s, func() (string, error) {
+			return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard})
+		}, stderr)
 		if err != nil {
 			return err
 		}
@@ -308,13 +316,12 @@ func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, ou
 	for _, d := range shards {
 		srcs = append(srcs, filepath.Join(d, s.ID, ".checkpoint"))
 	}
-	n, err := results.MergeCheckpoints(filepath.Join(out, s.ID, ".checkpoint"), runner.Header(s), srcs)
+	n, err := results.MergeCheckpoints(filepath.Join(out, s.ID, ".checkpoint"), runner.Header(s), srcs, exp.Units())
+	if errors.Is(err, results.ErrIncompleteMerge) {
+		return fmt.Errorf("%s: %w (run the unfinished shard again, then merge)", s.ID, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.ID, err)
-	}
-	units := exp.Units()
-	if n != len(units) {
-		return fmt.Errorf("%s: the shards hold %d of %d units: a shard is missing or unfinished (run it again to finish it, then merge)", s.ID, n, len(units))
 	}
 	fmt.Fprintf(stdout, "%s: merged %d units from %d shards\n", s.ID, n, len(shards))
 	return nil
@@ -345,6 +352,17 @@ func ciFigures(dirs []string, out string) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// runSecure runs fn with core/mech's secure mode set as the spec asks
+// (output.secure_noise, or --secure-noise), and restores the mode after.
+func runSecure(s *experiments.Spec, fn func() (string, error), stderr io.Writer) (string, error) {
+	if s.Output.SecureNoise {
+		fmt.Fprintf(stderr, "dprepro: %s: secure noise: releases draw from crypto/rand through floating-point-safe constructions where available; the results will not replay (manifest.json lists the constructions)\n", s.ID)
+	}
+	prev := mech.SetSecureNoise(s.Output.SecureNoise)
+	defer mech.SetSecureNoise(prev)
+	return fn()
 }
 
 // load builds the runnable experiment of a spec.

@@ -93,7 +93,7 @@ func OutputPert(pr Problem, project bool) expost.Independent {
 		scale := pr.OutputSensitivity() / eps
 		theta := append([]float64(nil), pr.ThetaStar()...)
 		for j := range theta {
-			theta[j] += mech.LaplaceNoise(rng, scale)
+			theta[j] = mech.AddLaplace(rng, theta[j], scale)
 		}
 		if project {
 			projectBall(theta, pr.Radius())
@@ -208,12 +208,12 @@ func CovPert(r *Ridge, mode CovMode) expost.Independent {
 		scale := 4 / eps
 		z := append([]float64(nil), r.xtxFull...)
 		for k := range z {
-			z[k] += mech.LaplaceNoise(rng, scale)
+			z[k] = mech.AddLaplace(rng, z[k], scale)
 		}
 		g := make([]float64, p)
 		invN := 1 / float64(r.n)
 		for j := range g {
-			g[j] = (r.xty[j] + mech.LaplaceNoise(rng, scale)) * invN
+			g[j] = mech.AddLaplace(rng, r.xty[j], scale) * invN
 		}
 		h := &covHyp{r: r, mode: mode, z: z, g: g}
 		if mode == CovExact {

@@ -77,7 +77,8 @@ type Options struct {
 	Select, Measure int
 	// Confidence is 1 − α of the lower bound; zero means 0.95. In (0, 1).
 	Confidence float64
-	// Cuts is the number of thresholds tried per statistic; zero means 200.
+	// Cuts is the number of thresholds tried per statistic; zero means 200,
+	// otherwise >= 2.
 	Cuts int
 }
 
@@ -156,8 +157,8 @@ func Run(rng *rand.Rand, sample Sampler, claim Claim, o Options) (Result, error)
 		return Result{}, fmt.Errorf("%w: Select and Measure must be >= 100 (got %d, %d)", ErrOptions, o.Select, o.Measure)
 	case !(o.Confidence > 0 && o.Confidence < 1):
 		return Result{}, fmt.Errorf("%w: Confidence must be in (0, 1) (got %v)", ErrOptions, o.Confidence)
-	case o.Cuts < 1:
-		return Result{}, fmt.Errorf("%w: Cuts must be >= 1 (got %d)", ErrOptions, o.Cuts)
+	case o.Cuts < 2:
+		return Result{}, fmt.Errorf("%w: Cuts must be >= 2 (got %d)", ErrOptions, o.Cuts)
 	case !(claim.Epsilon >= 0) || math.IsInf(claim.Epsilon, 1):
 		return Result{}, fmt.Errorf("%w: claimed ε must be finite and >= 0 (got %v)", ErrOptions, claim.Epsilon)
 	case !(claim.Delta >= 0 && claim.Delta < 1):
@@ -324,7 +325,7 @@ func UpperCP(k, n int, a float64) float64 {
 	return 1 - betaQuantile(float64(n-k), float64(k+1), a)
 }
 
-// betaQuantile returns the x with I_x(a, b) = y (the regularized incomplete
+// betaQuantile returns the largest float64 x below the one with I_x(a, b) = y (the regularized incomplete
 // beta function, gonum's mathext.RegIncBeta) by bisection to full float64
 // precision. Deviation from the obvious: gonum's InvRegIncBeta is not used,
 // because it loses its accuracy in the tails the audit needs (for
@@ -342,7 +343,9 @@ func betaQuantile(a, b, y float64) float64 {
 			hi = mid
 		}
 	}
-	return hi
+	// lo (I_lo < y) errs on the safe side of both Clopper–Pearson bounds:
+	// the lower bound is LowerCP = lo, the upper 1 − lo.
+	return lo
 }
 
 // approxEps is (2) with cheap one-sided bounds on p0 (lower) and p1 (upper),

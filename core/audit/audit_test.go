@@ -171,6 +171,7 @@ func TestRunErrors(t *testing.T) {
 		{Options{Stats: 0, Select: 100, Measure: 100}, Claim{Epsilon: 1}},
 		{Options{Stats: 1, Select: 10, Measure: 100}, Claim{Epsilon: 1}},
 		{Options{Stats: 1, Select: 100, Measure: 100, Confidence: 1}, Claim{Epsilon: 1}},
+		{Options{Stats: 1, Select: 100, Measure: 100, Cuts: 1}, Claim{Epsilon: 1}},
 		{ok, Claim{Epsilon: math.Inf(1)}},
 		{ok, Claim{Epsilon: 1, Delta: 1}},
 		{ok, Claim{Epsilon: math.NaN()}},

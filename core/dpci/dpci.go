@@ -284,6 +284,14 @@ func OutPertNoise(dst []float64, rng *rand.Rand, thetaHat []float64, n, c, phi f
 			return nil, err
 		}
 	}
+	if privacy == ZCDP && mech.SecureNoise() {
+		// Secure mode: the floating-point-safe Gaussian on θ̂ itself.
+		sigma := 1 / (n * c * math.Sqrt(2*phi))
+		for j, v := range thetaHat {
+			dst[j] = mech.AddGaussian(rng, v, sigma)
+		}
+		return dst, nil
+	}
 	beta := make([]float64, len(thetaHat))
 	if err := outPertBeta(beta, rng, n, c, phi, privacy); err != nil {
 		return nil, err

@@ -160,7 +160,7 @@ func PrivSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, c
 	case ZCDP:
 		sigma := sens / math.Sqrt(2*phi)
 		for k := range eta {
-			eta[k] = sigma * rng.NormFloat64()
+			eta[k] = mech.AddGaussian(rng, 0, sigma)
 		}
 	default:
 		return nil, fmt.Errorf("dpci: PrivSPDMat: unknown privacy %q (want %q or %q)", privacy, DP, ZCDP)
@@ -168,7 +168,14 @@ func PrivSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, c
 	noisy := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
-			noisy.SetSym(i, j, m.At(i, j)+(eta[i*d+j]+eta[j*d+i])/2)
+			v := m.At(i, j)
+			if privacy == ZCDP && mech.SecureNoise() {
+				// Secure mode: the entries on the noise's grid (the noise
+				// below is then grid noise too, so the release carries
+				// no low bits of m).
+				v = mech.RoundToGrid(v, sens/math.Sqrt(2*phi))
+			}
+			noisy.SetSym(i, j, v+(eta[i*d+j]+eta[j*d+i])/2)
 		}
 	}
 	return clampEig(dst, noisy, 2*c)

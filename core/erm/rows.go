@@ -53,14 +53,17 @@ type Rows struct {
 	sCol  []int
 	sVal  []float64
 
-	y       []float64
-	weight  []float64 // nil = all 1
-	keep    []int32   // Resample's scratch: the kept rows of the parent
-	sumW    float64
-	maxNorm float64 // max over rows of ‖xᵢ‖₂
-	dataErr error   // first invalid value of X or y
-	err     error   // dataErr, else the first invalid weight; reported by solvers
-	gram    *gramCache
+	y      []float64
+	weight []float64 // nil = all 1
+	keep   []int32   // Resample's scratch: the kept rows of the parent
+	// resampled marks storage allocated by Resample, which a later
+	// Resample into the same dst may reuse.
+	resampled bool
+	sumW      float64
+	maxNorm   float64 // max over rows of ‖xᵢ‖₂
+	dataErr   error   // first invalid value of X or y
+	err       error   // dataErr, else the first invalid weight; reported by solvers
+	gram      *gramCache
 }
 
 // gramCache holds XᵀΩX, computed on first use. Fit uses it for the Hessian
@@ -219,12 +222,15 @@ func (r *Rows) WithWeights(w []float64) *Rows {
 // weight. The copy costs one pass over the kept nonzeros. The column layout
 // (which columns are stored densely) is r's.
 //
-// The result is stored in dst, whose storage is reused (nil allocates): a
-// loop over replicates allocates nothing once dst has grown. dst's previous
-// contents must no longer be in use, and dst must not be r.
+// The result is stored in dst, whose storage is reused (nil allocates) when
+// an earlier Resample allocated it and r does not share it: a loop over
+// replicates allocates little once dst has grown. dst's previous contents
+// must no longer be in use, and dst must not be r. A dst that is a copy of
+// r, or shares r's arrays (r.WithWeights), gets fresh storage.
 //
 // A negative count makes the returned Rows report [ErrBadWeights] through
-// [Rows.Err] (as do counts that are all zero); a data error of r is kept.
+// [Rows.Err] (as do counts that are all zero); an error of r (data or
+// weights) is kept.
 // Resample panics if len(counts) ≠ r.N() or dst == r.
 func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
 	if len(counts) != r.n {
@@ -236,7 +242,12 @@ func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
 	if dst == nil {
 		dst = new(Rows)
 	}
-	out := Rows{d: r.d, dcols: r.dcols, gram: new(gramCache), dataErr: r.dataErr, err: r.dataErr}
+	if !dst.resampled || sharesStorage(dst, r) {
+		// Reuse only storage that an earlier Resample allocated and that
+		// r does not also use (dst may be a copy of r, or r.WithWeights).
+		*dst = Rows{}
+	}
+	out := Rows{d: r.d, dcols: r.dcols, gram: new(gramCache), dataErr: r.dataErr, err: r.err, resampled: true}
 	// The kept rows, then one tight gather loop per array.
 	keep := resize(dst.keep, r.n)[:0]
 	for i, c := range counts {
@@ -577,3 +588,18 @@ func (r *Rows) checkD(v []float64, op, name string) {
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// sharesStorage reports whether a and b hold a backing array in common
+// (compared by the first element of each array's full capacity; Rows never
+// holds a sub-slice that starts elsewhere).
+func sharesStorage(a, b *Rows) bool {
+	same := func(x, y []float64) bool {
+		return cap(x) > 0 && cap(y) > 0 && &x[:1][0] == &y[:1][0]
+	}
+	sameInt := func(x, y []int) bool {
+		return cap(x) > 0 && cap(y) > 0 && &x[:1][0] == &y[:1][0]
+	}
+	return same(a.val, b.val) || same(a.sVal, b.sVal) || same(a.y, b.y) || same(a.weight, b.weight) ||
+		same(a.dm, b.dm) || sameInt(a.rowPtr, b.rowPtr) || sameInt(a.sPtr, b.sPtr) ||
+		sameInt(a.col, b.col) || sameInt(a.sCol, b.sCol)
+}

@@ -278,4 +278,34 @@ func TestRows_Resample(t *testing.T) {
 	if err := rows.Resample(nil, []int32{0, 0}).Err(); !errors.Is(err, ErrBadWeights) {
 		t.Errorf("zero counts: err = %v, want ErrBadWeights", err)
 	}
+	// A bad weight of the parent stays an error of the replicate.
+	if err := rows.WithWeights([]float64{2, -1}).Resample(nil, []int32{1, 1}).Err(); !errors.Is(err, ErrBadWeights) {
+		t.Errorf("negative parent weight: err = %v, want ErrBadWeights", err)
+	}
+}
+
+// TestRows_ResampleAliasing resamples into a dst that shares the parent's
+// storage (a copy of it, and its WithWeights view): the parent must be left
+// as it was and the replicate must be right.
+func TestRows_ResampleAliasing(t *testing.T) {
+	X := mat.NewDense(4, 3, []float64{1, 0.5, 0, 0, 1, 0.25, 1, 0, 0.75, 0.5, 0.5, 0.5})
+	y := []float64{1, -1, 1, -1}
+	counts := []int32{0, 3, 1, 0}
+	w := []float64{0, 3, 1, 0}
+	theta := []float64{0.3, -0.2, 0.1}
+	obj := Objective{Loss: Logistic{}, Lambda: 0.01}
+	for name, dst := range map[string]func(r *Rows) *Rows{
+		"copy":        func(r *Rows) *Rows { c := *r; return &c },
+		"WithWeights": func(r *Rows) *Rows { return r.WithWeights(nil) },
+	} {
+		base := NewRows(X, y, nil)
+		before := obj.Value(base, theta)
+		got := base.Resample(dst(base), counts)
+		if v := obj.Value(base, theta); v != before {
+			t.Errorf("%s: the parent changed: objective %v, was %v", name, v, before)
+		}
+		if a, b := obj.Value(got, theta), obj.Value(NewRows(X, y, nil).WithWeights(w), theta); math.Abs(a-b) > 1e-12 {
+			t.Errorf("%s: replicate objective %v, want %v", name, a, b)
+		}
+	}
 }

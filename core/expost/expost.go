@@ -122,7 +122,7 @@ func NewAboveThreshold(rng *rand.Rand, epsilon, threshold, delta float64) (*Abov
 		return nil, fmt.Errorf("expost: AboveThreshold threshold must be finite (got %v)", threshold)
 	}
 	a := &AboveThreshold{rng: rng, eps: epsilon, delta: delta, w: threshold}
-	a.wHat = threshold + mech.LaplaceNoise(rng, 2*delta/epsilon)
+	a.wHat = mech.AddLaplace(rng, threshold, 2*delta/epsilon)
 	return a, nil
 }
 
@@ -139,7 +139,7 @@ func (a *AboveThreshold) Exact() int { return a.exact }
 // Test answers the next query: true ("above threshold": halt) when
 // −e + Lap(4Δ/ε) ≥ Ŵ.
 func (a *AboveThreshold) Test(h Hypothesis) (bool, error) {
-	nu := mech.LaplaceNoise(a.rng, 4*a.delta/a.eps)
+	nu := mech.AddLaplace(a.rng, 0, 4*a.delta/a.eps)
 	a.queries++
 	ok, exact, err := decide(h, nu-a.wHat)
 	if exact {

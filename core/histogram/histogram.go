@@ -103,7 +103,7 @@ func NoisyCounts(rng *rand.Rand, counts []int, alpha float64) ([]float64, error)
 		if n < 0 {
 			return nil, fmt.Errorf("histogram: count %d = %d is negative", i, n)
 		}
-		noisy[i] = math.Max(0, float64(n)+mech.LaplaceNoise(rng, 2/alpha))
+		noisy[i] = math.Max(0, mech.AddLaplace(rng, float64(n), 2/alpha))
 	}
 	return noisy, nil
 }

@@ -118,9 +118,12 @@ func (g *Gaussian) Rho() float64 {
 }
 
 // Sample returns one N(0, σ²) draw from rng.
-func (g *Gaussian) Sample(rng *rand.Rand) float64 { return g.sigma * rng.NormFloat64() }
+// In secure mode the bits come from crypto/rand ([NoiseRand]); use AddNoise
+// for a floating-point-safe release.
+func (g *Gaussian) Sample(rng *rand.Rand) float64 { return g.sigma * NoiseRand(rng).NormFloat64() }
 
-// AddNoise sets dst[i] = x[i] + N(0, σ²), drawing the noise in index order,
+// AddNoise sets dst[i] = x[i] + N(0, σ²) ([AddGaussian]: [SecureGaussian]
+// in secure mode), drawing the noise in index order,
 // and returns dst. When dst is nil a new slice is allocated; dst may alias x.
 // It panics if a non-nil dst has a different length from x.
 //
@@ -128,7 +131,7 @@ func (g *Gaussian) Sample(rng *rand.Rand) float64 { return g.sigma * rng.NormFlo
 func (g *Gaussian) AddNoise(dst, x []float64, rng *rand.Rand) []float64 {
 	dst = fill(dst, x)
 	for i, v := range x {
-		dst[i] = v + g.sigma*rng.NormFloat64()
+		dst[i] = AddGaussian(rng, v, g.sigma)
 	}
 	return dst
 }

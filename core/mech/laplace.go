@@ -70,15 +70,15 @@ func (l *Laplace) L1Sensitivity() float64 { return l.l1Sensitivity }
 // Sample returns one Lap(0, b) draw from rng.
 func (l *Laplace) Sample(rng *rand.Rand) float64 { return LaplaceNoise(rng, l.scale) }
 
-// AddNoise sets dst[i] = x[i] + Lap(0, b), drawing the noise in index order,
-// and returns dst. When dst is nil a new slice is allocated; dst may alias x.
+// AddNoise sets dst[i] = x[i] + Lap(0, b) ([AddLaplace]: [SecureLaplace] in
+// secure mode), drawing the noise in index order, and returns dst. When dst is nil a new slice is allocated; dst may alias x.
 // It panics if a non-nil dst has a different length from x.
 //
 // One call is one ε-DP release of the vector x = f(X) (see [Laplace]).
 func (l *Laplace) AddNoise(dst, x []float64, rng *rand.Rand) []float64 {
 	dst = fill(dst, x)
 	for i, v := range x {
-		dst[i] = v + LaplaceNoise(rng, l.scale)
+		dst[i] = AddLaplace(rng, v, l.scale)
 	}
 	return dst
 }
@@ -100,7 +100,7 @@ func LaplaceNoise(rng *rand.Rand, scale float64) float64 {
 	if !(scale > 0) || math.IsInf(scale, 1) {
 		panic("mech: LaplaceNoise: scale must be finite and > 0")
 	}
-	d := distuv.Laplace{Mu: 0, Scale: scale, Src: rng}
+	d := distuv.Laplace{Mu: 0, Scale: scale, Src: NoiseRand(rng)}
 	for {
 		// gonum maps the uniform u = 0 (probability 2⁻⁵³ per draw with
 		// math/rand/v2's Float64) to scale·log(0) = −Inf. The Laplace

@@ -14,7 +14,10 @@
 // (Ligett et al. Algorithm 2), the selection step of stability-based
 // validation (Chaudhuri & Vinterbo Algorithm 1), PrivSPDMat (Wang, Kifer &
 // Lee Algorithm 2, DP and zCDP) and the DP histogram (Chaudhuri & Vinterbo
-// Algorithm 5).
+// Algorithm 5); and the floating-point-safe Laplace and Gaussian
+// constructions of --secure-noise (core/mech.SecureLaplace, SecureGaussian),
+// on seeded bits so that their rows replay. `dprepro audit --secure-noise`
+// audits every mechanism as it runs in secure mode (crypto/rand bits).
 //
 // Each is also run in deliberately broken variants — half the noise scale,
 // the sensitivity off by a factor 2, AboveThreshold without threshold
@@ -51,7 +54,7 @@ import (
 
 // Mechanisms lists the audited mechanisms in output order.
 var Mechanisms = []string{
-	"laplace", "gaussian-dp", "gaussian-zcdp", "spherical-laplace",
+	"laplace", "laplace-secure", "gaussian-dp", "gaussian-zcdp", "gaussian-zcdp-secure", "spherical-laplace",
 	"exponential", "report-noisy-max", "randomized-response",
 	"objpert-cms11-lr", "objpert-cms11-huber", "objpert-wkl-lr", "objpert-wkl-svm",
 	"outpert-cms11-huber", "outpert-wkl-dp", "outpert-wkl-zcdp",

@@ -17,6 +17,7 @@ import (
 // mechanisms whose claim is tight enough for the bug to exceed it.
 var mustCatch = map[string][]string{
 	"laplace":              {HalfNoise, Sensitivity2},
+	"laplace-secure":       {HalfNoise, Sensitivity2},
 	"spherical-laplace":    {HalfNoise, Sensitivity2},
 	"exponential":          {HalfNoise, Sensitivity2},
 	"report-noisy-max":     {HalfNoise, Sensitivity2},

@@ -219,6 +219,30 @@ func targets() map[string]target {
 			},
 		},
 		{
+			name: "laplace-secure", what: "f(D)=0.1, f(D′)=1.1 (Δ=1), the floating-point-safe construction of --secure-noise (grid + exact discrete Laplace) on seeded bits; s0 = the release",
+			stats: 1, variants: []string{HalfNoise, Sensitivity2},
+			sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
+				mul, shift := noiseScale(v)
+				b := 1 / (mul * x)
+				return func(dst []float64, rng *rand.Rand, side int) error {
+					dst[0] = mech.SecureLaplace(rng, 0.1+sideValue(side, shift), b)
+					return nil
+				}, nil
+			},
+		},
+		{
+			name: "gaussian-zcdp-secure", what: "f(D)=0.1, f(D′)=1.1 (Δ₂=1), ρ = ε²/2, the floating-point-safe construction of --secure-noise (grid + exact discrete Gaussian) on seeded bits; s0 = the release",
+			stats: 1, zcdp: true, variants: []string{HalfNoise, Sensitivity2},
+			sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
+				mul, shift := noiseScale(v)
+				sigma := 1 / (mul * x) // σ = Δ/√(2ρ) with ρ = (mul·x)²/2
+				return func(dst []float64, rng *rand.Rand, side int) error {
+					dst[0] = mech.SecureGaussian(rng, 0.1+sideValue(side, shift), sigma)
+					return nil
+				}, nil
+			},
+		},
+		{
 			name: "gaussian-dp", what: "f(D)=0, f(D′)=Δ₂=1, σ of Dwork & Roth Thm A.1; s0 = the release",
 			stats: 1, approx: true, variants: []string{HalfNoise, Sensitivity2},
 			ok: func(x float64) bool { return x < 1 },

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/dprepro/dprepro/core/mech"
 	"io"
 	"os"
 	"path/filepath"
@@ -309,6 +310,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Tim
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
 		Units: counts, Datasets: exp.Datasets(), Ledger: exp.Ledger(rows),
 		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: exp.Warnings(),
+		Noise: mech.NoiseReport(spec.Output.SecureNoise),
 	}
 	if spec.Source != nil {
 		m.Spec.File, m.Spec.FileSHA256 = spec.Source.Path, spec.Source.SHA256

@@ -1,0 +1,333 @@
+package mech
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+)
+
+// # Secure noise
+//
+// The functions in this file are the opt-in alternative to the seeded,
+// floating-point samplers of the rest of the package (see "Simulation only"
+// in the package documentation). They fix the two weaknesses that matter
+// for releasing real data:
+//
+//   - bits: [CryptoRand] draws from crypto/rand, not from a seeded stream;
+//   - floating point: [SecureLaplace] and [SecureGaussian] never add a
+//     continuous float sample to the exact value. The value is rounded to a
+//     grid of granularity g (a power of two, ≈ 2⁻⁴⁰ of the noise scale) and
+//     an integer multiple of g drawn from an exactly sampled discrete
+//     distribution is added, the construction of Google's
+//     differential-privacy library (its "secure noise" design note). The
+//     output's low bits then carry no information about the input's low
+//     bits, which is what Mironov's 2012 attack on the textbook Laplace
+//     sampler exploits. The discrete Laplace and discrete Gaussian samplers
+//     are Algorithms 1–3 of Canonne, Kamath & Steinke, "The Discrete
+//     Gaussian for Differential Privacy" (NeurIPS 2020): they use only
+//     uniform random integers and exact integer or rational arithmetic.
+//
+// Privacy of the grid construction. Rounding to the nearest multiple of g
+// moves two neighbouring values by at most g more apart, so a query of
+// sensitivity Δ becomes one of sensitivity ≤ Δ + g on the grid:
+//
+//	SecureLaplace:  ε_delivered = (Δ + g)/b  ≤ ε + 2⁻³⁹   (b = Δ/ε, g ≤ 2⁻³⁹·b)
+//	SecureGaussian: ρ_delivered = (Δ + g)²/(2σ²) ≤ ρ·(1 + 2⁻³⁹·σ/Δ)²
+//
+// (the discrete Laplace and Gaussian on the integers are exactly as private
+// as their continuous counterparts for integer-valued queries: CKS20
+// Theorems 7 and 14). The noise scale in grid units is rounded up, which
+// only adds noise. These excesses are recorded in the manifest of a
+// --secure-noise run and are below anything measurable.
+//
+// Limits: values further than 2⁵³·g ≈ 2¹³·b from zero cannot be represented
+// on the grid exactly (the same limit as Google's library); the timing of the
+// samplers depends on the random draws, not on the input. Mechanisms without
+// a floating-point-safe construction here — the spherical Laplace noise of
+// objective and output perturbation, the exponential mechanism's inverse-CDF
+// draw, the noise-reduction chain's conditional resampling — draw their bits
+// from crypto/rand in secure mode but keep their floating-point samplers;
+// [SecureNoiseReport] says so and the manifest records it.
+
+// secureMode is the process-wide switch of [SetSecureNoise].
+var secureMode atomic.Bool
+
+// SetSecureNoise switches every release in this process to secure noise
+// (on = true) or back to seeded simulation noise, and returns the previous
+// setting. In secure mode [AddLaplace], [Laplace.AddNoise] and
+// [Gaussian.AddNoise] use [SecureLaplace] and [SecureGaussian] with
+// [CryptoRand], and [NoiseRand] hands out [CryptoRand] instead of the caller's
+// stream, so results no longer replay. The command line sets it for the
+// runs of --secure-noise and resets it afterwards.
+func SetSecureNoise(on bool) bool { return secureMode.Swap(on) }
+
+// SecureNoise reports whether secure mode is on.
+func SecureNoise() bool { return secureMode.Load() }
+
+// NoiseRand returns the generator a release should draw its noise from:
+// rng in simulation mode, [CryptoRand] in secure mode. Code whose noise has
+// no floating-point-safe construction calls it so that at least its bits
+// come from crypto/rand.
+func NoiseRand(rng *rand.Rand) *rand.Rand {
+	if secureMode.Load() {
+		return CryptoRand()
+	}
+	return rng
+}
+
+// cryptoSource is a math/rand/v2 Source reading crypto/rand through a
+// 4 KiB buffer (one read per 512 draws instead of one per draw), guarded by
+// a mutex, so a *rand.Rand over it is safe for concurrent use. The buffer
+// holds bits not yet handed out; each is handed out once.
+type cryptoSource struct {
+	mu  sync.Mutex
+	buf [4096]byte
+	off int
+}
+
+func (c *cryptoSource) Uint64() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.off == 0 || c.off+8 > len(c.buf) {
+		if _, err := crand.Read(c.buf[:]); err != nil {
+			// crypto/rand.Read does not fail on supported platforms (Go
+			// 1.24+ crashes the program itself if the OS source fails).
+			panic("mech: crypto/rand failed: " + err.Error())
+		}
+		c.off = 0
+	}
+	v := binary.LittleEndian.Uint64(c.buf[c.off:])
+	c.off += 8
+	if c.off == len(c.buf) {
+		c.off = 0 // refill on the next draw
+	}
+	return v
+}
+
+var cryptoRand = rand.New(&cryptoSource{})
+
+// CryptoRand returns a generator whose bits come from crypto/rand. Unlike
+// the seeded generators, it is safe for concurrent use.
+func CryptoRand() *rand.Rand { return cryptoRand }
+
+// AddLaplace returns x + Lap(0, scale) as one release of the Laplace
+// mechanism (scale = Δ₁/ε): x + [LaplaceNoise](rng, scale) in simulation
+// mode, [SecureLaplace]([CryptoRand](), x, scale) in secure mode.
+func AddLaplace(rng *rand.Rand, x, scale float64) float64 {
+	if secureMode.Load() {
+		return SecureLaplace(cryptoRand, x, scale)
+	}
+	return x + LaplaceNoise(rng, scale)
+}
+
+// AddGaussian returns x + N(0, σ²) as one release of the Gaussian
+// mechanism: x + σ·rng.NormFloat64() in simulation mode,
+// [SecureGaussian]([CryptoRand](), x, σ) in secure mode.
+func AddGaussian(rng *rand.Rand, x, sigma float64) float64 {
+	if secureMode.Load() {
+		return SecureGaussian(cryptoRand, x, sigma)
+	}
+	return x + sigma*rng.NormFloat64()
+}
+
+// RoundToGrid returns x rounded to the grid of the secure samplers at noise
+// scale `scale` (GridGranularity), for code that adds secure grid noise
+// ([SecureLaplace] or [SecureGaussian] at x = 0) to a value it combines
+// first.
+func RoundToGrid(x, scale float64) float64 { return roundToGrid(x, GridGranularity(scale)) }
+
+// GridGranularity returns the grid of the secure samplers for a noise
+// scale (Laplace b or Gaussian σ): the smallest power of two ≥ scale·2⁻⁴⁰.
+func GridGranularity(scale float64) float64 {
+	g := math.Ldexp(1, int(math.Ceil(math.Log2(scale)))-40)
+	for g/2 >= scale*0x1p-40 { // guard against Log2 rounding up
+		g /= 2
+	}
+	for g < scale*0x1p-40 {
+		g *= 2
+	}
+	return g
+}
+
+// roundToGrid returns the multiple of g nearest to x (ties away from zero).
+// x/g and the product are exact because g is a power of two.
+func roundToGrid(x, g float64) float64 { return math.Round(x/g) * g }
+
+// SecureLaplace returns a floating-point-safe release of x with Laplace
+// noise of scale b: with g = GridGranularity(b), x rounded to the nearest
+// multiple of g plus g·K, K from the discrete Laplace distribution
+// P(K = k) ∝ exp(−|k|/t) with t = ⌈b/g⌉, sampled exactly
+// ([DiscreteLaplace]). Its privacy is ε + 2⁻³⁹ for ε = Δ₁/b (see the notes
+// above). All randomness comes from rng (use [CryptoRand] for real data).
+// It panics on a non-finite x or a scale that is not finite and > 0.
+func SecureLaplace(rng *rand.Rand, x, scale float64) float64 {
+	if !(scale > 0) || math.IsInf(scale, 1) || math.IsNaN(x) || math.IsInf(x, 0) {
+		panic("mech: SecureLaplace: x must be finite and scale finite and > 0")
+	}
+	g := GridGranularity(scale)
+	t := uint64(math.Ceil(scale / g))
+	return roundToGrid(x, g) + float64(DiscreteLaplace(rng, t))*g
+}
+
+// SecureGaussian returns a floating-point-safe release of x with Gaussian
+// noise of standard deviation σ: with g = GridGranularity(σ), x rounded to
+// the nearest multiple of g plus g·K, K from the discrete Gaussian
+// P(K = k) ∝ exp(−k²/(2s²)) with s = σ/g, sampled exactly
+// ([DiscreteGaussian]). All randomness comes from rng. It panics on a
+// non-finite x or a σ that is not finite and > 0.
+func SecureGaussian(rng *rand.Rand, x, sigma float64) float64 {
+	if !(sigma > 0) || math.IsInf(sigma, 1) || math.IsNaN(x) || math.IsInf(x, 0) {
+		panic("mech: SecureGaussian: x must be finite and sigma finite and > 0")
+	}
+	g := GridGranularity(sigma)
+	return roundToGrid(x, g) + float64(DiscreteGaussian(rng, sigma/g))*g
+}
+
+// bernoulliExpNeg1 returns true with probability exp(−num/den) for
+// 0 ≤ num ≤ den (CKS20 Algorithm 1, first case: K = 1; while
+// Bernoulli(γ/K) { K++ }; return K odd), with Bernoulli(num/(den·K)) drawn
+// as a uniform integer below den·K compared with num.
+func bernoulliExpNeg1(rng *rand.Rand, num, den uint64) bool {
+	k := uint64(1)
+	for {
+		if den > math.MaxUint64/(k+1) {
+			// den·k would overflow: the probability of getting here is
+			// below 1/k! for k ≈ 2²⁴; stop as the series would (the
+			// remaining mass is below 2⁻⁴⁰⁰).
+			return k%2 == 1
+		}
+		if rng.Uint64N(den*k) >= num {
+			return k%2 == 1
+		}
+		k++
+	}
+}
+
+// DiscreteLaplace returns K with P(K = k) ∝ exp(−|k|/t) on the integers,
+// t ≥ 1, by CKS20 Algorithm 2 with s = 1: U uniform in {0, …, t−1}
+// accepted with probability exp(−U/t), V ~ Geometric(1 − e⁻¹) by repeated
+// Bernoulli(e⁻¹), X = U + t·V, a random sign, and −0 rejected. Exact: only
+// uniform integers and integer comparisons. It panics for t = 0 or t > 2⁶².
+func DiscreteLaplace(rng *rand.Rand, t uint64) int64 {
+	if t == 0 || t > 1<<62 {
+		panic("mech: DiscreteLaplace: t must be in [1, 2^62]")
+	}
+	for {
+		u := rng.Uint64N(t)
+		if !bernoulliExpNeg1(rng, u, t) {
+			continue
+		}
+		var v uint64
+		for bernoulliExpNeg1(rng, 1, 1) {
+			v++
+		}
+		if v > (1<<63-1-u)/t {
+			continue // |X| ≥ 2⁶³: probability below exp(−2⁶³/t)
+		}
+		x := int64(u + t*v)
+		neg := rng.Uint64()&1 == 1
+		if neg && x == 0 {
+			continue
+		}
+		if neg {
+			return -x
+		}
+		return x
+	}
+}
+
+// DiscreteGaussian returns K with P(K = k) ∝ exp(−k²/(2σ²)) on the
+// integers, by CKS20 Algorithm 3: with t = ⌊σ⌋ + 1, Y ~ DiscreteLaplace(t)
+// is accepted with probability exp(−(|Y| − σ²/t)²/(2σ²)), evaluated exactly
+// in rational arithmetic (σ² is the exact square of the float64 σ). It
+// panics for σ not finite and > 0 or σ ≥ 2⁶⁰.
+func DiscreteGaussian(rng *rand.Rand, sigma float64) int64 {
+	if !(sigma > 0) || sigma >= 0x1p60 {
+		panic("mech: DiscreteGaussian: sigma must be in (0, 2^60)")
+	}
+	t := uint64(math.Floor(sigma)) + 1
+	s := new(big.Rat).SetFloat64(sigma)
+	s2 := new(big.Rat).Mul(s, s)                                   // σ²
+	shift := new(big.Rat).Quo(s2, new(big.Rat).SetInt64(int64(t))) // σ²/t
+	twoS2 := new(big.Rat).Add(s2, s2)                              // 2σ²
+	d, gamma := new(big.Rat), new(big.Rat)
+	for {
+		y := DiscreteLaplace(rng, t)
+		a := y
+		if a < 0 {
+			a = -a
+		}
+		d.SetInt64(a)
+		d.Sub(d, shift)
+		gamma.Mul(d, d)
+		gamma.Quo(gamma, twoS2)
+		if bernoulliExpNegRat(rng, gamma) {
+			return y
+		}
+	}
+}
+
+// bernoulliExpNegRat returns true with probability exp(−γ) for a rational
+// γ ≥ 0 (CKS20 Algorithm 1): ⌊γ⌋ independent Bernoulli(e⁻¹) draws that must
+// all succeed, then Bernoulli(exp(−(γ − ⌊γ⌋))) by the series of
+// Bernoulli(frac/K), each a uniform big integer below den·K compared with
+// num.
+func bernoulliExpNegRat(rng *rand.Rand, gamma *big.Rat) bool {
+	num, den := new(big.Int).Set(gamma.Num()), new(big.Int).Set(gamma.Denom())
+	whole, frac := new(big.Int).QuoRem(num, den, new(big.Int))
+	for i := int64(0); whole.Cmp(big.NewInt(i)) > 0; i++ {
+		if !bernoulliExpNeg1(rng, 1, 1) {
+			return false
+		}
+	}
+	if frac.Sign() == 0 {
+		return true
+	}
+	bound := new(big.Int)
+	for k := int64(1); ; k++ {
+		bound.Mul(den, big.NewInt(k))
+		if uniformBig(rng, bound).Cmp(frac) >= 0 {
+			return k%2 == 1
+		}
+	}
+}
+
+// uniformBig returns a uniform integer in [0, n) for n > 0, by rejection
+// on BitLen(n) random bits (fewer than two tries on average).
+func uniformBig(rng *rand.Rand, n *big.Int) *big.Int {
+	bits := n.BitLen()
+	buf := make([]byte, (bits+7)/8)
+	x := new(big.Int)
+	for {
+		for i := 0; i < len(buf); i += 8 {
+			var w [8]byte
+			binary.LittleEndian.PutUint64(w[:], rng.Uint64())
+			copy(buf[i:], w[:])
+		}
+		x.SetBytes(buf)
+		x.Rsh(x, uint(len(buf)*8-bits))
+		if x.Cmp(n) < 0 {
+			return x
+		}
+	}
+}
+
+// NoiseReport describes, for a run's manifest, where the noise of the
+// releases comes from and which construction each kind of release uses.
+func NoiseReport(secure bool) []string {
+	if !secure {
+		return []string{
+			"simulation: seeded ChaCha8 streams per unit (results replay bit for bit); floating-point samplers (gonum's single-uniform Laplace, math/rand/v2 normal and exponential); NOT for protecting real data",
+		}
+	}
+	return []string{
+		"secure (--secure-noise): every release draws its bits from crypto/rand; results do not replay",
+		"Laplace releases (histogram counts, AboveThreshold threshold and query noise, the Accuracy-First generators' output and sufficient-statistic noise, Laplace.AddNoise): value snapped to a power-of-two grid g <= 2^-39 b, plus g times an exact discrete Laplace (Canonne, Kamath & Steinke 2020, Algorithms 1-2); epsilon delivered <= epsilon + 2^-39",
+		"Gaussian releases (zCDP output perturbation, zCDP PrivSPDMat, Gaussian.AddNoise): the same grid, plus g times an exact discrete Gaussian (CKS20 Algorithm 3); rho delivered <= rho (1 + 2^-39 sigma/Delta)^2",
+		"not hardened against floating-point attacks (crypto/rand bits, floating-point samplers): spherical Laplace noise of objective and output perturbation and of DP PrivSPDMat, the exponential mechanism, report-noisy-max, the exponential noise of stability validation, randomized response's uniform, the noise-reduction chain, the doubling method's test noise",
+	}
+}

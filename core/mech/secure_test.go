@@ -1,0 +1,183 @@
+package mech
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/dprepro/dprepro/internal/stattest"
+)
+
+// TestDiscreteLaplacePMF checks DiscreteLaplace(t) cell by cell against
+// P(K = k) = (1 − q)/(1 + q)·q^|k|, q = e^(−1/t), for |k| ≤ 12 and the
+// two tails beyond.
+func TestDiscreteLaplacePMF(t *testing.T) {
+	const n = 200000
+	for _, seed := range stattest.Seeds(11) {
+		for _, tt := range []uint64{1, 3} {
+			rng := rand.New(rand.NewPCG(seed, tt))
+			counts := map[int64]int{}
+			for range n {
+				counts[DiscreteLaplace(rng, tt)]++
+			}
+			q := math.Exp(-1 / float64(tt))
+			norm := (1 - q) / (1 + q)
+			const kmax = 12
+			z := stattest.ZCrit(2 * (2*kmax + 3))
+			var inner float64
+			for k := int64(-kmax); k <= kmax; k++ {
+				p := norm * math.Pow(q, math.Abs(float64(k)))
+				inner += p
+				stattest.CheckProportion(t, "P(K = k)", counts[k], n, p, z)
+			}
+			var out int
+			for k, c := range counts {
+				if k < -kmax || k > kmax {
+					out += c
+				}
+			}
+			stattest.CheckProportion(t, "P(|K| > 12)", out, n, 1-inner, z)
+		}
+	}
+}
+
+// TestDiscreteGaussianPMF checks DiscreteGaussian(σ) against the
+// normalized exp(−k²/(2σ²)), for σ below and above 1.
+func TestDiscreteGaussianPMF(t *testing.T) {
+	const n = 100000
+	for _, seed := range stattest.Seeds(12) {
+		for _, sigma := range []float64{0.7, 2.5} {
+			rng := rand.New(rand.NewPCG(seed, uint64(10*sigma)))
+			counts := map[int64]int{}
+			for range n {
+				counts[DiscreteGaussian(rng, sigma)]++
+			}
+			var norm float64
+			for k := -60; k <= 60; k++ {
+				norm += math.Exp(-float64(k*k) / (2 * sigma * sigma))
+			}
+			z := stattest.ZCrit(2 * 17)
+			for k := int64(-8); k <= 8; k++ {
+				p := math.Exp(-float64(k*k)/(2*sigma*sigma)) / norm
+				if p*n < 20 {
+					if counts[k] > int(20*n*p+20) {
+						t.Errorf("σ=%v: k=%d seen %d times, expected %v", sigma, k, counts[k], p*n)
+					}
+					continue
+				}
+				stattest.CheckProportion(t, "P(K = k)", counts[k], n, p, z)
+			}
+		}
+	}
+}
+
+// TestBernoulliExp checks the exact Bernoulli(exp(−γ)) samplers.
+func TestBernoulliExp(t *testing.T) {
+	const n = 200000
+	z := stattest.ZCrit(4)
+	for _, seed := range stattest.Seeds(13) {
+		rng := rand.New(rand.NewPCG(seed, 14))
+		c1, c2 := 0, 0
+		for range n {
+			if bernoulliExpNeg1(rng, 2, 5) {
+				c1++
+			}
+			if bernoulliExpNegRat(rng, big.NewRat(7, 3)) {
+				c2++
+			}
+		}
+		stattest.CheckProportion(t, "Bernoulli(exp(-2/5))", c1, n, math.Exp(-0.4), z)
+		stattest.CheckProportion(t, "Bernoulli(exp(-7/3))", c2, n, math.Exp(-7.0/3), z)
+	}
+}
+
+func TestGridGranularity(t *testing.T) {
+	for _, s := range []float64{1e-300, 3e-7, 0.5, 1, 1.5, 2, 1e6, 3.3e200} {
+		g := GridGranularity(s)
+		m, _ := math.Frexp(g)
+		if m != 0.5 || g < s*0x1p-40 || g >= s*0x1p-39 {
+			t.Errorf("GridGranularity(%v) = %v: want the power of two in [s·2^-40, s·2^-39)", s, g)
+		}
+	}
+}
+
+// TestSecureLaplace checks the grid construction: every output is on the
+// grid; the outputs follow Lap(x, b) (one-sample KS, DKW critical value;
+// the discreteness of 2^-40·b is far below it); and two inputs that round
+// to the same grid point give bit-identical outputs from the same bits, so
+// the release carries nothing of the input's low bits (Mironov 2012).
+func TestSecureLaplace(t *testing.T) {
+	const n = 20000
+	x, b := 0.1, 0.75
+	g := GridGranularity(b)
+	for _, seed := range stattest.Seeds(15) {
+		r1 := rand.New(rand.NewPCG(seed, 16))
+		r2 := rand.New(rand.NewPCG(seed, 16))
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = SecureLaplace(r1, x, b)
+			if v := SecureLaplace(r2, x+1e-15, b); v != out[i] {
+				t.Fatalf("inputs %v and %v (same grid point) gave %v and %v", x, x+1e-15, out[i], v)
+			}
+			if k := out[i] / g; k != math.Trunc(k) {
+				t.Fatalf("output %v is not on the grid %v", out[i], g)
+			}
+		}
+		lap := distuv.Laplace{Mu: x, Scale: b} // lint:nosrc (CDF only)
+		if d, crit := stattest.KS(out, lap.CDF), stattest.DKWCrit(n, 2); d > crit {
+			t.Errorf("seed %d: KS distance %v to Lap(%v, %v) > %v", seed, d, x, b, crit)
+		}
+	}
+}
+
+// TestSecureGaussian checks the grid construction against N(x, σ²).
+func TestSecureGaussian(t *testing.T) {
+	const n = 20000
+	x, sigma := -3.25, 2.0
+	for _, seed := range stattest.Seeds(17) {
+		rng := rand.New(rand.NewPCG(seed, 18))
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = SecureGaussian(rng, x, sigma)
+		}
+		norm := distuv.Normal{Mu: x, Sigma: sigma} // lint:nosrc (CDF only)
+		if d, crit := stattest.KS(out, norm.CDF), stattest.DKWCrit(n, 1); d > crit {
+			t.Errorf("seed %d: KS distance %v to N(%v, %v²) > %v", seed, d, x, sigma, crit)
+		}
+	}
+}
+
+// TestSecureMode checks the switch: in secure mode AddLaplace and
+// AddGaussian release on the grid and leave the caller's seeded stream
+// untouched (their bits come from crypto/rand); back in simulation mode they
+// are x + the seeded sample, as before.
+func TestSecureMode(t *testing.T) {
+	r1 := rand.New(rand.NewPCG(1, 2))
+	r2 := rand.New(rand.NewPCG(1, 2))
+	prev := SetSecureNoise(true)
+	if !SecureNoise() {
+		t.Fatal("SecureNoise() false after SetSecureNoise(true)")
+	}
+	v := AddLaplace(r1, 0.3, 1)
+	w := AddGaussian(r1, 0.3, 1)
+	SetSecureNoise(prev)
+	if v/GridGranularity(1) != math.Trunc(v/GridGranularity(1)) || w/GridGranularity(1) != math.Trunc(w/GridGranularity(1)) {
+		t.Errorf("secure releases %v, %v are not on the grid", v, w)
+	}
+	if r1.Uint64() != r2.Uint64() {
+		t.Error("secure mode drew from the caller's seeded stream")
+	}
+	r1, r2 = rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+	if got, want := AddLaplace(r1, 0.3, 1), 0.3+LaplaceNoise(r2, 1); got != want {
+		t.Errorf("simulation AddLaplace = %v, want %v", got, want)
+	}
+	if NoiseRand(r1) != r1 {
+		t.Error("NoiseRand replaced the stream in simulation mode")
+	}
+	if len(NoiseReport(true)) < 3 || len(NoiseReport(false)) != 1 {
+		t.Error("NoiseReport does not describe both modes")
+	}
+}
