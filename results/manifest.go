@@ -73,6 +73,10 @@ type DatasetInfo struct {
 type FileInfo struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
+	// Records and Dropped count the records kept and those dropped as
+	// incomplete (a '?' field, the UCI convention for a missing value).
+	Records int `json:"records"`
+	Dropped int `json:"dropped"`
 }
 
 // LedgerEntry is what one method's released output cost, for one privacy

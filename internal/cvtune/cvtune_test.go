@@ -196,3 +196,19 @@ func TestRunUnit_LargeAlpha(t *testing.T) {
 		t.Errorf("stability AUC at alpha=0.5 (%v) above alpha=50 (%v)", stabSmall, stab)
 	}
 }
+
+// TestNew_TooFewRows: a dataset too small for its folds (some fold, or some
+// dataSplit part, would be empty or hold a handful of rows) is refused at
+// load with the minimum, not run into empty folds.
+func TestNew_TooFewRows(t *testing.T) {
+	experiments.DatasetNames = datasets.Names
+	src := strings.Replace(smallSpec, "subsample = 1500", "subsample = 29", 1)
+	s, err := experiments.Parse("small.toml", []byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err == nil || !strings.Contains(err.Error(), "dataset magic has 29 rows; 5 folds and dataSplit into 3 parts need at least 30") {
+		t.Errorf("err = %v", err)
+	}
+}
