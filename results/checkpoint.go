@@ -22,6 +22,7 @@ import (
 // mid-write) is dropped; a damaged line elsewhere is an error, never silently
 // used.
 type Checkpoint struct {
+	torn bool // the file ended in a torn record, dropped
 	path string
 	f    *os.File
 	done map[string][]Row
@@ -121,6 +122,7 @@ func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) (bool,
 		}
 		if err != nil {
 			if i == last && !bytes.HasSuffix(data, []byte{'\n'}) && !strict {
+				cp.torn = true
 				break // torn final write: the unit is recomputed
 			}
 			return false, fmt.Errorf("results: checkpoint %s line %d is damaged (%v); remove the .checkpoint folder to start the run over", cp.path, i+1, err)
@@ -162,6 +164,10 @@ func writeLine(w io.Writer, unit string, rows []Row) error {
 	_, err = w.Write(append(b, '\n'))
 	return err
 }
+
+// Torn reports that the checkpoint ended in a torn record (a write cut
+// short by a crash), which was dropped: that unit is computed again.
+func (cp *Checkpoint) Torn() bool { return cp.torn }
 
 // Done returns the rows of a finished unit.
 func (cp *Checkpoint) Done(unit string) ([]Row, bool) {

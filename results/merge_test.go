@@ -77,6 +77,16 @@ func TestMergeCheckpoints(t *testing.T) {
 	if _, err := MergeCheckpoints(t.TempDir(), h, []string{torn}, []string{"u1"}); err == nil || !strings.Contains(err.Error(), "units.jsonl line 3 is damaged") {
 		t.Errorf("torn shard: %v", err)
 	}
+	// Resuming the same checkpoint (not merging it) drops the torn record
+	// and says so.
+	cp3, _, err := OpenCheckpoint(torn, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cp3.Torn() || cp3.Len() != 1 {
+		t.Errorf("resume of a torn checkpoint: torn %v, %d units", cp3.Torn(), cp3.Len())
+	}
+	cp3.Close()
 	twice := shard(map[string]string{"u1": "1"}, h)
 	cp2, _, err := OpenCheckpoint(twice, h)
 	if err != nil {

@@ -130,6 +130,9 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if stale {
 		fmt.Fprintf(stderr, "dprepro: %s: discarded a checkpoint made by another spec, seed or build\n", spec.ID)
 	}
+	if cp.Torn() {
+		fmt.Fprintf(stderr, "dprepro: %s: the checkpoint's last record was torn (a write cut short); it was dropped and its unit is computed again\n", spec.ID)
+	}
 	units := exp.Units()
 	if dup := firstDuplicate(units); dup != "" {
 		return "", fmt.Errorf("runner: duplicate unit key %q", dup)
