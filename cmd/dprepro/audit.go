@@ -102,7 +102,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "audit: %d audits in %s; %d broken variants missed (their true ε may be within a loose claim)\n", total, dir, missed)
 	if !*family {
-		fmt.Fprintf(stdout, "audit: each bound holds at %g %%; over the %d correct audits a false alarm somewhere has probability up to %.3g for an arbitrary seed (--family makes it %g %% for the run)\n",
+		fmt.Fprintf(stdout, "audit: each bound holds at %.3g %%; over the %d correct audits a false alarm somewhere has probability up to %.3g for an arbitrary seed (--family makes it %.3g %% for the run)\n",
 			100*s.Audit.Confidence, correct, math.Min(1, float64(correct)*(1-s.Audit.Confidence)), 100*(1-s.Audit.Confidence))
 	}
 	if len(bad) > 0 {
