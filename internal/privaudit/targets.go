@@ -203,80 +203,43 @@ func selectionScores(k int, s float64) [2][]float64 {
 // targets returns the audited mechanisms by name.
 func targets() map[string]target {
 	list := []target{
-		{
-			name: "laplace", what: "f(D)=0, f(D′)=Δ=1; s0 = the release",
-			stats: 1, variants: []string{HalfNoise, Sensitivity2},
-			sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
-				mul, shift := noiseScale(v)
+		scalar(target{name: "laplace", what: "f(D)=0, f(D′)=Δ=1; s0 = the release"}, 0,
+			func(x, mul, _ float64) (func(*rand.Rand, float64) float64, error) {
 				m, err := mech.NewLaplace(mul*x, 1)
 				if err != nil {
 					return nil, err
 				}
-				return func(dst []float64, rng *rand.Rand, side int) error {
-					dst[0] = sideValue(side, shift) + m.Sample(rng)
-					return nil
-				}, nil
-			},
-		},
-		{
-			name: "laplace-secure", what: "f(D)=0.1, f(D′)=1.1 (Δ=1), the floating-point-safe construction of --secure-noise (grid + exact discrete Laplace) on seeded bits; s0 = the release",
-			stats: 1, variants: []string{HalfNoise, Sensitivity2},
-			sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
-				mul, shift := noiseScale(v)
+				return func(rng *rand.Rand, f float64) float64 { return f + m.Sample(rng) }, nil
+			}),
+		scalar(target{name: "laplace-secure", what: "f(D)=0.1, f(D′)=1.1 (Δ=1), the floating-point-safe construction of --secure-noise (grid + exact discrete Laplace) on seeded bits; s0 = the release"}, 0.1,
+			func(x, mul, _ float64) (func(*rand.Rand, float64) float64, error) {
 				b := 1 / (mul * x)
-				return func(dst []float64, rng *rand.Rand, side int) error {
-					dst[0] = mech.SecureLaplace(rng, 0.1+sideValue(side, shift), b)
-					return nil
-				}, nil
-			},
-		},
-		{
-			name: "gaussian-zcdp-secure", what: "f(D)=0.1, f(D′)=1.1 (Δ₂=1), ρ = ε²/2, the floating-point-safe construction of --secure-noise (grid + exact discrete Gaussian) on seeded bits; s0 = the release",
-			stats: 1, zcdp: true, variants: []string{HalfNoise, Sensitivity2},
-			sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
-				mul, shift := noiseScale(v)
+				return func(rng *rand.Rand, f float64) float64 { return mech.SecureLaplace(rng, f, b) }, nil
+			}),
+		scalar(target{name: "gaussian-zcdp-secure", what: "f(D)=0.1, f(D′)=1.1 (Δ₂=1), ρ = ε²/2, the floating-point-safe construction of --secure-noise (grid + exact discrete Gaussian) on seeded bits; s0 = the release", zcdp: true}, 0.1,
+			func(x, mul, _ float64) (func(*rand.Rand, float64) float64, error) {
 				sigma := 1 / (mul * x) // σ = Δ/√(2ρ) with ρ = (mul·x)²/2
-				return func(dst []float64, rng *rand.Rand, side int) error {
-					dst[0] = mech.SecureGaussian(rng, 0.1+sideValue(side, shift), sigma)
-					return nil
-				}, nil
-			},
-		},
-		{
-			name: "gaussian-dp", what: "f(D)=0, f(D′)=Δ₂=1, σ of Dwork & Roth Thm A.1; s0 = the release",
-			stats: 1, approx: true, variants: []string{HalfNoise, Sensitivity2},
-			ok: func(x float64) bool { return x < 1 },
-			sampler: func(x float64, v string, delta float64) (audit.Sampler, error) {
-				_, shift := noiseScale(v)
-				sens := 1.0
-				if v == HalfNoise {
-					sens = 0.5
-				}
-				m, err := mech.NewGaussianDP(x, delta, sens)
+				return func(rng *rand.Rand, f float64) float64 { return mech.SecureGaussian(rng, f, sigma) }, nil
+			}),
+		scalar(target{name: "gaussian-dp", what: "f(D)=0, f(D′)=Δ₂=1, σ of Dwork & Roth Thm A.1 (half noise: calibrated to Δ₂ = 1/2); s0 = the release", approx: true,
+			ok: func(x float64) bool { return x < 1 }}, 0,
+			func(x, mul, delta float64) (func(*rand.Rand, float64) float64, error) {
+				// Theorem A.1 needs ε < 1: halve the noise through the
+				// sensitivity instead of doubling ε.
+				m, err := mech.NewGaussianDP(x, delta, 1/mul)
 				if err != nil {
 					return nil, err
 				}
-				return func(dst []float64, rng *rand.Rand, side int) error {
-					dst[0] = sideValue(side, shift) + m.Sample(rng)
-					return nil
-				}, nil
-			},
-		},
-		{
-			name: "gaussian-zcdp", what: "f(D)=0, f(D′)=Δ₂=1, ρ = ε²/2; s0 = the release",
-			stats: 1, zcdp: true, variants: []string{HalfNoise, Sensitivity2},
-			sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
-				mul, shift := noiseScale(v)
+				return func(rng *rand.Rand, f float64) float64 { return f + m.Sample(rng) }, nil
+			}),
+		scalar(target{name: "gaussian-zcdp", what: "f(D)=0, f(D′)=Δ₂=1, ρ = ε²/2; s0 = the release", zcdp: true}, 0,
+			func(x, mul, _ float64) (func(*rand.Rand, float64) float64, error) {
 				m, err := mech.NewGaussianZCDP(mul*mul*x*x/2, 1)
 				if err != nil {
 					return nil, err
 				}
-				return func(dst []float64, rng *rand.Rand, side int) error {
-					dst[0] = sideValue(side, shift) + m.Sample(rng)
-					return nil
-				}, nil
-			},
-		},
+				return func(rng *rand.Rand, f float64) float64 { return f + m.Sample(rng) }, nil
+			}),
 		{
 			name: "spherical-laplace", what: "f(D)=0, f(D′)=e₁ in R⁴ (Δ₂=1), density ∝ exp(−ε‖b‖); s0 = first coordinate, s1 = norm",
 			stats: 2, variants: []string{HalfNoise, Sensitivity2},
@@ -440,6 +403,27 @@ func targets() map[string]target {
 		m[t.name] = t
 	}
 	return m
+}
+
+// scalar completes t as the audit of a scalar release on f(D) = base and
+// f(D′) = base + Δ (Δ = 1; 2 for Sensitivity2), one statistic (the
+// release). release builds the release function at parameter x with the
+// privacy parameter multiplied by mul (2 for HalfNoise).
+func scalar(t target, base float64, release func(x, mul, delta float64) (func(rng *rand.Rand, f float64) float64, error)) target {
+	t.stats = 1
+	t.variants = []string{HalfNoise, Sensitivity2}
+	t.sampler = func(x float64, v string, delta float64) (audit.Sampler, error) {
+		mul, shift := noiseScale(v)
+		rel, err := release(x, mul, delta)
+		if err != nil {
+			return nil, err
+		}
+		return func(dst []float64, rng *rand.Rand, side int) error {
+			dst[0] = rel(rng, base+sideValue(side, shift))
+			return nil
+		}, nil
+	}
+	return t
 }
 
 // selector audits a selection mechanism (the exponential mechanism,
