@@ -143,11 +143,15 @@ func RoundToGrid(x, scale float64) float64 { return roundToGrid(x, GridGranulari
 // GridGranularity returns the grid of the secure samplers for a noise
 // scale (Laplace b or Gaussian σ): the smallest power of two ≥ scale·2⁻⁴⁰.
 func GridGranularity(scale float64) float64 {
+	lo := scale * 0x1p-40
+	if lo == 0 {
+		return math.SmallestNonzeroFloat64 // scale below 2⁻¹⁰³⁴: the finest grid there is
+	}
 	g := math.Ldexp(1, int(math.Ceil(math.Log2(scale)))-40)
-	for g/2 >= scale*0x1p-40 { // guard against Log2 rounding up
+	for g/2 >= lo && g/2 > 0 { // guard against Log2 rounding up
 		g /= 2
 	}
-	for g < scale*0x1p-40 {
+	for g < lo {
 		g *= 2
 	}
 	return g

@@ -102,6 +102,9 @@ func TestGridGranularity(t *testing.T) {
 			t.Errorf("GridGranularity(%v) = %v: want the power of two in [s·2^-40, s·2^-39)", s, g)
 		}
 	}
+	if g := GridGranularity(1e-320); g != math.SmallestNonzeroFloat64 {
+		t.Errorf("GridGranularity(1e-320) = %v, want the smallest subnormal", g)
+	}
 }
 
 // TestSecureLaplace checks the grid construction: every output is on the
