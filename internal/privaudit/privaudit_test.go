@@ -23,6 +23,8 @@ var mustCatch = map[string][]string{
 	"report-noisy-max":     {HalfNoise, Sensitivity2},
 	"randomized-response":  {HalfNoise},
 	"outpert-cms11-huber":  {HalfNoise},
+	"objpert-cms11-huber":  {HalfNoise},
+	"objpert-wkl-svm":      {HalfNoise},
 	"outpert-wkl-dp":       {HalfNoise},
 	"noise-reduction":      {HalfNoise, Sensitivity2},
 	"above-threshold":      {NoThresholdNoise},

@@ -447,13 +447,16 @@ func selector(name, noise string, pick func(rng *rand.Rand, scores []float64, ep
 // objPertCMS audits objective perturbation as the tuning experiments run it
 // (core/perturb, CMS11 Algorithm 2).
 func objPertCMS(name string, loss erm.Loss) target {
+	what, lambda, rows := "10 records, one at x=e₁ with label +1 on D and −1 on D′, λ=0.1 (CMS11 Algorithm 2); s0 = θ₁, s1 = θ₂", 0.1, auditRows(ermN, ermD)
+	if _, ok := loss.(erm.Huber); ok {
+		what, lambda, rows = "10 records: 4 pairs at x=e₁ with labels ±1, one at x=0, one at x=e₁ with label +1 on D and −1 on D′; Huber h=0.5, λ=5 keeps θ₁ in the loss's linear part, where the gradients differ by 2 (CMS11 Algorithm 2); s0 = θ₁, s1 = θ₂", 5, balancedRows(ermN, ermD)
+	}
 	return target{
-		name: name, what: "10 records, one at x=e₁ with label +1 on D and −1 on D′, λ=0.1 (CMS11 Algorithm 2); s0 = θ₁, s1 = θ₂",
+		name: name, what: what,
 		fits: true, stats: 2, variants: []string{HalfNoise},
 		sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
 			mul, _ := noiseScale(v)
-			rows := auditRows(ermN, ermD)
-			opts := perturb.ObjPertOptions{Epsilon: mul * x, Lambda: 0.1, Loss: loss}
+			opts := perturb.ObjPertOptions{Epsilon: mul * x, Lambda: lambda, Loss: loss}
 			return func(dst []float64, rng *rand.Rand, side int) error {
 				res, _, err := perturb.ObjectivePerturbation(rng, rows[side], opts, erm.FitOptions{})
 				if err != nil {
@@ -474,18 +477,29 @@ func wklParams(model dpci.Model, privacy dpci.Privacy, phi float64) dpci.Params 
 
 // objPertWKL audits Algorithm 1 of Wang, Kifer & Lee (dpci.ObjPertFit).
 func objPertWKL(name string, model dpci.Model) target {
+	what, c, rows := "10 records, one at x=e₁ with label +1 on D and −1 on D′, c=0.1 (Wang, Kifer & Lee Algorithm 1); s0 = θ₁, s1 = θ₂", 0.1, auditRows(ermN, ermD)
+	if model == dpci.SVM {
+		what, c, rows = "10 records: 4 pairs at x=e₁ with labels ±1, one at x=0, one at x=e₁ with label +1 on D and −1 on D′; Huber SVM h=0.5, c=2.5 keeps θ₁ in the loss's linear part, where the gradients differ by 2 (Wang, Kifer & Lee Algorithm 1); s0 = θ₁, s1 = θ₂", 2.5, balancedRows(ermN, ermD)
+	}
+	params := func(phi float64) dpci.Params {
+		p := wklParams(model, dpci.DP, phi)
+		p.C = c
+		if model == dpci.SVM {
+			p.H = 0.5
+		}
+		return p
+	}
 	return target{
-		name: name, what: "10 records, one at x=e₁ with label +1 on D and −1 on D′, c=0.1 (Wang, Kifer & Lee Algorithm 1); s0 = θ₁, s1 = θ₂",
+		name: name, what: what,
 		fits: true, stats: 2, variants: []string{HalfNoise},
 		ok: func(x float64) bool {
-			p := wklParams(model, dpci.DP, x)
+			p := params(x)
 			_, err := dpci.EpsilonPrime(x, ermN, p.C, p.T())
 			return err == nil
 		},
 		sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
 			mul, _ := noiseScale(v)
-			rows := auditRows(ermN, ermD)
-			p := wklParams(model, dpci.DP, mul*x)
+			p := params(mul * x)
 			return func(dst []float64, rng *rand.Rand, side int) error {
 				res, _, err := dpci.ObjPertFit(rng, rows[side], p)
 				if err != nil {
