@@ -27,7 +27,7 @@ var mustCatch = map[string][]string{
 	"objpert-wkl-svm":      {HalfNoise},
 	"outpert-wkl-dp":       {HalfNoise},
 	"noise-reduction":      {HalfNoise, Sensitivity2},
-	"above-threshold":      {NoThresholdNoise},
+	"above-threshold":      {HalfNoise, Sensitivity2, NoThresholdNoise},
 	"stability-validation": {HalfNoise, Sensitivity2},
 	"privspdmat-dp":        {HalfNoise},
 	"histogram":            {HalfNoise},

@@ -324,22 +324,30 @@ func targets() map[string]target {
 			},
 		},
 		{
-			name: "above-threshold", what: "InteractiveAboveThreshold (Ligett et al. Algorithm 2), threshold 0, 8 queries all 0 on D and all −Δ on D′ (Δ=1); s0 = index of the first query above (9: none)",
+			name: "above-threshold", what: "InteractiveAboveThreshold (Ligett et al. Algorithm 2), threshold 0, 8 queries all 0 on D; on D′ the first 7 are −Δ and the last +Δ (Δ=1; each query moves by Δ, the pair of the tight SVT analysis); s0 = index of the first query above (9: none)",
 			stats: 1, variants: []string{HalfNoise, Sensitivity2, NoThresholdNoise},
-			// The loss of the broken variant builds up over the 8 queries:
-			// its best event (no query above) has probability ≈ 2⁻⁸.
+			// The best events (stopping at the last query, or never) have
+			// probability ≈ 2⁻⁸.
 			drawsMul: 10,
 			sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
 				mul, shift := noiseScale(v)
 				eps := mul * x
 				return func(dst []float64, rng *rand.Rand, side int) error {
-					h := fixedH(sideValue(side, shift)) // excess risk e; the query is f = −e
+					// Excess risk e of query t (the query is f = −e): 0 on D;
+					// on D′ every query but the last moves down by Δ and the
+					// last moves up by Δ.
+					query := func(t int) fixedH {
+						if t == atQueries {
+							return fixedH(-sideValue(side, shift))
+						}
+						return fixedH(sideValue(side, shift))
+					}
 					dst[0] = atQueries + 1
 					if v == NoThresholdNoise {
 						// The broken variant, written out here: the same
 						// comparisons with Ŵ = W.
 						for t := 1; t <= atQueries; t++ {
-							if -float64(h)+mech.LaplaceNoise(rng, 4/eps) >= 0 {
+							if -float64(query(t))+mech.LaplaceNoise(rng, 4/eps) >= 0 {
 								dst[0] = float64(t)
 								break
 							}
@@ -351,7 +359,7 @@ func targets() map[string]target {
 						return err
 					}
 					for t := 1; t <= atQueries; t++ {
-						ok, err := at.Test(h)
+						ok, err := at.Test(query(t))
 						if err != nil {
 							return err
 						}
