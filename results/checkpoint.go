@@ -138,14 +138,20 @@ func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) (bool,
 }
 
 // rewriteValid rewrites the file with only the valid lines, dropping a torn
-// tail so that appends start on a fresh line.
+// tail so that appends start on a fresh line. Units are written in sorted
+// order so that the file's bytes do not depend on map iteration.
 func (cp *Checkpoint) rewriteValid(h CheckpointHeader) error {
 	var buf bytes.Buffer
 	hb, _ := json.Marshal(h)
 	buf.Write(hb)
 	buf.WriteByte('\n')
-	for unit, rows := range cp.done {
-		if err := writeLine(&buf, unit, rows); err != nil {
+	units := make([]string, 0, len(cp.done))
+	for unit := range cp.done {
+		units = append(units, unit)
+	}
+	slices.Sort(units)
+	for _, unit := range units {
+		if err := writeLine(&buf, unit, cp.done[unit]); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,6 +88,32 @@ func TestMergeCheckpoints(t *testing.T) {
 		t.Errorf("resume of a torn checkpoint: torn %v, %d units", cp3.Torn(), cp3.Len())
 	}
 	cp3.Close()
+	// The rewrite that drops a torn tail lists the units in sorted order,
+	// so the file's bytes do not depend on map iteration.
+	many := shard(map[string]string{"u3": "3", "u1": "1", "u2": "2", "u0": "0"}, h)
+	if f, err = os.OpenFile(filepath.Join(many, "units.jsonl"), os.O_APPEND|os.O_WRONLY, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"unit":"u9"`)
+	f.Close()
+	cp4, _, err := OpenCheckpoint(many, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp4.Close()
+	b4, err := os.ReadFile(filepath.Join(many, "units.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b4), "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("rewritten checkpoint has %d lines, want header + 4", len(lines))
+	}
+	for i, l := range lines[1:] {
+		if want := fmt.Sprintf(`{"unit":"u%d"`, i); !strings.HasPrefix(l, want) {
+			t.Errorf("rewritten line %d = %.20s…, want %s…", i+2, l, want)
+		}
+	}
 	twice := shard(map[string]string{"u1": "1"}, h)
 	cp2, _, err := OpenCheckpoint(twice, h)
 	if err != nil {
