@@ -252,8 +252,9 @@ func Doubling(genRNG, testRNG *rand.Rand, gen Independent, d DoublingTest) (Outc
 			return Outcome{}, err
 		}
 		sum += eps
-		w := mech.LaplaceNoise(testRNG, d.Scale)
-		accept, ex, err := decide(h, d.Cut+w)
+		// The noisy cut, a Laplace release (secure construction in
+		// secure mode; Cut + LaplaceNoise otherwise).
+		accept, ex, err := decide(h, mech.AddLaplace(testRNG, d.Cut, d.Scale))
 		if ex {
 			exact++
 		}

@@ -32,20 +32,32 @@ import (
 //     uniform random integers and exact integer or rational arithmetic.
 //
 // Privacy of the grid construction. Rounding to the nearest multiple of g
-// moves two neighbouring values by at most g more apart, so a query of
-// sensitivity Δ becomes one of sensitivity ≤ Δ + g on the grid:
+// moves each coordinate by at most g/2, so two neighbouring values end up
+// at most g further apart per coordinate: a release of d coordinates with
+// ℓ₁ sensitivity Δ₁ (Laplace) or ℓ₂ sensitivity Δ₂ (Gaussian) has
+// sensitivity ≤ Δ₁ + d·g, resp. ≤ Δ₂ + √d·g, on the grid (d·g in Frobenius
+// norm for a d×d matrix, as PrivSPDMat releases):
 //
-//	SecureLaplace:  ε_delivered = (Δ + g)/b  ≤ ε + 2⁻³⁹   (b = Δ/ε, g ≤ 2⁻³⁹·b)
-//	SecureGaussian: ρ_delivered = (Δ + g)²/(2σ²) ≤ ρ·(1 + 2⁻³⁹·σ/Δ)²
+//	Laplace:  ε_delivered = (Δ₁ + d·g)/b ≤ ε + d·2⁻³⁹          (b = Δ₁/ε, g ≤ 2⁻³⁹·b)
+//	Gaussian: ρ_delivered = (Δ₂ + √d·g)²/(2σ²) ≤ ρ·(1 + √d·2⁻³⁹·σ/Δ₂)²
 //
-// (the discrete Laplace and Gaussian on the integers are exactly as private
-// as their continuous counterparts for integer-valued queries: CKS20
-// Theorems 7 and 14). The noise scale in grid units is rounded up, which
-// only adds noise. These excesses are recorded in the manifest of a
-// --secure-noise run and are below anything measurable.
+// The discrete Laplace P(k) ∝ exp(−|k|/t) is the two-sided geometric
+// mechanism: ε = Δ/t for integer queries of sensitivity Δ (Ghosh,
+// Roughgarden & Sundararajan 2009). The discrete Gaussian satisfies
+// ½(Δ/σ)²-zCDP for integer queries of ℓ₂ sensitivity Δ, as the continuous
+// one does (CKS20, Section 2). An (ε, δ) claim for a Gaussian release
+// calibrated by Dwork & Roth's Theorem A.1 (proved for the continuous
+// Gaussian) is not separately proven here for the discrete Gaussian; the
+// zCDP statement is. The noise scale in grid units is rounded up, which only adds
+// noise. Histogram counts are integers, already on the grid: no excess.
+// The manifest of a --secure-noise run states these bounds
+// ([NoiseReport]); for d up to 10⁶ they are below 2⁻¹⁹·ε.
 //
-// Limits: values further than 2⁵³·g ≈ 2¹³·b from zero cannot be represented
-// on the grid exactly (the same limit as Google's library); the timing of the
+// Limits: a value further than 2⁵³·g ≈ 2¹³·b from zero is left as it is
+// (it is a multiple of g already), and the noise added to it is absorbed by
+// rounding when |x| exceeds the noise by 2⁵³: such a release is not
+// private, as with any floating-point noise (the same limit as Google's
+// library; no release of the harness comes near it). The timing of the
 // samplers depends on the random draws, not on the input. Mechanisms without
 // a floating-point-safe construction here — the spherical Laplace noise of
 // objective and output perturbation, the exponential mechanism's inverse-CDF
@@ -137,12 +149,17 @@ func AddGaussian(rng *rand.Rand, x, sigma float64) float64 {
 // RoundToGrid returns x rounded to the grid of the secure samplers at noise
 // scale `scale` (GridGranularity), for code that adds secure grid noise
 // ([SecureLaplace] or [SecureGaussian] at x = 0) to a value it combines
-// first.
+// first. It returns NaN for a scale that is not finite and ≥ 0.
 func RoundToGrid(x, scale float64) float64 { return roundToGrid(x, GridGranularity(scale)) }
 
 // GridGranularity returns the grid of the secure samplers for a noise
-// scale (Laplace b or Gaussian σ): the smallest power of two ≥ scale·2⁻⁴⁰.
+// scale (Laplace b or Gaussian σ): the smallest power of two ≥ scale·2⁻⁴⁰
+// (the smallest subnormal for scales below 2⁻¹⁰³⁴). It returns NaN for a
+// scale that is not finite and ≥ 0.
 func GridGranularity(scale float64) float64 {
+	if !(scale >= 0) || math.IsInf(scale, 1) {
+		return math.NaN()
+	}
 	lo := scale * 0x1p-40
 	if lo == 0 {
 		return math.SmallestNonzeroFloat64 // scale below 2⁻¹⁰³⁴: the finest grid there is
@@ -158,15 +175,22 @@ func GridGranularity(scale float64) float64 {
 }
 
 // roundToGrid returns the multiple of g nearest to x (ties away from zero).
-// x/g and the product are exact because g is a power of two.
-func roundToGrid(x, g float64) float64 { return math.Round(x/g) * g }
+// x/g and the product are exact because g is a power of two. A value with
+// |x| ≥ 2⁵³·g is a multiple of g already (its ulp is ≥ 2g) and is returned
+// as it is, which also keeps x/g from overflowing.
+func roundToGrid(x, g float64) float64 {
+	if math.Abs(x) >= 0x1p53*g {
+		return x
+	}
+	return math.Round(x/g) * g
+}
 
 // SecureLaplace returns a floating-point-safe release of x with Laplace
 // noise of scale b: with g = GridGranularity(b), x rounded to the nearest
 // multiple of g plus g·K, K from the discrete Laplace distribution
 // P(K = k) ∝ exp(−|k|/t) with t = ⌈b/g⌉, sampled exactly
-// ([DiscreteLaplace]). Its privacy is ε + 2⁻³⁹ for ε = Δ₁/b (see the notes
-// above). All randomness comes from rng (use [CryptoRand] for real data).
+// ([DiscreteLaplace]). Its privacy is ε + 2⁻³⁹ for ε = Δ₁/b, per coordinate
+// released (see the notes above). All randomness comes from rng (use [CryptoRand] for real data).
 // It panics on a non-finite x or a scale that is not finite and > 0.
 func SecureLaplace(rng *rand.Rand, x, scale float64) float64 {
 	if !(scale > 0) || math.IsInf(scale, 1) || math.IsNaN(x) || math.IsInf(x, 0) {
@@ -199,9 +223,10 @@ func bernoulliExpNeg1(rng *rand.Rand, num, den uint64) bool {
 	k := uint64(1)
 	for {
 		if den > math.MaxUint64/(k+1) {
-			// den·k would overflow: the probability of getting here is
-			// below 1/k! for k ≈ 2²⁴; stop as the series would (the
-			// remaining mass is below 2⁻⁴⁰⁰).
+			// den·(k+1) would overflow, which needs k ≥ 2⁶⁴/den − 1 ≥ 2¹⁶
+			// for den ≤ 2⁴⁸ (the callers' limit): the probability of
+			// getting here is below 1/(2¹⁶)!, far below 2⁻⁴⁰⁰; stop as the
+			// series would.
 			return k%2 == 1
 		}
 		if rng.Uint64N(den*k) >= num {
@@ -215,10 +240,12 @@ func bernoulliExpNeg1(rng *rand.Rand, num, den uint64) bool {
 // t ≥ 1, by CKS20 Algorithm 2 with s = 1: U uniform in {0, …, t−1}
 // accepted with probability exp(−U/t), V ~ Geometric(1 − e⁻¹) by repeated
 // Bernoulli(e⁻¹), X = U + t·V, a random sign, and −0 rejected. Exact: only
-// uniform integers and integer comparisons. It panics for t = 0 or t > 2⁶².
+// uniform integers and integer comparisons. It panics for t = 0 or t > 2⁴⁸
+// (the limit up to which its Bernoulli series is exact; the secure
+// samplers use t ≤ 2⁴⁰ + 1).
 func DiscreteLaplace(rng *rand.Rand, t uint64) int64 {
-	if t == 0 || t > 1<<62 {
-		panic("mech: DiscreteLaplace: t must be in [1, 2^62]")
+	if t == 0 || t > 1<<48 {
+		panic("mech: DiscreteLaplace: t must be in [1, 2^48]")
 	}
 	for {
 		u := rng.Uint64N(t)
@@ -248,10 +275,11 @@ func DiscreteLaplace(rng *rand.Rand, t uint64) int64 {
 // integers, by CKS20 Algorithm 3: with t = ⌊σ⌋ + 1, Y ~ DiscreteLaplace(t)
 // is accepted with probability exp(−(|Y| − σ²/t)²/(2σ²)), evaluated exactly
 // in rational arithmetic (σ² is the exact square of the float64 σ). It
-// panics for σ not finite and > 0 or σ ≥ 2⁶⁰.
+// panics for σ not finite and > 0 or σ ≥ 2⁴⁸ (the limit of
+// [DiscreteLaplace]).
 func DiscreteGaussian(rng *rand.Rand, sigma float64) int64 {
-	if !(sigma > 0) || sigma >= 0x1p60 {
-		panic("mech: DiscreteGaussian: sigma must be in (0, 2^60)")
+	if !(sigma > 0) || sigma >= 0x1p48 {
+		panic("mech: DiscreteGaussian: sigma must be in (0, 2^48)")
 	}
 	t := uint64(math.Floor(sigma)) + 1
 	s := new(big.Rat).SetFloat64(sigma)
@@ -330,8 +358,8 @@ func NoiseReport(secure bool) []string {
 	}
 	return []string{
 		"secure (--secure-noise): every release draws its bits from crypto/rand; results do not replay",
-		"Laplace releases (histogram counts, AboveThreshold threshold and query noise, the Accuracy-First generators' output and sufficient-statistic noise, Laplace.AddNoise): value snapped to a power-of-two grid g <= 2^-39 b, plus g times an exact discrete Laplace (Canonne, Kamath & Steinke 2020, Algorithms 1-2); epsilon delivered <= epsilon + 2^-39",
-		"Gaussian releases (zCDP output perturbation, zCDP PrivSPDMat, Gaussian.AddNoise): the same grid, plus g times an exact discrete Gaussian (CKS20 Algorithm 3); rho delivered <= rho (1 + 2^-39 sigma/Delta)^2",
-		"not hardened against floating-point attacks (crypto/rand bits, floating-point samplers): spherical Laplace noise of objective and output perturbation and of DP PrivSPDMat, the exponential mechanism, report-noisy-max, the exponential noise of stability validation, randomized response's uniform, the noise-reduction chain, the doubling method's test noise",
+		"Laplace releases (histogram counts, AboveThreshold threshold and query noise, the doubling method's test noise, the Accuracy-First generators' output and sufficient-statistic noise, Laplace.AddNoise): each coordinate snapped to a power-of-two grid g <= 2^-39 b, plus g times an exact discrete Laplace (Canonne, Kamath & Steinke 2020, Algorithms 1-2); epsilon delivered <= epsilon + d 2^-39 for d coordinates (integer histogram counts: no excess)",
+		"Gaussian releases (zCDP output perturbation, zCDP PrivSPDMat, Gaussian.AddNoise): the same grid, plus g times an exact discrete Gaussian (CKS20 Algorithm 3); rho delivered <= rho (1 + sqrt(d) 2^-39 sigma/Delta)^2 for d coordinates (d 2^-39 for a d x d matrix); an (epsilon, delta) claim from Dwork & Roth's Theorem A.1 is proven for the continuous Gaussian only",
+		"not hardened against floating-point attacks (crypto/rand bits, floating-point samplers): spherical Laplace noise of objective and output perturbation and of DP PrivSPDMat, the exponential mechanism, report-noisy-max, the exponential noise of stability validation, randomized response's uniform, the noise-reduction chain (its Laplace draws and its resampling coins)",
 	}
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // TestDiscreteLaplacePMF checks DiscreteLaplace(t) cell by cell against
-// P(K = k) = (1 − q)/(1 + q)·q^|k|, q = e^(−1/t), for |k| ≤ 12 and the
-// two tails beyond.
+// P(K = k) = (1 − q)/(1 + q)·q^|k|, q = e^(−1/t), for every k whose
+// expected count is at least 100 (where the normal approximation behind
+// CheckProportion holds), and the two tails beyond, pooled.
 func TestDiscreteLaplacePMF(t *testing.T) {
 	const n = 200000
 	for _, seed := range stattest.Seeds(11) {
@@ -25,13 +26,16 @@ func TestDiscreteLaplacePMF(t *testing.T) {
 			}
 			q := math.Exp(-1 / float64(tt))
 			norm := (1 - q) / (1 + q)
-			const kmax = 12
-			z := stattest.ZCrit(2 * (2*kmax + 3))
+			pk := func(k int64) float64 { return norm * math.Pow(q, math.Abs(float64(k))) }
+			kmax := int64(0)
+			for pk(kmax+1)*n >= 100 {
+				kmax++
+			}
+			z := stattest.ZCrit(2 * (2*int(kmax) + 2))
 			var inner float64
-			for k := int64(-kmax); k <= kmax; k++ {
-				p := norm * math.Pow(q, math.Abs(float64(k)))
-				inner += p
-				stattest.CheckProportion(t, "P(K = k)", counts[k], n, p, z)
+			for k := -kmax; k <= kmax; k++ {
+				inner += pk(k)
+				stattest.CheckProportion(t, "P(K = k)", counts[k], n, pk(k), z)
 			}
 			var out int
 			for k, c := range counts {
@@ -39,7 +43,7 @@ func TestDiscreteLaplacePMF(t *testing.T) {
 					out += c
 				}
 			}
-			stattest.CheckProportion(t, "P(|K| > 12)", out, n, 1-inner, z)
+			stattest.CheckProportion(t, "P(|K| > kmax)", out, n, 1-inner, z)
 		}
 	}
 }
@@ -105,6 +109,99 @@ func TestGridGranularity(t *testing.T) {
 	if g := GridGranularity(1e-320); g != math.SmallestNonzeroFloat64 {
 		t.Errorf("GridGranularity(1e-320) = %v, want the smallest subnormal", g)
 	}
+	// Scales that are not finite and ≥ 0: NaN, not a hang.
+	for _, s := range []float64{math.Inf(1), math.Inf(-1), math.NaN(), -1, -1e-300} {
+		if g := GridGranularity(s); !math.IsNaN(g) {
+			t.Errorf("GridGranularity(%v) = %v, want NaN", s, g)
+		}
+	}
+	if v := RoundToGrid(1.5, -2); !math.IsNaN(v) {
+		t.Errorf("RoundToGrid(1.5, -2) = %v, want NaN", v)
+	}
+	// Values too large for the grid are multiples of g already: left as
+	// they are, never overflowed to ±Inf.
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct{ x, scale float64 }{{1e300, 1e-20}, {-1e300, 1e-20}, {1, 1e-320}, {math.MaxFloat64, 1}} {
+		g := GridGranularity(c.scale)
+		if r := roundToGrid(c.x, g); r != c.x {
+			t.Errorf("roundToGrid(%v, %v) = %v, want %v", c.x, g, r, c.x)
+		}
+		if v := SecureLaplace(rng, c.x, c.scale); math.IsInf(v, 0) || math.IsNaN(v) {
+			t.Errorf("SecureLaplace(%v, %v) = %v", c.x, c.scale, v)
+		}
+		if v := SecureGaussian(rng, c.x, c.scale); math.IsInf(v, 0) || math.IsNaN(v) {
+			t.Errorf("SecureGaussian(%v, %v) = %v", c.x, c.scale, v)
+		}
+	}
+}
+
+// TestSecureScale checks, bit for bit, that the secure samplers are the
+// rounded value plus g times the discrete sampler at t = ⌈b/g⌉ (resp.
+// σ/g), and that t is in (2³⁹, 2⁴⁰ + 1]: a wrong scale in grid units (5 %
+// off, say) would escape the distributional tests.
+func TestSecureScale(t *testing.T) {
+	for _, c := range []struct{ x, scale float64 }{{0.1, 0.75}, {-3.25, 2}, {1e6 + 0.3, 1e-3}, {0, 12345.678}} {
+		g := GridGranularity(c.scale)
+		tt := uint64(math.Ceil(c.scale / g))
+		if tt <= 1<<39 || tt > 1<<40+1 {
+			t.Errorf("scale %v: t = %d, want in (2^39, 2^40+1]", c.scale, tt)
+		}
+		r1, r2 := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+		for range 50 {
+			got := SecureLaplace(r1, c.x, c.scale)
+			want := roundToGrid(c.x, g) + float64(DiscreteLaplace(r2, tt))*g
+			if got != want {
+				t.Fatalf("SecureLaplace(%v, %v) = %v, want %v", c.x, c.scale, got, want)
+			}
+			got = SecureGaussian(r1, c.x, c.scale)
+			want = roundToGrid(c.x, g) + float64(DiscreteGaussian(r2, c.scale/g))*g
+			if got != want {
+				t.Fatalf("SecureGaussian(%v, %v) = %v, want %v", c.x, c.scale, got, want)
+			}
+		}
+	}
+	for _, bad := range []func(){
+		func() { DiscreteLaplace(rand.New(rand.NewPCG(1, 1)), 1<<48+1) },
+		func() { DiscreteGaussian(rand.New(rand.NewPCG(1, 1)), 0x1p48) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a parameter beyond 2^48 did not panic")
+				}
+			}()
+			bad()
+		}()
+	}
+}
+
+// TestCryptoRandConcurrent draws from CryptoRand in 8 goroutines (run
+// under -race by scripts/test.sh): no data race, and no two of 8·2000
+// 64-bit draws coincide (probability ≈ 2⁻³⁸ if the bits are fresh).
+func TestCryptoRandConcurrent(t *testing.T) {
+	const workers, per = 8, 2000
+	out := make([][]uint64, workers)
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range per {
+				out[w] = append(out[w], CryptoRand().Uint64())
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	seen := map[uint64]bool{}
+	for _, o := range out {
+		for _, v := range o {
+			if seen[v] {
+				t.Fatalf("CryptoRand handed out %#x twice", v)
+			}
+			seen[v] = true
+		}
+	}
 }
 
 // TestSecureLaplace checks the grid construction: every output is on the
@@ -163,6 +260,9 @@ func TestSecureMode(t *testing.T) {
 	prev := SetSecureNoise(true)
 	if !SecureNoise() {
 		t.Fatal("SecureNoise() false after SetSecureNoise(true)")
+	}
+	if NoiseRand(r1) != CryptoRand() {
+		t.Error("NoiseRand does not hand out CryptoRand in secure mode")
 	}
 	v := AddLaplace(r1, 0.3, 1)
 	w := AddGaussian(r1, 0.3, 1)
