@@ -126,8 +126,8 @@ type Result struct {
 	P0Lo, P1Hi float64
 	// EpsLower is ε_lo of (2), floored at 0.
 	EpsLower float64
-	// EpsPoint is the plug-in estimate ln((K0/N − δ)/(K1/N)) (0 when
-	// undefined, +Inf when K1 = 0 < K0/N − δ).
+	// EpsPoint is the plug-in estimate ln((K0/N − δ)/(K1/N)), floored at 0
+	// like EpsLower (0 also when undefined, +Inf when K1 = 0 < K0/N − δ).
 	EpsPoint float64
 	// SelectEps is the bound of the event on the selection draws (Wilson's
 	// bounds; biased up by the selection; for information only).

@@ -140,6 +140,44 @@ func TestRunSoundAndPowerful(t *testing.T) {
 	}
 }
 
+// TestRunNull checks that the event is chosen on draws independent of the
+// measurement: on a null mechanism (both sides draw four i.i.d. N(0, 1)
+// statistics) whose claim ε = 0 is true, a 95 % audit flags at most 5 % of
+// seeds in expectation. Over 300 seeds the count of alarms is then
+// stochastically below Binomial(300, 0.05), whose 1 − FamilyAlpha quantile
+// is the limit. Choosing the event on the measurement draws themselves
+// (the bug this guards against) flags about a third of the seeds.
+func TestRunNull(t *testing.T) {
+	null := func(dst []float64, rng *rand.Rand, _ int) error {
+		for i := range dst {
+			dst[i] = rng.NormFloat64()
+		}
+		return nil
+	}
+	const seeds = 300
+	o := Options{Stats: 4, Select: 500, Measure: 2000, Confidence: 0.95}
+	alarms := 0
+	for s := range uint64(seeds) {
+		r, err := Run(rand.New(rand.NewPCG(s, 99)), null, Claim{}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Violated {
+			alarms++
+		}
+	}
+	// limit: the smallest q with P(Binomial(seeds, 0.05) ≤ q) ≥ 1 − FamilyAlpha.
+	limit, cdf := 0, binomPMF(0, seeds, 0.05)
+	for cdf < 1-stattest.FamilyAlpha {
+		limit++
+		cdf += binomPMF(limit, seeds, 0.05)
+	}
+	if alarms > limit {
+		t.Errorf("null mechanism flagged at %d of %d seeds, above the Binomial(%d, 0.05) limit %d: the event is not chosen independently of the measurement", alarms, seeds, seeds, limit)
+	}
+	t.Logf("null mechanism: %d alarms in %d seeds (limit %d)", alarms, seeds, limit)
+}
+
 // TestRunDelta checks the δ term: a mechanism that outputs its input with
 // probability δ₀ = 0.01 and otherwise nothing ("·"), is (0, δ₀)-DP and no
 // better: the audit must not flag the claim (0, 0.01) and must flag (0, 0).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/dprepro/dprepro/core/audit"
@@ -12,7 +13,7 @@ import (
 )
 
 // mustCatch are the broken variants the audit must flag at every ε of the
-// quick profile: each kind of bug the issue names (half the noise scale,
+// quick profile (see largeEpsOnly): each kind of bug the issue names (half the noise scale,
 // sensitivity off by 2, AboveThreshold without threshold noise) on the
 // mechanisms whose claim is tight enough for the bug to exceed it.
 var mustCatch = map[string][]string{
@@ -33,6 +34,17 @@ var mustCatch = map[string][]string{
 	"histogram":            {HalfNoise},
 }
 
+// largeEpsOnly are the mustCatch pairs required at the largest ε of the
+// quick profile only: at ε = 0.5 their bound clears the claim by 0.05 ± 0.02
+// (over 9 seeds; smallest 0.024), so a seed other than the committed one
+// misses them with probability about 1 %, far above FamilyAlpha, while at
+// ε = 1 the margin is 0.31 ± 0.03.
+var largeEpsOnly = map[string]bool{
+	"objpert-cms11-huber/" + HalfNoise: true,
+	"objpert-wkl-svm/" + HalfNoise:     true,
+	"outpert-cms11-huber/" + HalfNoise: true,
+}
+
 // TestAuditQuick runs the quick profile of experiments/audit.toml with each
 // lower bound at confidence 1 − FamilyAlpha/units (Bonferroni), so that a
 // correct mechanism is flagged, for any seed, with probability at most
@@ -51,7 +63,7 @@ func TestAuditQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec.Audit.Confidence = 1 - stattest.FamilyAlpha/float64(len(e.Units()))
-	caught := map[string]int{}
+	caught := map[string][]float64{} // mechanism/variant → the ε where caught
 	for _, key := range e.Units() {
 		rows, err := e.RunUnit(context.Background(), key)
 		if err != nil {
@@ -62,7 +74,11 @@ func TestAuditQuick(t *testing.T) {
 		case Violation:
 			t.Errorf("%s: correct mechanism flagged: lower bound %s > claimed %s (event %s)", key, r["eps_lower"], r["claimed_eps"], r["event"])
 		case Caught:
-			caught[r["mechanism"]+"/"+r["variant"]]++
+			eps, err := strconv.ParseFloat(r["epsilon"], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caught[r["mechanism"]+"/"+r["variant"]] = append(caught[r["mechanism"]+"/"+r["variant"]], eps)
 		}
 	}
 	for m, vs := range mustCatch {
@@ -70,8 +86,14 @@ func TestAuditQuick(t *testing.T) {
 			t.Errorf("%s is not in the quick audit", m)
 		}
 		for _, v := range vs {
-			if got := caught[m+"/"+v]; got != len(spec.Audit.Epsilons) {
-				t.Errorf("%s %s: caught at %d of %d epsilons", m, v, got, len(spec.Audit.Epsilons))
+			want := spec.Audit.Epsilons
+			if largeEpsOnly[m+"/"+v] {
+				want = []float64{slices.Max(want)}
+			}
+			for _, eps := range want {
+				if !slices.Contains(caught[m+"/"+v], eps) {
+					t.Errorf("%s %s: not caught at ε = %v (caught at %v)", m, v, eps, caught[m+"/"+v])
+				}
 			}
 		}
 	}
