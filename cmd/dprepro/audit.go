@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
@@ -34,8 +33,12 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *thorough {
 		f.profile = "paper"
 	}
-	if f.workers < 1 {
-		return usagef("--workers must be >= 1 (got %d)", f.workers)
+	seed, err := f.check()
+	if err != nil {
+		return err
+	}
+	if f.shard != "" || f.shards != 0 {
+		return usagef("audit: --shard and --shard-count do not apply (the audit runs on one machine)")
 	}
 	s, err := experiments.Load(*specFile, f.profile)
 	if err != nil {
@@ -44,11 +47,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.Kind != experiments.KindAudit {
 		return usagef("%s: kind %q is not %s", *specFile, s.Kind, experiments.KindAudit)
 	}
-	if f.seed != "" {
-		seed, err := strconv.ParseInt(f.seed, 10, 64)
-		if err != nil || seed < 0 {
-			return usagef("--seed must be a non-negative integer (got %q)", f.seed)
-		}
+	if seed >= 0 {
 		s.Seed = seed
 	}
 	if len(names) > 0 {

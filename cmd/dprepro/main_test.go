@@ -465,6 +465,12 @@ func TestAuditCommand(t *testing.T) {
 	if code, _, stderr := dprepro(t, "audit", "nosuch", "--spec", spec); code != 2 || !strings.Contains(stderr, `unknown mechanism "nosuch"`) {
 		t.Errorf("unknown mechanism: exit %d: %s", code, stderr)
 	}
+	if code, _, stderr := dprepro(t, "audit", "laplace", "--shard", "1/3", "--spec", spec); code != 2 || !strings.Contains(stderr, "--shard and --shard-count do not apply") {
+		t.Errorf("audit --shard: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := dprepro(t, "audit", "--profile", "bogus", "--spec", spec); code != 2 || !strings.Contains(stderr, "--profile must be quick or paper") {
+		t.Errorf("audit --profile bogus: exit %d: %s", code, stderr)
+	}
 }
 
 // TestSecureNoiseFlag audits the Laplace mechanism with --secure-noise:

@@ -62,6 +62,25 @@ func (f *runFlags) register(fs *flag.FlagSet, withSpecs bool) {
 	}
 }
 
+// check validates the flags every running command shares and returns the
+// --seed override (−1 when not given).
+func (f *runFlags) check() (seed int64, err error) {
+	if f.workers < 1 {
+		return 0, usagef("--workers must be >= 1 (got %d)", f.workers)
+	}
+	if f.profile != "quick" && f.profile != "paper" {
+		return 0, usagef("--profile must be quick or paper (got %q)", f.profile)
+	}
+	if f.seed == "" {
+		return -1, nil
+	}
+	seed, err = strconv.ParseInt(f.seed, 10, 64)
+	if err != nil || seed < 0 {
+		return 0, usagef("--seed must be a non-negative integer (got %q)", f.seed)
+	}
+	return seed, nil
+}
+
 // shardOf returns the shard to run: --shard i/N, else Slurm's array task
 // (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT),
 // else a Kubernetes indexed job's JOB_COMPLETION_INDEX of --shard-count; the
@@ -199,19 +218,9 @@ func specFiles(dir string) ([]string, error) {
 // runSpecs loads and validates every spec first (so a bad spec fails before
 // any work), then runs them one after the other.
 func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr io.Writer) error {
-	if f.workers < 1 {
-		return usagef("--workers must be >= 1 (got %d)", f.workers)
-	}
-	if f.profile != "quick" && f.profile != "paper" {
-		return usagef("--profile must be quick or paper (got %q)", f.profile)
-	}
-	var seed int64 = -1
-	if f.seed != "" {
-		s, err := strconv.ParseInt(f.seed, 10, 64)
-		if err != nil || s < 0 {
-			return usagef("--seed must be a non-negative integer (got %q)", f.seed)
-		}
-		seed = s
+	seed, err := f.check()
+	if err != nil {
+		return err
 	}
 	var specs []*experiments.Spec
 	ids := map[string]string{}
