@@ -2,7 +2,10 @@
 GO       ?= go
 PROFILE  ?= quick
 WORKERS  ?= $(shell nproc 2>/dev/null || echo 2)
-DATA     ?= $(or $(DPREPRO_DATA),../shared/datasets)
+# DATA names the data folder (--data-dir); empty leaves the binary's search
+# order ($DPREPRO_DATA, else the per-user folder) in charge.
+DATA     ?= $(DPREPRO_DATA)
+DATAFLAG := $(if $(DATA),--data-dir $(DATA))
 OUT      ?= results/runs
 BIN      := bin/dprepro
 
@@ -11,19 +14,19 @@ BIN      := bin/dprepro
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/dprepro
+	$(GO) build -buildvcs=true -o $(BIN) ./cmd/dprepro
 
 # The test command of the README: vet, format check and the whole test suite
 # against the real data in $(DATA).
 test:
-	DPREPRO_DATA=$(abspath $(DATA)) scripts/test.sh
+	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) scripts/test.sh
 
 test-short:
-	DPREPRO_DATA=$(abspath $(DATA)) $(GO) test -short ./...
+	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -short ./...
 
 # Every spec under experiments/ at PROFILE.
 reproduce: build
-	$(BIN) reproduce --profile $(PROFILE) --workers $(WORKERS) --data-dir $(DATA) --out $(OUT)
+	$(BIN) reproduce --profile $(PROFILE) --workers $(WORKERS) $(DATAFLAG) --out $(OUT)
 
 quick:
 	$(MAKE) reproduce PROFILE=quick
@@ -33,11 +36,11 @@ paper:
 
 # Refresh the reference results (quick profile) on purpose, and show the diff.
 references:
-	DPREPRO_DATA=$(abspath $(DATA)) scripts/references.sh
+	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) scripts/references.sh
 
 # Compare the runs in OUT with the references.
 check: build
-	$(BIN) check $(OUT) --against results/reference
+	$(BIN) check $(OUT)
 
 # Empirical privacy audit of every mechanism (experiments/audit.toml): the
 # quick one runs in CI; the thorough one is the spec's paper profile.
@@ -49,13 +52,13 @@ audit-thorough: build
 
 # Download the real UCI files into DATA (checksums verified).
 data: build
-	$(BIN) data fetch --data-dir $(DATA)
+	$(BIN) data fetch $(DATAFLAG)
 
 verify-data: build
-	$(BIN) data verify --data-dir $(DATA)
+	$(BIN) data verify $(DATAFLAG)
 
 bench:
-	DPREPRO_DATA=$(abspath $(DATA)) $(GO) test -run '^$$' -bench . -benchmem ./core/... ./internal/...
+	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -run '^$$' -bench . -benchmem ./core/... ./internal/...
 
 clean:
 	rm -rf bin

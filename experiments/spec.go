@@ -61,6 +61,14 @@ const (
 	KindAudit = "privacy-audit"
 )
 
+// safeName is the form of a spec id and a profile name: a safe file name on
+// every platform, and never "." or "..".
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ReservedIDs are names the harness writes itself at the top of an output
+// folder, which a spec id may not take.
+var ReservedIDs = []string{"index.json", "index.md", "wkl-figures"}
+
 // Kinds lists the known kinds.
 var Kinds = []string{KindCVTuning, KindExPost, KindCICoverage, KindHistogram, KindMechanisms, KindAudit}
 
@@ -77,6 +85,9 @@ type Spec struct {
 	// Profile is the name of the profile applied; set by Load, not read
 	// from the file.
 	Profile string `toml:"profile_applied,omitempty"`
+	// ProfileFallback reports that the profile "quick" was asked for and
+	// the file has none, so the spec runs as written (set by Load).
+	ProfileFallback bool `toml:"-"`
 
 	Data   DataSpec   `toml:"data"`
 	CV     CVSpec     `toml:"cv"`
@@ -447,6 +458,10 @@ func Parse(name string, src []byte, profile string) (*Spec, error) {
 	sort.Strings(names)
 	resolved := map[string]Spec{"": f.Spec}
 	for _, p := range names {
+		if !safeName.MatchString(p) {
+			errs = append(errs, fmt.Errorf("%s:%d: profile.%s: a profile name must be a safe file name: letters, digits, '-', '_' and '.', starting with a letter or digit", base, lines.line("profile."+p), p))
+			continue
+		}
 		g, _, _ := decode()
 		if err := md.PrimitiveDecode(f.Profiles[p], &g.Spec); err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: profile.%s: %v", base, lines.line("profile."+p), p, err))
@@ -495,10 +510,12 @@ func Parse(name string, src []byte, profile string) (*Spec, error) {
 		return nil, errors.Join(errs...)
 	}
 	chosen := profile
-	if chosen == "paper" {
-		if _, ok := resolved["paper"]; !ok {
-			chosen = ""
-		}
+	fallback := false
+	if _, ok := resolved[chosen]; !ok && (chosen == "paper" || chosen == "quick") {
+		// "paper" is the base protocol when the file has no paper table;
+		// a spec small enough to need no quick profile runs as itself.
+		fallback = chosen == "quick"
+		chosen = ""
 	}
 	s, ok := resolved[chosen]
 	if !ok {
@@ -508,6 +525,7 @@ func Parse(name string, src []byte, profile string) (*Spec, error) {
 		profile = "paper"
 	}
 	s.Profile = profile
+	s.ProfileFallback = fallback
 	sum := sha256.Sum256(src)
 	s.Source = &SourceInfo{Path: name, SHA256: hex.EncodeToString(sum[:])}
 	return &s, nil
@@ -560,8 +578,10 @@ func (s *Spec) validate() []fieldErr {
 	}
 	if s.ID == "" {
 		add("id", "id", "required")
-	} else if strings.ContainsAny(s.ID, `/\ `) || s.ID == "." || s.ID == ".." {
-		add("id", "id", "must be a plain name without '/', '\\' or spaces (got %q)", s.ID)
+	} else if !safeName.MatchString(s.ID) {
+		add("id", "id", "must be a safe file name: letters, digits, '-', '_' and '.', starting with a letter or digit (got %q)", s.ID)
+	} else if slices.Contains(ReservedIDs, s.ID) {
+		add("id", "id", "%q is a name the harness writes itself in an output folder (reserved: %s)", s.ID, strings.Join(ReservedIDs, ", "))
 	}
 	if s.Seed < 0 {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)

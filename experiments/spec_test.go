@@ -86,7 +86,12 @@ func TestParse_Errors(t *testing.T) {
 		{"folds too small", "folds = 10", "folds = 2", "bad.toml:11: cv.folds: must be >= 3"},
 		{"bad profile value", "repetitions = 1\n", "repetitions = 0\n", "bad.toml:19: cv.repetitions (profile quick): must be >= 1 (got 0)"},
 		{"unknown kind", `kind = "cv-tuning"`, `kind = "cv"`, `bad.toml:3: kind: unknown kind "cv"`},
-		{"bad id", `id = "t"`, `id = "a/b"`, `bad.toml:2: id: must be a plain name`},
+		{"bad id", `id = "t"`, `id = "a/b"`, `bad.toml:2: id: must be a safe file name`},
+		{"id with a space", `id = "t"`, `id = "my run"`, `bad.toml:2: id: must be a safe file name`},
+		{"dot id", `id = "t"`, `id = ".."`, `bad.toml:2: id: must be a safe file name`},
+		{"hidden id", `id = "t"`, `id = ".checkpoint"`, `bad.toml:2: id: must be a safe file name`},
+		{"reserved id", `id = "t"`, `id = "wkl-figures"`, `bad.toml:2: id: "wkl-figures" is a name the harness writes itself`},
+		{"bad profile name", "[profile.quick.cv]", `[profile."my quick".cv]`, `profile.my quick: a profile name must be a safe file name`},
 		{"schema", "schema = 1", "schema = 9", "bad.toml:1: schema: unsupported schema version 9"},
 		{"bad row norm", "[data]\n", "[data]\nrow_norm = \"l3\"\n", `bad.toml:7: data.row_norm: must be one of`},
 		{"duplicate lambda", "lambdas = [0.1, 1.0]", "lambdas = [0.1, 0.1]", "bad.toml:14: tuning.lambdas[1]: duplicate value 0.1"},
@@ -404,5 +409,34 @@ func TestParse_AuditErrors(t *testing.T) {
 				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestParse_Profiles: a spec without a quick profile runs as itself under
+// "quick" (and says so through ProfileFallback); a user-defined profile is
+// selected by its name; an unknown one is refused naming those it has.
+func TestParse_Profiles(t *testing.T) {
+	withDatasets(t)
+	noQuick := strings.Replace(goodSpec, "[profile.quick.cv]\nrepetitions = 1\n", "[profile.tiny.cv]\nrepetitions = 2\n", 1)
+	q, err := Parse("nq.toml", []byte(noQuick), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.ProfileFallback || q.Profile != "quick" || q.CV.Repetitions != 3 {
+		t.Errorf("quick without a quick profile: fallback %v profile %q repetitions %d", q.ProfileFallback, q.Profile, q.CV.Repetitions)
+	}
+	tiny, err := Parse("nq.toml", []byte(noQuick), "tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tiny.ProfileFallback || tiny.Profile != "tiny" || tiny.CV.Repetitions != 2 {
+		t.Errorf("user profile: fallback %v profile %q repetitions %d", tiny.ProfileFallback, tiny.Profile, tiny.CV.Repetitions)
+	}
+	if _, err := Parse("nq.toml", []byte(noQuick), "huge"); err == nil || !strings.Contains(err.Error(), `no profile "huge" (has: paper, tiny)`) {
+		t.Errorf("unknown profile: %v", err)
+	}
+	p, err := Parse("good.toml", []byte(goodSpec), "quick")
+	if err != nil || p.ProfileFallback {
+		t.Errorf("a spec with a quick profile reported a fallback (%v)", err)
 	}
 }

@@ -12,15 +12,18 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Checkpoint is the append-only record of finished replicate units of a run
-// in progress (OUT/<id>/.checkpoint/units.jsonl). Its first line is a header
-// holding the spec hash, seed and the program's hash; each further line holds one unit's rows and
-// a SHA-256 of them. A run started again with the same header skips the units
-// found; a different header starts the run over. A torn last line (a crash
-// mid-write) is dropped; a damaged line elsewhere is an error, never silently
-// used.
+// in progress (RUN_DIR/.checkpoint/units.jsonl). Its first line is a header
+// holding the run's identity (CheckpointHeader: resolved spec, seed,
+// profile, the data actually read, the build and the program's hash); each
+// further line holds one unit's rows and a SHA-256 of them. A run started
+// again with the same identity skips the units found; any difference starts
+// the run over, and [OpenCheckpoint] says what changed. A torn last line (a
+// crash mid-write) is dropped; a damaged line elsewhere is an error, never
+// silently used.
 type Checkpoint struct {
 	torn bool // the file ended in a torn record, dropped
 	path string
@@ -28,12 +31,135 @@ type Checkpoint struct {
 	done map[string][]Row
 }
 
-// CheckpointHeader identifies the configuration a checkpoint belongs to.
+// CheckpointFormat is the version of the checkpoint header written by this
+// build. Format 1 (before data and build were recorded) is never resumed.
+const CheckpointFormat = 2
+
+// CheckpointHeader is a run's identity: everything that decides the numbers
+// its units compute. Two runs with equal headers compute the same rows, so
+// one may resume the other's units; the worker count and the shard are not
+// part of it (they do not change any row).
 type CheckpointHeader struct {
-	Format   int    `json:"format"`
+	Format int `json:"format"`
+	// SpecID and SpecHash identify the resolved spec (profile and every
+	// override applied: experiments.Spec.Hash).
+	SpecID   string `json:"spec_id"`
 	SpecHash string `json:"spec_hash"`
 	Seed     int64  `json:"seed"`
-	Binary   string `json:"binary"` // SHA-256 of the program that wrote it
+	Profile  string `json:"profile"`
+	// Data is the data actually read, one entry per dataset in the spec's
+	// order: for a real file its name and SHA-256, for a stand-in its
+	// generator and parameters (see [DataIdentities]).
+	Data []DataIdentity `json:"data"`
+	// Build is the module version, VCS revision and dirty flag
+	// (BuildInfo.Identity); Binary the SHA-256 of the program file, which
+	// tells two builds of one dirty tree apart.
+	Build  string `json:"build"`
+	Binary string `json:"binary"`
+}
+
+// DataIdentity is what a run read for one dataset.
+type DataIdentity struct {
+	Name string `json:"name"`
+	// Source is "real FILE sha256 HEX[, FILE sha256 HEX]" or "synthetic
+	// GENERATOR (k=v, …)".
+	Source string `json:"source"`
+}
+
+// DataIdentities returns the identity of the datasets of a run: for real
+// data the files and their SHA-256 (not their paths: the same bytes
+// elsewhere are the same data), for a stand-in its generator and
+// parameters (not the reason it was used).
+func DataIdentities(ds []DatasetInfo) []DataIdentity {
+	out := make([]DataIdentity, 0, len(ds))
+	for _, d := range ds {
+		var src string
+		if d.Source == "real" {
+			parts := make([]string, len(d.Files))
+			for i, f := range d.Files {
+				parts[i] = f.Name + " sha256 " + f.SHA256
+			}
+			src = "real " + strings.Join(parts, ", ")
+		} else {
+			keys := make([]string, 0, len(d.Params))
+			for k := range d.Params {
+				if k != "reason" {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			kv := make([]string, len(keys))
+			for i, k := range keys {
+				kv[i] = k + "=" + d.Params[k]
+			}
+			src = d.Source + " " + d.Generator
+			if len(kv) > 0 {
+				src += " (" + strings.Join(kv, ", ") + ")"
+			}
+		}
+		out = append(out, DataIdentity{Name: d.Name, Source: src})
+	}
+	return out
+}
+
+// Equal reports whether h and o identify the same run.
+func (h CheckpointHeader) Equal(o CheckpointHeader) bool { return len(h.Changes(o)) == 0 }
+
+// Changes lists, in words, what differs between an old header and h, the
+// current one: e.g. "data: magic changed from synthetic
+// planted-logistic/v1 (…) to real magic04.data sha256 318f…". It is empty
+// when they are equal.
+func (h CheckpointHeader) Changes(old CheckpointHeader) []string {
+	var ch []string
+	if old.Format != h.Format {
+		return []string{fmt.Sprintf("format: the checkpoint was written in format %d by an older dprepro that did not record the data and build (this one writes %d)", old.Format, h.Format)}
+	}
+	if old.SpecID != h.SpecID {
+		ch = append(ch, fmt.Sprintf("spec: id %q changed to %q", old.SpecID, h.SpecID))
+	}
+	if old.Seed != h.Seed {
+		ch = append(ch, fmt.Sprintf("seed: %d changed to %d", old.Seed, h.Seed))
+	}
+	if old.Profile != h.Profile {
+		ch = append(ch, fmt.Sprintf("profile: %q changed to %q", old.Profile, h.Profile))
+	}
+	if old.SpecHash != h.SpecHash && old.Seed == h.Seed && old.Profile == h.Profile {
+		ch = append(ch, fmt.Sprintf("spec: the resolved spec changed (sha256 %s to %s)", short(old.SpecHash), short(h.SpecHash)))
+	}
+	oldData := map[string]string{}
+	for _, d := range old.Data {
+		oldData[d.Name] = d.Source
+	}
+	newData := map[string]bool{}
+	for _, d := range h.Data {
+		newData[d.Name] = true
+		prev, ok := oldData[d.Name]
+		switch {
+		case !ok:
+			ch = append(ch, fmt.Sprintf("data: %s was not read before (now %s)", d.Name, d.Source))
+		case prev != d.Source:
+			ch = append(ch, fmt.Sprintf("data: %s changed from %s to %s", d.Name, prev, d.Source))
+		}
+	}
+	for _, d := range old.Data {
+		if !newData[d.Name] {
+			ch = append(ch, fmt.Sprintf("data: %s is no longer read (was %s)", d.Name, d.Source))
+		}
+	}
+	if old.Build != h.Build {
+		ch = append(ch, fmt.Sprintf("build: %s changed to %s", old.Build, h.Build))
+	} else if old.Binary != h.Binary {
+		ch = append(ch, fmt.Sprintf("build: the program changed (binary sha256 %s to %s; same revision, rebuilt)", short(old.Binary), short(h.Binary)))
+	}
+	return ch
+}
+
+// short abbreviates a hex digest for messages.
+func short(hex string) string {
+	if len(hex) > 12 {
+		return hex[:12] + "…"
+	}
+	return hex
 }
 
 type checkpointLine struct {
@@ -55,56 +181,61 @@ func rowsSum(unit string, rows []Row) (string, error) {
 }
 
 // OpenCheckpoint opens (or creates) the checkpoint in dir for header h and
-// returns it with the units already finished. stale reports that a
-// checkpoint for another configuration was found and discarded.
-func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, stale bool, err error) {
-	h.Format = 1
+// returns it with the units already finished. changes is non-empty when a
+// checkpoint of another run identity was found and discarded, and says what
+// differed (CheckpointHeader.Changes).
+func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, changes []string, err error) {
+	h.Format = CheckpointFormat
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, false, fmt.Errorf("results: %w", err)
+		return nil, nil, fmt.Errorf("results: %w", err)
 	}
 	path := filepath.Join(dir, "units.jsonl")
 	cp = &Checkpoint{path: path, done: map[string][]Row{}}
 	data, err := os.ReadFile(path)
+	fresh := len(data) == 0
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		fresh = true
 	case err != nil:
-		return nil, false, fmt.Errorf("results: reading checkpoint: %w", err)
+		return nil, nil, fmt.Errorf("results: reading checkpoint: %w", err)
 	default:
-		ok, err := cp.parse(data, h, false)
+		changes, err = cp.parse(data, h, false)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
-		stale = !ok
 	}
-	if stale || len(data) == 0 || errors.Is(err, os.ErrNotExist) {
+	if len(changes) > 0 || fresh {
 		cp.done = map[string][]Row{}
 		hb, _ := json.Marshal(h)
 		if err := WriteFileAtomic(path, append(hb, '\n')); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 	} else if err := cp.rewriteValid(h); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, false, fmt.Errorf("results: opening checkpoint: %w", err)
+		return nil, nil, fmt.Errorf("results: opening checkpoint: %w", err)
 	}
 	cp.f = f
-	return cp, stale, nil
+	return cp, changes, nil
 }
 
-// parse loads data; it returns false when the header does not match h.
-// strict (for merging a shard, which must be finished) refuses a torn final
-// line, and a unit recorded twice with different rows, instead of
-// dropping or overwriting them.
-func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) (bool, error) {
+// parse loads data; when its header is not h it returns what differs and
+// loads nothing. strict (for merging a shard, which must be finished)
+// refuses a torn final line, and a unit recorded twice with different rows,
+// instead of dropping or overwriting them.
+func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) ([]string, error) {
 	lines := bytes.Split(data, []byte{'\n'})
 	if len(lines) == 0 || len(bytes.TrimSpace(lines[0])) == 0 {
-		return false, nil
+		return []string{"the checkpoint has no header"}, nil
 	}
 	var got CheckpointHeader
-	if err := json.Unmarshal(lines[0], &got); err != nil || got != h {
-		return false, nil
+	if err := json.Unmarshal(lines[0], &got); err != nil {
+		return []string{fmt.Sprintf("the checkpoint header is unreadable (%v)", err)}, nil
+	}
+	if ch := h.Changes(got); len(ch) > 0 {
+		return ch, nil
 	}
 	last := len(lines) - 1
 	for last > 0 && len(bytes.TrimSpace(lines[last])) == 0 {
@@ -125,16 +256,16 @@ func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) (bool,
 				cp.torn = true
 				break // torn final write: the unit is recomputed
 			}
-			return false, fmt.Errorf("results: checkpoint %s line %d is damaged (%v); remove the .checkpoint folder to start the run over", cp.path, i+1, err)
+			return nil, fmt.Errorf("results: checkpoint %s line %d is damaged (%v); remove the .checkpoint folder to start the run over", cp.path, i+1, err)
 		}
 		if prev, dup := cp.done[cl.Unit]; dup && strict {
 			if a, _ := rowsSum(cl.Unit, prev); a != cl.Sum {
-				return false, fmt.Errorf("results: checkpoint %s line %d: unit %s recorded twice with different rows", cp.path, i+1, cl.Unit)
+				return nil, fmt.Errorf("results: checkpoint %s line %d: unit %s recorded twice with different rows", cp.path, i+1, cl.Unit)
 			}
 		}
 		cp.done[cl.Unit] = cl.Rows
 	}
-	return true, nil
+	return nil, nil
 }
 
 // rewriteValid rewrites the file with only the valid lines, dropping a torn
@@ -215,14 +346,14 @@ var ErrIncompleteMerge = errors.New("results: a shard is missing or unfinished")
 
 // MergeCheckpoints writes to the checkpoint folder dst the union of the
 // units recorded in the checkpoint folders srcs (the shards of one run),
-// every one of which must carry header h: made for the same spec, seed and
-// build, and be intact (no torn or damaged line). A unit found twice must
+// every one of which must carry header h: made for the same spec, seed,
+// profile, data and build, and be intact (no torn or damaged line). A unit found twice must
 // have the same rows. The union must be exactly the units want; otherwise
 // nothing is written and the error names the missing or unexpected units.
 // Lines are written sorted by unit, atomically. It returns the number of
 // units.
 func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []string) (int, error) {
-	h.Format = 1
+	h.Format = CheckpointFormat
 	union := map[string][]Row{}
 	for _, src := range srcs {
 		path := filepath.Join(src, "units.jsonl")
@@ -231,12 +362,12 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []stri
 			return 0, fmt.Errorf("results: shard: %w", err)
 		}
 		cp := &Checkpoint{path: path, done: map[string][]Row{}}
-		ok, err := cp.parse(data, h, true)
+		changes, err := cp.parse(data, h, true)
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
-			return 0, fmt.Errorf("results: shard %s was made for another spec, seed or build (its header differs)", path)
+		if len(changes) > 0 {
+			return 0, fmt.Errorf("results: shard %s was made for another run (another spec, seed, profile, data or build): %s", path, strings.Join(changes, "; "))
 		}
 		for unit, rows := range cp.done {
 			if prev, dup := union[unit]; dup {

@@ -14,7 +14,8 @@ import (
 // timing, data provenance, and the privacy ledger. It is written last.
 type Manifest struct {
 	Tool         string            `json:"tool"`
-	Version      string            `json:"version"` // module version or VCS revision, "unknown" when neither is stamped
+	Version      string            `json:"version"` // module version or VCS revision (see Build)
+	Build        BuildInfo         `json:"build"`
 	Spec         SpecInfo          `json:"spec"`
 	Seed         int64             `json:"seed"`
 	Profile      string            `json:"profile"`
@@ -147,26 +148,100 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// FillBuild fills the version, platform and dependency fields from the
-// running binary's build information.
+// BuildInfo identifies the program that made a run, from the build
+// information the Go toolchain stamps into the binary
+// (runtime/debug.ReadBuildInfo): the main module's version, and the VCS
+// revision, commit time and dirty flag when built with -buildvcs=true (the
+// scripts and the Makefile do). Stamped is false for a binary built without
+// VCS information (e.g. `go build` with GOFLAGS=-buildvcs=false, or `go
+// test`); then only the module version says anything.
+type BuildInfo struct {
+	Module   string `json:"module"`
+	Version  string `json:"module_version"`
+	Revision string `json:"vcs_revision,omitempty"`
+	Time     string `json:"vcs_time,omitempty"`
+	Modified bool   `json:"vcs_modified"`
+	Stamped  bool   `json:"vcs_stamped"`
+}
+
+// String renders the build in one line, e.g.
+// "github.com/dprepro/dprepro (devel) revision 53dfe7c… (2026-11-23T…, modified)".
+func (b BuildInfo) String() string {
+	s := b.Module + " " + b.Version
+	if !b.Stamped {
+		return s + " (no VCS information stamped: build with -buildvcs=true, as scripts/ and make do)"
+	}
+	s += " revision " + b.Revision
+	if b.Time != "" {
+		s += " (" + b.Time
+		if b.Modified {
+			s += ", modified"
+		}
+		s += ")"
+	} else if b.Modified {
+		s += " (modified)"
+	}
+	return s
+}
+
+// Identity is the part of the build that decides what a run computes: the
+// module version, revision and dirty flag (not the commit time).
+func (b BuildInfo) Identity() string {
+	if !b.Stamped {
+		return b.Module + "@" + b.Version + " (no VCS stamp)"
+	}
+	id := b.Module + "@" + b.Version + " " + b.Revision
+	if b.Modified {
+		id += "+modified"
+	}
+	return id
+}
+
+// ReadBuild returns the running program's build information.
+func ReadBuild() BuildInfo {
+	b := BuildInfo{Module: "unknown", Version: "unknown"}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	b.Module, b.Version = bi.Main.Path, bi.Main.Version
+	if b.Version == "" {
+		b.Version = "(devel)"
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision, b.Stamped = s.Value, true
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// FillBuild fills the version, build, platform and dependency fields from
+// the running binary's build information.
 func (m *Manifest) FillBuild() {
 	m.GoVersion = runtime.Version()
 	m.GOOS = runtime.GOOS
 	m.GOARCH = runtime.GOARCH
-	m.Version = "unknown"
+	m.Build = ReadBuild()
+	m.Version = m.Build.Version
+	if m.Build.Stamped {
+		m.Version = m.Build.Revision
+		if m.Build.Modified {
+			m.Version += "+modified"
+		}
+	}
 	m.Dependencies = map[string]string{}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		m.Version = v
-	}
 	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			m.Version = s.Value
-		case "GOAMD64":
+		if s.Key == "GOAMD64" {
 			m.GOAMD64 = s.Value
 		}
 	}

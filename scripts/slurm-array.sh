@@ -8,7 +8,9 @@
 # Environment (all optional):
 #   OUT           final run folder              (default results/runs)
 #   SHARD_DIR     where the shards write        (default results/shards/<spec id>)
-#   DPREPRO_DATA  data folder, on shared storage (default ../shared/datasets)
+#   DPREPRO_DATA  data folder, on shared storage (the binary's search order
+#                 applies: without it, the per-user folder, and stand-ins for
+#                 missing files)
 #   SBATCH_ARGS   extra sbatch arguments, e.g. "--partition=cpu --time=02:00:00"
 #   CPUS          cores per shard (default 2); each shard runs that many workers
 #
@@ -30,12 +32,8 @@ command -v sbatch >/dev/null || { echo "slurm-array.sh: sbatch not found (is thi
 id="$(basename "$spec" .toml)"
 out="${OUT:-results/runs}"
 shard_dir="${SHARD_DIR:-results/shards/$id}"
-if [ -z "${DPREPRO_DATA:-}" ] && [ -d ../shared/datasets ]; then
-  DPREPRO_DATA="$(cd ../shared/datasets && pwd)"
-fi
-export DPREPRO_DATA="${DPREPRO_DATA:-}"
 mkdir -p bin "$shard_dir" "$out"
-go build -o bin/dprepro ./cmd/dprepro
+go build -buildvcs=true -o bin/dprepro ./cmd/dprepro
 
 dirs=""
 for ((i = 0; i < shards; i++)); do dirs="${dirs:+$dirs,}$shard_dir/$i"; done
@@ -51,4 +49,4 @@ merge=$(sbatch --parsable ${SBATCH_ARGS:-} \
   --output="$shard_dir/slurm-merge-%j.log" --export=ALL \
   --wrap "bin/dprepro merge '$spec' --profile '$profile' --workers $cpus --shards '$dirs' --out '$out'")
 echo "submitted array job $array ($shards shards of $spec at the $profile profile) and merge job $merge"
-echo "shards write to $shard_dir/<i>; the merged run goes to $out/$id"
+echo "shards write to $shard_dir/<i>; the merged run goes to $out/<spec id>/$profile-seed<seed>"

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/privaudit"
@@ -22,8 +24,8 @@ import (
 func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlagSet("audit", stderr)
-	f.register(fs, false)
-	specFile := fs.String("spec", filepath.Join("experiments", "audit.toml"), "the privacy-audit spec")
+	f.registerRun(fs)
+	specFile := fs.String("spec", "audit", "the privacy-audit spec: a `file`, or the id of a built-in spec")
 	thorough := fs.Bool("thorough", false, "the thorough audit (the spec's paper profile: more draws and epsilons)")
 	family := fs.Bool("family", false, "Bonferroni: each bound at confidence 1 − (1 − c)/m for the m correct mechanisms' audits, so that a false alarm anywhere in the run has probability ≤ 1 − c")
 	names, err := parseInterleaved(fs, args)
@@ -37,10 +39,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if f.shard != "" || f.shards != 0 {
-		return usagef("audit: --shard and --shard-count do not apply (the audit runs on one machine)")
-	}
-	s, err := experiments.Load(*specFile, f.profile)
+	s, err := loadSpec(*specFile, f.profile)
 	if err != nil {
 		return usageError{err}
 	}
@@ -83,9 +82,32 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, w := range exp.Warnings() {
 		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
 	}
+	lock, err := runner.Lock(runner.RunDir(f.out, s))
+	if err != nil {
+		if errors.Is(err, runner.ErrLocked) {
+			return usageError{err}
+		}
+		return err
+	}
+	defer lock.Release()
+	entry := newIndexEntry(f.out, s)
 	dir, err := runSecure(s, func() (string, error) {
-		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval})
+		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Locked: true})
 	}, stderr)
+	entry.Finished = time.Now().UTC().Truncate(time.Second)
+	entry.Data = "none"
+	switch {
+	case err != nil && ctx.Err() != nil:
+		entry.Status = "interrupted"
+		err = fmt.Errorf("%w: %v", errInterrupted, err)
+	case err != nil:
+		entry.Status = "failed: " + firstLine(err.Error())
+	default:
+		entry.Status = "complete"
+	}
+	if ierr := updateIndex(f.out, []indexEntry{entry}); ierr != nil {
+		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,31 +1,15 @@
 // Command dprepro reproduces the experiments of differential-privacy machine
 // learning papers from TOML specs, in parallel and deterministically.
 //
-// Usage:
+// `dprepro help` prints the manual below; `dprepro help CMD` and
+// `dprepro CMD -h` print one command's synopsis, arguments and flags. The
+// examples of the usage text are run by TestUsageExamples.
 //
-//	dprepro run SPEC.toml... [--profile quick|paper] [--out DIR] [--workers N] [--seed S] [--data-dir DIR]
-//	dprepro reproduce [--specs DIR] [same flags]   run every spec in DIR (default experiments/)
-//	dprepro list [--specs DIR] [--data-dir DIR]     the specs, and each dataset's status
-//	dprepro check RUN_DIR [--against DIR] [--z 3]   compare runs with the reference summaries
-//	dprepro run SPEC... --shard i/N                  one deterministic 1/N of the units (Slurm/Kubernetes index from the environment)
-//	dprepro merge SPEC... --shards DIR,DIR,...       finish a run from its shards' checkpoints
-//	dprepro audit [MECHANISM...] [--thorough]        empirical privacy audit: lower bounds on ε vs the claims
-//	dprepro data fetch [NAME...] [--data-dir DIR]   download the real files from UCI, verify SHA-256
-//	dprepro data verify [--data-dir DIR]            re-check the files present
-//
-// The data directory is --data-dir, else $DPREPRO_DATA, else a per-user cache
-// directory. Runs go to --out (default results/runs), one folder per spec:
-// spec.toml, rows.csv, summary.csv, figures/ and manifest.json (written last).
-// An interrupted run resumes from its finished units when started again.
-//
-// Example (the quick profile of the Chaudhuri & Vinterbo reproduction on the
-// Magic data):
-//
-//	dprepro run experiments/cv13-magic.toml --profile quick --data-dir ../shared/datasets
-//
-// Exit status: 0 on success, 1 when a run fails, 2 for a bad flag, spec or
-// data file (with a one-line message naming the file and the key, line or
-// row at fault).
+// Exit status: 0 on success, 1 when a run fails or a check finds a
+// regression, 2 for a bad flag, spec, data file or data directory, a run
+// directory in use, or unusable input to check (with a one-line message
+// naming the file and the key, line or row at fault), 130 when interrupted
+// (Ctrl-C or SIGTERM; what finished is checkpointed).
 //
 // Noise is drawn from seeded pseudo-random streams so that runs replay
 // exactly: right for research, wrong for protecting real data.
@@ -34,10 +18,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -49,27 +36,148 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// errHelp is returned after -h printed the usage: exit status 0.
+// errHelp is returned after help was printed: exit status 0.
 var errHelp = errors.New("help requested")
 
+// errInterrupted marks a run stopped by Ctrl-C or SIGTERM: exit status 130.
+var errInterrupted = errors.New("interrupted")
+
+// helpRequest is returned by parseInterleaved on -h: the command's flag set,
+// fully registered, so that its help lists exactly the flags it accepts.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (helpRequest) Error() string { return "help requested" }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		fmt.Fprintf(os.Stderr, "\ndprepro: %v: stopping; finished units are checkpointed (press Ctrl-C again to exit at once)\n", s)
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "dprepro: second interrupt: exiting at once")
+		os.Exit(130)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel()
 	os.Exit(code)
 }
 
-const usage = `usage:
-  dprepro run SPEC.toml... [--profile quick|paper] [--out DIR] [--workers N] [--seed S] [--data-dir DIR]
-  dprepro reproduce [--specs DIR] [--profile quick|paper] [--out DIR] [--workers N] [--seed S] [--data-dir DIR]
-  dprepro list [--specs DIR] [--data-dir DIR]
-  dprepro check RUN_DIR [--against results/reference] [--z 3]
-  dprepro run SPEC.toml... --shard i/N [same flags]   (or from SLURM_ARRAY_TASK_ID/COUNT, JOB_COMPLETION_INDEX with --shard-count N)
-  dprepro merge SPEC.toml... --shards DIR,DIR,... [--out DIR] [same flags]
-  dprepro audit [MECHANISM...] [--thorough] [--spec experiments/audit.toml] [--out DIR] [--workers N] [--seed S]
-  dprepro data fetch [NAME...] [--data-dir DIR]
-  dprepro data verify [--data-dir DIR]
+// command documents one command for `dprepro help`.
+type command struct {
+	name     string // "run", "data fetch"
+	synopsis string // after "dprepro "
+	summary  string
+	args     string // the positional arguments, one per line "NAME\tmeaning"
+	run      func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "run SPEC... [flags]", "run specs: CSVs, figures, tables, manifest",
+			"SPEC\ta spec file (*.toml), or the id of a built-in spec (see dprepro list)", cmdRun},
+		{"reproduce", "reproduce [flags]", "run every spec (the built-in ones, or those in --specs DIR) and index them",
+			"", cmdReproduce},
+		{"merge", "merge SPEC... --shards DIR,DIR,... [flags]", "finish a sharded run from its shards' checkpoints",
+			"SPEC\tthe spec the shards ran (file or built-in id)", cmdMerge},
+		{"audit", "audit [MECHANISM...] [flags]", "empirical privacy audit: lower bounds on ε against the claims",
+			"MECHANISM\tmechanisms to audit (default: every one of the audit spec)", cmdAudit},
+		{"check", "check RUN_DIR [flags]", "compare runs with the reference results",
+			"RUN_DIR\ta run folder, or a folder holding runs (e.g. the --out of reproduce)",
+			func(_ context.Context, args []string, stdout, stderr io.Writer) error {
+				return cmdCheck(args, stdout, stderr)
+			}},
+		{"list", "list [flags]", "the specs, and the state of each dataset's files", "", cmdList},
+		{"data fetch", "data fetch [NAME...] [flags]", "download the real data files, verify SHA-256",
+			"NAME\tdatasets to fetch (default: all)", cmdDataFetch},
+		{"data verify", "data verify [NAME...] [flags]", "re-check the data files present",
+			"NAME\tdatasets to verify (default: all)", cmdDataVerify},
+		{"version", "version", "print the build (module version, VCS revision, dirty flag)", "", cmdVersion},
+		{"help", "help [COMMAND]", "print this manual, or one command's synopsis and flags",
+			"COMMAND\ta command, e.g. run or \"data fetch\"", nil},
+	}
+}
+
+// usage is the manual printed by `dprepro help`; its Examples are run by
+// TestUsageExamples (in a temporary directory: built-in specs and
+// references make them work from anywhere).
+const usage = `dprepro reproduces differential-privacy machine-learning experiments
+from TOML specs, deterministically and in parallel.
+
+Usage:
+  dprepro COMMAND [ARGUMENTS] [FLAGS]    (flags may stand before or after arguments)
+
+Commands:
+%s
+Data directory (one search order, printed at the start of every run):
+  1. --data-dir DIR           named: must exist and hold every file a spec needs
+  2. $DPREPRO_DATA            named: the same
+  3. the per-user directory   (%s), where "dprepro data fetch" downloads;
+                              not named: a missing file runs on a labelled
+                              synthetic stand-in, counted at the end of the run
+Runs go to OUT/<spec id>/<profile>-seed<seed>/ (default OUT: results/runs):
+spec.toml, rows.csv, summary.csv, figures/, tables/, manifest.json (written
+last). One process writes a run folder at a time; an interrupted run resumes
+from its checkpoint when started again with the same spec, seed, data and
+build, and starts over (saying what changed) otherwise.
+
+Exit status: 0 ok; 1 a run failed or check found a regression; 2 a bad flag,
+spec, data file or data directory, a run folder in use, or unusable input to
+check; 130 interrupted (finished units are checkpointed).
+
+Examples:
+  dprepro version
+  dprepro list
+  dprepro run mechanisms --profile quick --out runs
+  dprepro check runs/mechanisms
+  dprepro audit laplace --out runs
+  dprepro help run
 `
+
+func printUsage(w io.Writer) {
+	var b strings.Builder
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-13s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, usage, b.String(), defaultDataDirDoc())
+}
+
+// printCommandHelp prints a command's synopsis, arguments and the flags of
+// fs, which are exactly those the command accepts.
+func printCommandHelp(w io.Writer, c command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: dprepro %s\n\n%s.\n", c.synopsis, strings.ToUpper(c.summary[:1])+c.summary[1:])
+	if c.args != "" {
+		fmt.Fprintln(w, "\nArguments:")
+		for _, line := range strings.Split(c.args, "\n") {
+			name, what, _ := strings.Cut(line, "\t")
+			fmt.Fprintf(w, "  %-10s %s\n", name, what)
+		}
+	}
+	n := 0
+	if fs != nil {
+		fs.VisitAll(func(*flag.Flag) { n++ })
+	}
+	if n > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
 
 // run dispatches a command line and maps its error to an exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -77,6 +185,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
+	case errors.Is(err, errInterrupted):
+		fmt.Fprintf(stderr, "dprepro: %v\n", err)
+		return 130
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(stderr, "dprepro: %v\n", err)
 		return 2
@@ -86,38 +197,94 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+func isHelpFlag(a string) bool {
+	return a == "-h" || a == "-help" || a == "--help" || a == "help"
+}
+
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		printUsage(stderr)
 		return usagef("no command given")
 	}
-	switch args[0] {
-	case "run":
-		return cmdRun(ctx, args[1:], stdout, stderr)
-	case "reproduce":
-		return cmdReproduce(ctx, args[1:], stdout, stderr)
-	case "list":
-		return cmdList(ctx, args[1:], stdout, stderr)
-	case "check":
-		return cmdCheck(args[1:], stdout, stderr)
-	case "merge":
-		return cmdMerge(ctx, args[1:], stdout, stderr)
-	case "audit":
-		return cmdAudit(ctx, args[1:], stdout, stderr)
-	case "data":
-		if len(args) < 2 {
-			return usagef("data: want a subcommand: fetch or verify")
+	name := args[0]
+	rest := args[1:]
+	if name == "data" {
+		if len(rest) == 0 || isHelpFlag(rest[0]) {
+			if len(rest) == 0 {
+				return usagef("data: want a subcommand: fetch or verify (see dprepro help data)")
+			}
+			return helpFor(stdout, "data")
 		}
-		switch args[1] {
-		case "fetch":
-			return cmdDataFetch(ctx, args[2:], stdout, stderr)
-		case "verify":
-			return cmdDataVerify(ctx, args[2:], stdout, stderr)
+		name, rest = "data "+rest[0], rest[1:]
+		if _, ok := lookupCommand(name); !ok {
+			return usagef("data: unknown subcommand %q (want fetch or verify)", strings.TrimPrefix(name, "data "))
 		}
-		return usagef("data: unknown subcommand %q (want fetch or verify)", args[1])
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
+	}
+	if isHelpFlag(name) {
+		if len(rest) == 0 {
+			printUsage(stdout)
+			return errHelp
+		}
+		if isHelpFlag(rest[0]) {
+			return helpFor(stdout, "help")
+		}
+		return helpFor(stdout, strings.Join(rest, " "))
+	}
+	c, ok := lookupCommand(name)
+	if !ok || c.run == nil {
+		return usagef("unknown command %q (want %s; see dprepro help)", name, commandNames())
+	}
+	err := c.run(ctx, rest, stdout, stderr)
+	var hr helpRequest
+	if errors.As(err, &hr) {
+		printCommandHelp(stdout, c, hr.fs)
 		return errHelp
 	}
-	return usagef("unknown command %q (want run, reproduce, list, check, merge, audit or data)", args[0])
+	return err
+}
+
+// helpFor prints the help of the named command (or of the data group) by
+// running it with -h, so that the flags listed are the ones it registers.
+func helpFor(stdout io.Writer, name string) error {
+	if name == "data" {
+		fmt.Fprintln(stdout, "usage: dprepro data fetch|verify [NAME...] [flags]")
+		fmt.Fprintln(stdout)
+		for _, c := range commands {
+			if strings.HasPrefix(c.name, "data ") {
+				fmt.Fprintf(stdout, "  %-13s %s\n", c.name, c.summary)
+			}
+		}
+		fmt.Fprintln(stdout, "\nSee dprepro help \"data fetch\" and dprepro help \"data verify\".")
+		return errHelp
+	}
+	c, ok := lookupCommand(name)
+	if !ok {
+		return usagef("help: unknown command %q (want %s)", name, commandNames())
+	}
+	if c.run == nil { // help itself
+		printCommandHelp(stdout, c, nil)
+		return errHelp
+	}
+	err := c.run(context.Background(), []string{"-h"}, io.Discard, io.Discard)
+	var hr helpRequest
+	if errors.As(err, &hr) {
+		printCommandHelp(stdout, c, hr.fs)
+		return errHelp
+	}
+	printCommandHelp(stdout, c, nil)
+	return errHelp
+}
+
+func commandNames() string {
+	seen := map[string]bool{}
+	var names []string
+	for _, c := range commands {
+		n, _, _ := strings.Cut(c.name, " ")
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }

@@ -69,7 +69,7 @@ func TestRun_EndToEnd(t *testing.T) {
 	if !strings.Contains(stdout, "tiny: wrote") {
 		t.Errorf("stdout %q", stdout)
 	}
-	dir := filepath.Join(out, "tiny")
+	dir := filepath.Join(out, "tiny", "quick-seed3")
 	for _, f := range []string{"spec.toml", "rows.csv", "summary.csv", "manifest.json", "figures/fig1a-auc.png", "figures/fig1b-mse.svg", "figures/fig2-index.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
@@ -95,8 +95,11 @@ func TestRun_EndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	b, _ = os.ReadFile(filepath.Join(dir, "manifest.json"))
+	b, _ = os.ReadFile(filepath.Join(out, "tiny", "quick-seed11", "manifest.json"))
 	json.Unmarshal(b, &m)
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+		t.Errorf("the seed-11 run disturbed the seed-3 run: %v", err)
+	}
 	if m.Seed != 11 || m.Profile != "quick" {
 		t.Errorf("--seed 11: manifest seed %d profile %s", m.Seed, m.Profile)
 	}
@@ -117,7 +120,7 @@ func TestRun_BadInput(t *testing.T) {
 		{"no spec", []string{"run"}, "name at least one spec"},
 		{"bad flag", []string{"run", good, "--wrokers", "2"}, "flag provided but not defined: -wrokers"},
 		{"bad workers", []string{"run", good, "--workers", "0"}, "--workers must be >= 1"},
-		{"bad profile", []string{"run", good, "--profile", "huge"}, "--profile must be quick or paper"},
+		{"bad profile", []string{"run", good, "--profile", "huge"}, `no profile "huge" (has: paper, quick)`},
 		{"bad seed", []string{"run", good, "--seed", "-4"}, "--seed must be a non-negative integer"},
 		{"data unknown", []string{"data", "fetch", "nosuch"}, `unknown dataset "nosuch"`},
 		{"data sub", []string{"data", "frob"}, `unknown subcommand "frob"`},
@@ -222,7 +225,7 @@ func TestRun_ExPostEndToEnd(t *testing.T) {
 	if !strings.Contains(stderr, "calibration authors-code") {
 		t.Errorf("no calibration warning on stderr: %q", stderr)
 	}
-	dir := filepath.Join(out, "tiny-af")
+	dir := filepath.Join(out, "tiny-af", "quick-seed3")
 	for _, f := range []string{"rows.csv", "summary.csv", "manifest.json", "figures/fig1b-expost-vs-theory.png", "figures/fig3b-privacy-breakdown.svg", "figures/fig4b-norms.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
@@ -295,7 +298,7 @@ func TestRun_CIFiguresAcrossRuns(t *testing.T) {
 	}
 	for _, f := range []string{"figure1-dp-vs-zcdp-obj", "figure2-dp-vs-zcdp-output", "figure3-obj-vs-output-dp", "figure4-obj-vs-output-zcdp"} {
 		for _, ext := range []string{".png", ".svg"} {
-			if _, err := os.Stat(filepath.Join(out, "wkl-figures", f+ext)); err != nil {
+			if _, err := os.Stat(filepath.Join(out, "wkl-figures", "quick", f+ext)); err != nil {
 				t.Error(err)
 			}
 		}
@@ -322,7 +325,7 @@ func TestCheck(t *testing.T) {
 	refDir := filepath.Join(ref, "proc")
 	os.MkdirAll(refDir, 0o755)
 	for _, f := range []string{"summary.csv", "manifest.json"} {
-		b, err := os.ReadFile(filepath.Join(out, "proc", f))
+		b, err := os.ReadFile(filepath.Join(out, "proc", "quick-seed17", f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +383,7 @@ func TestShardAndMerge(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, fmt.Sprintf("shard %d/3 done", i)) {
 			t.Fatalf("shard %d: exit %d: %s %s", i, code, stdout, stderr)
 		}
-		if _, err := os.Stat(filepath.Join(d, "proc", "manifest.json")); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(d, "proc", "quick-seed17", "manifest.json")); !os.IsNotExist(err) {
 			t.Errorf("shard %d wrote final files", i)
 		}
 		shards = append(shards, d)
@@ -394,14 +397,14 @@ func TestShardAndMerge(t *testing.T) {
 		t.Fatalf("merge: exit %d: %s %s", code, stdout, stderr)
 	}
 	for _, f := range []string{"rows.csv", "summary.csv"} {
-		a, _ := os.ReadFile(filepath.Join(whole, "proc", f))
-		b, _ := os.ReadFile(filepath.Join(merged, "proc", f))
+		a, _ := os.ReadFile(filepath.Join(whole, "proc", "quick-seed17", f))
+		b, _ := os.ReadFile(filepath.Join(merged, "proc", "quick-seed17", f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s of the merged run differs from the unsharded run", f)
 		}
 	}
 	var m results.Manifest
-	b, _ := os.ReadFile(filepath.Join(merged, "proc", "manifest.json"))
+	b, _ := os.ReadFile(filepath.Join(merged, "proc", "quick-seed17", "manifest.json"))
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -465,10 +468,10 @@ func TestAuditCommand(t *testing.T) {
 	if code, _, stderr := dprepro(t, "audit", "nosuch", "--spec", spec); code != 2 || !strings.Contains(stderr, `unknown mechanism "nosuch"`) {
 		t.Errorf("unknown mechanism: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := dprepro(t, "audit", "laplace", "--shard", "1/3", "--spec", spec); code != 2 || !strings.Contains(stderr, "--shard and --shard-count do not apply") {
+	if code, _, stderr := dprepro(t, "audit", "laplace", "--shard", "1/3", "--spec", spec); code != 2 || !strings.Contains(stderr, "flag provided but not defined: -shard") {
 		t.Errorf("audit --shard: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := dprepro(t, "audit", "--profile", "bogus", "--spec", spec); code != 2 || !strings.Contains(stderr, "--profile must be quick or paper") {
+	if code, _, stderr := dprepro(t, "audit", "--profile", "bogus", "--spec", spec); code != 2 || !strings.Contains(stderr, `no profile "bogus"`) {
 		t.Errorf("audit --profile bogus: exit %d: %s", code, stderr)
 	}
 }
@@ -502,7 +505,7 @@ func TestSecureNoiseFlag(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "audit: pass") || !strings.Contains(stderr, "secure noise") {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
-		_, r, m := readRun(t, filepath.Join(out, "audit-selected-secure"))
+		_, r, m := readRun(t, filepath.Join(out, "audit-selected-secure", "quick-seed2026-secure"))
 		rows[i] = r
 		if len(m.Noise) < 3 || !strings.Contains(m.Noise[0], "crypto/rand") {
 			t.Errorf("manifest noise %q does not describe secure noise", m.Noise)

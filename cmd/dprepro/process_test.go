@@ -44,7 +44,7 @@ var processSpecSmall = strings.Replace(processSpec, "draws = 6000", "draws = 500
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "dprepro")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-buildvcs=true", "-o", bin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -90,7 +90,7 @@ func TestProcess_WorkersAndKill(t *testing.T) {
 		if b, err := run(out, w).CombinedOutput(); err != nil {
 			t.Fatalf("workers %d: %v\n%s", w, err, b)
 		}
-		rows, sum, m := readRun(t, filepath.Join(out, "proc"))
+		rows, sum, m := readRun(t, filepath.Join(out, "proc", "quick-seed17"))
 		if m.Units.Total != 240 || m.Units.Computed != 240 {
 			t.Fatalf("workers %d: units %+v", w, m.Units)
 		}
@@ -107,7 +107,7 @@ func TestProcess_WorkersAndKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ckpt := filepath.Join(out, "proc", ".checkpoint", "units.jsonl")
+	ckpt := filepath.Join(out, "proc", "quick-seed17", ".checkpoint", "units.jsonl")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b, _ := os.ReadFile(ckpt)
@@ -126,7 +126,7 @@ func TestProcess_WorkersAndKill(t *testing.T) {
 	if err := cmd.Wait(); err == nil {
 		t.Fatal("the killed run exited cleanly: it finished before the kill; make the spec longer")
 	}
-	if _, err := os.Stat(filepath.Join(out, "proc", "manifest.json")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(out, "proc", "quick-seed17", "manifest.json")); !os.IsNotExist(err) {
 		t.Fatalf("a killed run left a manifest.json (%v)", err)
 	}
 	b, _ := os.ReadFile(ckpt)
@@ -150,7 +150,7 @@ func TestProcess_WorkersAndKill(t *testing.T) {
 	if resumed < lines-1 || resumed > lines {
 		t.Errorf("resumed %d units, the checkpoint had %d complete lines", resumed, lines)
 	}
-	rows, sum, man := readRun(t, filepath.Join(out, "proc"))
+	rows, sum, man := readRun(t, filepath.Join(out, "proc", "quick-seed17"))
 	if man.Units.Resumed != resumed || man.Units.Computed != 240-resumed {
 		t.Errorf("manifest units %+v: want %d resumed and only the other %d computed", man.Units, resumed, 240-resumed)
 	}
@@ -228,8 +228,8 @@ func TestSlurmArrayScript(t *testing.T) {
 	if b, err := run.CombinedOutput(); err != nil {
 		t.Fatalf("unsharded run: %v\n%s", err, b)
 	}
-	rows, summary, _ := readRun(t, filepath.Join(whole, "proc"))
-	mrows, msummary, m := readRun(t, filepath.Join(out, "proc"))
+	rows, summary, _ := readRun(t, filepath.Join(whole, "proc", "quick-seed17"))
+	mrows, msummary, m := readRun(t, filepath.Join(out, "proc", "quick-seed17"))
 	if !bytes.Equal(rows, mrows) || !bytes.Equal(summary, msummary) {
 		t.Error("the merged run of the Slurm array differs from the unsharded run")
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dprepro/dprepro/core/mech"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/cicoverage"
@@ -32,7 +32,8 @@ func init() {
 	experiments.DatasetNames = datasets.Names
 }
 
-// runFlags are the flags shared by run and reproduce.
+// runFlags are the flags of the commands that run specs; each command
+// registers the groups it accepts, so its help lists only those.
 type runFlags struct {
 	profile  string
 	out      string
@@ -47,29 +48,36 @@ type runFlags struct {
 	secure   bool     // --secure-noise
 }
 
-func (f *runFlags) register(fs *flag.FlagSet, withSpecs bool) {
-	fs.StringVar(&f.profile, "profile", "quick", "profile: quick or paper")
-	fs.StringVar(&f.out, "out", filepath.Join("results", "runs"), "output directory")
-	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel workers")
-	fs.StringVar(&f.seed, "seed", "", "root seed overriding the spec's (non-negative integer)")
-	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
-	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line interval when stderr is not a terminal")
-	fs.StringVar(&f.shard, "shard", "", "run shard i/N of the units only (0-based; default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shard-count)")
-	fs.IntVar(&f.shards, "shard-count", 0, "number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes indexed jobs)")
+// registerRun registers the flags every running command has.
+func (f *runFlags) registerRun(fs *flag.FlagSet) {
+	fs.StringVar(&f.profile, "profile", "quick", "profile: quick, paper, or another `name` the spec defines (a spec without a quick profile runs as written)")
+	fs.StringVar(&f.out, "out", filepath.Join("results", "runs"), "output `dir`: runs go to DIR/<spec id>/<profile>-seed<seed>/")
+	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel `workers`")
+	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (non-negative integer)")
+	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line `interval` when stderr is not a terminal")
 	fs.BoolVar(&f.secure, "secure-noise", false, "draw every release's noise from crypto/rand through floating-point-safe constructions where available (results do not replay; see the manifest's noise)")
-	if withSpecs {
-		fs.StringVar(&f.specs, "specs", "experiments", "directory of spec files")
-	}
+}
+
+// registerData registers --data-dir.
+func (f *runFlags) registerData(fs *flag.FlagSet) {
+	fs.StringVar(&f.dataDir, "data-dir", "", "data `dir` (default $DPREPRO_DATA, else the per-user directory; see dprepro help)")
+}
+
+// registerShard registers the sharding flags of run.
+func (f *runFlags) registerShard(fs *flag.FlagSet) {
+	fs.StringVar(&f.shard, "shard", "", "run shard `i/N` of the units only (0-based; default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shard-count)")
+	fs.IntVar(&f.shards, "shard-count", 0, "number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes indexed jobs)")
 }
 
 // check validates the flags every running command shares and returns the
-// --seed override (−1 when not given).
+// --seed override (−1 when not given). The profile name is checked against
+// the spec when it is loaded.
 func (f *runFlags) check() (seed int64, err error) {
 	if f.workers < 1 {
 		return 0, usagef("--workers must be >= 1 (got %d)", f.workers)
 	}
-	if f.profile != "quick" && f.profile != "paper" {
-		return 0, usagef("--profile must be quick or paper (got %q)", f.profile)
+	if f.profile == "" {
+		return 0, usagef("--profile must name a profile (quick, paper, or one the spec defines)")
 	}
 	if f.seed == "" {
 		return -1, nil
@@ -135,23 +143,17 @@ func (f *runFlags) shardOf(getenv func(string) string) (runner.Shard, error) {
 	return sh, nil
 }
 
-func (f *runFlags) dataDirectory() string {
-	if f.dataDir != "" {
-		return f.dataDir
-	}
-	return datasets.DefaultDataDir()
-}
-
 // parseInterleaved parses flags that may stand before, between or after the
-// positional arguments, which it returns.
+// positional arguments, which it returns. -h returns a helpRequest holding
+// fs, so that the command's help lists exactly its flags.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
+				return nil, helpRequest{fs}
 			}
-			return nil, usageError{err}
+			return nil, usagef("%v (see dprepro help %s)", err, fs.Name())
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -165,42 +167,52 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet returns a flag set that reports errors only through
+// parseInterleaved's return value (no usage dump on stderr).
+func newFlagSet(name string, _ io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlagSet("run", stderr)
-	f.register(fs, false)
-	specs, err := parseInterleaved(fs, args)
+	f.registerRun(fs)
+	f.registerData(fs)
+	f.registerShard(fs)
+	names, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(specs) == 0 {
-		return usagef("run: name at least one spec file")
+	if len(names) == 0 {
+		return usagef("run: name at least one spec file or built-in spec id (see dprepro list)")
 	}
-	return runSpecs(ctx, specs, &f, stdout, stderr)
+	return runSpecs(ctx, names, &f, stdout, stderr)
 }
 
 func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlagSet("reproduce", stderr)
-	f.register(fs, true)
+	f.registerRun(fs)
+	f.registerData(fs)
+	fs.StringVar(&f.specs, "specs", "", "`dir` of spec files to run instead of the built-in specs")
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usagef("reproduce: unexpected argument %q (it runs every spec in --specs)", rest[0])
+		return usagef("reproduce: unexpected argument %q (it runs every built-in spec, or every spec in --specs DIR)", rest[0])
 	}
-	specs, err := specFiles(f.specs)
-	if err != nil {
+	var names []string
+	if f.specs == "" {
+		names = experiments.BuiltinIDs()
+		fmt.Fprintf(stderr, "dprepro: specs: the %d built-in specs (experiments/ at build time; --specs DIR runs others)\n", len(names))
+	} else if names, err = specFiles(f.specs); err != nil {
 		return err
 	}
-	return runSpecs(ctx, specs, &f, stdout, stderr)
+	return runSpecs(ctx, names, &f, stdout, stderr)
 }
 
 func specFiles(dir string) ([]string, error) {
@@ -215,97 +227,228 @@ func specFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
-// runSpecs loads and validates every spec first (so a bad spec fails before
-// any work), then runs them one after the other.
-func runSpecs(ctx context.Context, files []string, f *runFlags, stdout, stderr io.Writer) error {
-	seed, err := f.check()
-	if err != nil {
-		return err
+// loadSpec loads a spec named on the command line: a file when one exists
+// at that path, else the built-in spec of that id.
+func loadSpec(name, profile string) (*experiments.Spec, error) {
+	if st, err := os.Stat(name); err == nil && !st.IsDir() {
+		return experiments.Load(name, profile)
 	}
+	if experiments.IsBuiltin(name) {
+		return experiments.LoadBuiltin(name, profile)
+	}
+	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)", name, strings.Join(experiments.BuiltinIDs(), ", "))
+}
+
+// loadSpecs loads and validates every named spec with the flags applied, so
+// that a bad spec fails before any work.
+func loadSpecs(names []string, f *runFlags, seed int64, stderr io.Writer) ([]*experiments.Spec, error) {
 	var specs []*experiments.Spec
 	ids := map[string]string{}
-	for _, file := range files {
-		s, err := experiments.Load(file, f.profile)
+	for _, name := range names {
+		s, err := loadSpec(name, f.profile)
 		if err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 		if prev, ok := ids[s.ID]; ok {
-			return usagef("%s and %s have the same id %q", prev, file, s.ID)
+			return nil, usagef("%s and %s have the same id %q", prev, name, s.ID)
 		}
-		ids[s.ID] = file
+		ids[s.ID] = name
 		if seed >= 0 {
 			s.Seed = seed
 		}
 		if f.secure {
 			s.Output.SecureNoise = true
 		}
+		if s.ProfileFallback {
+			fmt.Fprintf(stderr, "dprepro: %s: the spec has no quick profile: --profile quick runs it as written\n", s.ID)
+		}
 		specs = append(specs, s)
 	}
-	dataDir := f.dataDirectory()
+	return specs, nil
+}
+
+// runSpecs runs the named specs one after the other. Before any work it
+// loads and validates every spec, checks the data directory and every data
+// file the specs need, and locks every run folder (so a second process
+// aimed at one of them is refused at once, before it computes anything).
+// A spec whose run fails does not stop the others; the failures are
+// reported together at the end.
+func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr io.Writer) error {
+	seed, err := f.check()
+	if err != nil {
+		return err
+	}
+	specs, err := loadSpecs(names, f, seed, stderr)
+	if err != nil {
+		return err
+	}
+	dd, err := resolveData(f.dataDir, stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkData(specs, dd); err != nil {
+		return err
+	}
 	var shard runner.Shard
-	switch {
-	case len(f.merge) > 0 && f.shard != "":
-		return usagef("merge: --shard does not apply")
-	case len(f.merge) == 0:
-		var err error
+	merging := len(f.merge) > 0
+	if !merging {
 		if shard, err = f.shardOf(os.Getenv); err != nil {
 			return err
 		}
 	}
-	var ciDirs []string // runs of ci-coverage specs, for the figures across them
+	locks, err := lockRuns(f.out, specs, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, l := range locks {
+			l.Release()
+		}
+	}()
+
+	var (
+		ciDirs   []string // runs of ci-coverage specs, for the figures across them
+		failures []error
+		entries  []indexEntry
+		stand    standIns
+	)
 	for _, s := range specs {
-		exp, err := load(s, dataDir)
-		if err != nil {
-			return usageError{err}
+		if ctx.Err() != nil {
+			break
 		}
-		for _, w := range exp.Warnings() {
-			fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
+		start := time.Now()
+		entry := newIndexEntry(f.out, s)
+		dir, exp, err := runOne(ctx, s, f, dd, shard, stdout, stderr)
+		entry.Finished = time.Now().UTC().Truncate(time.Second)
+		entry.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
+		if exp != nil {
+			entry.Data = describeData(exp.Datasets())
+			stand.add(s.ID, exp.Datasets())
 		}
-		if len(f.merge) > 0 {
-			if err := mergeShards(s, exp, f.merge, f.out, stdout); err != nil {
-				return err
+		switch {
+		case err != nil && ctx.Err() != nil:
+			entry.Status = "interrupted"
+			entries = append(entries, entry)
+			failures = append(failures, err)
+		case err != nil:
+			entry.Status = "failed: " + firstLine(err.Error())
+			entries = append(entries, entry)
+			failures = append(failures, fmt.Errorf("%s: %w", s.ID, err))
+			fmt.Fprintf(stderr, "dprepro: %s: FAILED: %v\n", s.ID, err)
+		case shard.Sharded():
+			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
+			entries = append(entries, entry)
+			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
+		default:
+			entry.Status = "complete"
+			entries = append(entries, entry)
+			fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
+			if s.Kind == experiments.KindCICoverage {
+				ciDirs = append(ciDirs, dir)
 			}
 		}
-		dir, err := runSecure(s, func() (string, error) {
-			return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard})
-		}, stderr)
-		if err != nil {
-			return err
-		}
-		if shard.Sharded() {
-			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
-			continue
-		}
-		fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
-		if s.Kind == experiments.KindCICoverage {
-			ciDirs = append(ciDirs, dir)
-		}
 	}
-	if len(ciDirs) > 1 && !shard.Sharded() {
-		dir, err := ciFigures(ciDirs, f.out)
+	if ierr := updateIndex(f.out, entries); ierr != nil {
+		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
+	}
+	if len(ciDirs) > 1 && !shard.Sharded() && len(failures) == 0 {
+		dir, err := ciFigures(ciDirs, f.out, specs[0].Profile, seed, f.secure)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
 	}
-	return nil
+	stand.report(stderr, len(specs), dd)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %v", errInterrupted, errors.Join(failures...))
+	}
+	return joinFailures(failures, len(specs))
+}
+
+// runOne loads the data of one spec and runs it (or merges its shards).
+func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, shard runner.Shard, stdout, stderr io.Writer) (string, runner.Experiment, error) {
+	exp, err := load(s, dd)
+	if err != nil {
+		return "", nil, usageError{err}
+	}
+	for _, w := range exp.Warnings() {
+		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
+	}
+	if len(f.merge) > 0 {
+		if err := mergeShards(s, exp, f.merge, f.out, stdout); err != nil {
+			return "", exp, err
+		}
+	}
+	dir, err := runSecure(s, func() (string, error) {
+		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true})
+	}, stderr)
+	return dir, exp, err
+}
+
+// joinFailures is the error of a command whose runs failed: exit 2 when
+// every failure was bad input (a data file), else 1.
+func joinFailures(failures []error, total int) error {
+	if len(failures) == 0 {
+		return nil
+	}
+	err := fmt.Errorf("%d of %d runs failed:\n%w", len(failures), total, errors.Join(failures...))
+	if len(failures) == 1 {
+		err = failures[0]
+	}
+	for _, e := range failures {
+		if !errors.As(e, new(usageError)) {
+			return err
+		}
+	}
+	return usageError{err}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// lockRuns takes the lock of every run folder of specs under out, or none:
+// a folder in use by another process refuses the whole command at once
+// (exit 2), naming the holder.
+func lockRuns(out string, specs []*experiments.Spec, stderr io.Writer) ([]*runner.DirLock, error) {
+	var locks []*runner.DirLock
+	for _, s := range specs {
+		l, err := runner.Lock(runner.RunDir(out, s))
+		if err != nil {
+			for _, l := range locks {
+				l.Release()
+			}
+			if errors.Is(err, runner.ErrLocked) {
+				return nil, usageError{fmt.Errorf("%s: %w", s.ID, err)}
+			}
+			return nil, err
+		}
+		if l.TookOver != nil {
+			fmt.Fprintf(stderr, "dprepro: %s: took over the lock of %s, left by a process that is no longer running (%s)\n", s.ID, runner.RunDir(out, s), l.TookOver)
+		}
+		locks = append(locks, l)
+	}
+	return locks, nil
 }
 
 // cmdMerge combines the checkpoints of the shard runs of each spec (their
-// --out folders, in --shards) into OUT/<id> and finishes the run there from
-// them: rows.csv and summary.csv are those of the unsharded run, byte for
-// byte. The shards must all be done, by the same build.
+// --out folders, in --shards) into the run folder under --out and finishes
+// the run there from them: rows.csv and summary.csv are those of the
+// unsharded run, byte for byte. The shards must all be done, by the same
+// build, on the same data.
 func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlagSet("merge", stderr)
-	f.register(fs, false)
-	shards := fs.String("shards", "", "comma-separated output folders of the shard runs")
+	f.registerRun(fs)
+	f.registerData(fs)
+	shards := fs.String("shards", "", "comma-separated output `dirs` of the shard runs (their --out)")
 	specs, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(specs) == 0 {
-		return usagef("merge: name at least one spec file")
+		return usagef("merge: name at least one spec file or built-in spec id")
 	}
 	for _, d := range strings.Split(*shards, ",") {
 		if d = strings.TrimSpace(d); d != "" {
@@ -319,26 +462,26 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // mergeShards writes the union of the shards' checkpoints of spec s into
-// out/<id>/.checkpoint and checks that it holds every unit.
+// its run folder's checkpoint and checks that it holds every unit.
 func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, out string, stdout io.Writer) error {
 	var srcs []string
 	for _, d := range shards {
-		srcs = append(srcs, filepath.Join(d, s.ID, ".checkpoint"))
+		srcs = append(srcs, filepath.Join(runner.RunDir(d, s), ".checkpoint"))
 	}
-	n, err := results.MergeCheckpoints(filepath.Join(out, s.ID, ".checkpoint"), runner.Header(s), srcs, exp.Units())
+	n, err := results.MergeCheckpoints(filepath.Join(runner.RunDir(out, s), ".checkpoint"), runner.Header(exp), srcs, exp.Units())
 	if errors.Is(err, results.ErrIncompleteMerge) {
-		return fmt.Errorf("%s: %w (run the unfinished shard again, then merge)", s.ID, err)
+		return fmt.Errorf("%w (run the unfinished shard again, then merge)", err)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.ID, err)
+		return err
 	}
 	fmt.Fprintf(stdout, "%s: merged %d units from %d shards\n", s.ID, n, len(shards))
 	return nil
 }
 
 // ciFigures draws Figures 1–4 of Wang, Kifer & Lee from the summaries of
-// the ci-coverage runs in dirs into out/wkl-figures.
-func ciFigures(dirs []string, out string) (string, error) {
+// the ci-coverage runs in dirs into out/wkl-figures/<profile>[-seed<S>][-secure].
+func ciFigures(dirs []string, out, profile string, seed int64, secure bool) (string, error) {
 	var rows []results.SummaryRow
 	for _, d := range dirs {
 		r, err := results.ReadSummaryCSV(filepath.Join(d, "summary.csv"))
@@ -347,7 +490,19 @@ func ciFigures(dirs []string, out string) (string, error) {
 		}
 		rows = append(rows, r...)
 	}
-	dir := filepath.Join(out, "wkl-figures")
+	name := profile
+	if seed >= 0 {
+		name += fmt.Sprintf("-seed%d", seed)
+	}
+	if secure {
+		name += "-secure"
+	}
+	dir := filepath.Join(out, "wkl-figures", name)
+	lock, err := runner.Lock(dir)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Release()
 	for _, fs := range cicoverage.PaperFigures() {
 		has := false
 		for _, r := range rows {
@@ -375,20 +530,71 @@ func runSecure(s *experiments.Spec, fn func() (string, error), stderr io.Writer)
 }
 
 // load builds the runnable experiment of a spec.
-func load(s *experiments.Spec, dataDir string) (runner.Experiment, error) {
+func load(s *experiments.Spec, dd dataDir) (runner.Experiment, error) {
 	switch s.Kind {
 	case experiments.KindCVTuning:
-		return cvtune.New(s, cvtune.Options{DataDir: dataDir})
+		return cvtune.New(s, cvtune.Options{DataDir: dd.Path})
 	case experiments.KindExPost:
-		return expostsweep.New(s, expostsweep.Options{DataDir: dataDir})
+		return expostsweep.New(s, expostsweep.Options{DataDir: dd.Path})
 	case experiments.KindCICoverage:
-		return cicoverage.New(s, cicoverage.Options{DataDir: dataDir})
+		return cicoverage.New(s, cicoverage.Options{DataDir: dd.Path})
 	case experiments.KindHistogram:
-		return cvtune.NewHist(s, cvtune.Options{DataDir: dataDir})
+		return cvtune.NewHist(s, cvtune.Options{DataDir: dd.Path})
 	case experiments.KindMechanisms:
 		return mechbounds.New(s)
 	case experiments.KindAudit:
 		return privaudit.New(s)
 	}
 	return nil, fmt.Errorf("%s: kind %q has no runner", s.ID, s.Kind)
+}
+
+// standIns counts the runs that used synthetic stand-ins.
+type standIns struct {
+	runs     []string
+	datasets map[string]bool
+}
+
+func (s *standIns) add(id string, ds []results.DatasetInfo) {
+	used := false
+	for _, d := range ds {
+		if d.Source != "real" {
+			used = true
+			if s.datasets == nil {
+				s.datasets = map[string]bool{}
+			}
+			s.datasets[d.Name] = true
+		}
+	}
+	if used {
+		s.runs = append(s.runs, id)
+	}
+}
+
+// report prints the one line that counts the runs on stand-ins.
+func (s *standIns) report(w io.Writer, total int, dd dataDir) {
+	if len(s.runs) == 0 {
+		return
+	}
+	var names []string
+	for n := range s.datasets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	why := "no data directory was named: name one with --data-dir or $DPREPRO_DATA, or download into " + dd.Path + " with `dprepro data fetch`"
+	if dd.Named {
+		why = "their specs allow it (data.synthetic = \"allow\" or \"always\")"
+	}
+	fmt.Fprintf(w, "dprepro: %d of %d runs used labelled SYNTHETIC stand-ins, not real data (%s): %s\n", len(s.runs), total, strings.Join(names, ", "), why)
+}
+
+// describeData summarizes a run's data for the index.
+func describeData(ds []results.DatasetInfo) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, d.Name+": "+d.Source)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -73,7 +73,7 @@ type Tabler interface {
 
 // Options configures Run.
 type Options struct {
-	OutDir   string        // the run goes to OutDir/<spec id>
+	OutDir   string        // the run goes to RunDir(OutDir, spec)
 	Workers  int           // >= 1
 	Stderr   io.Writer     // progress and notices; nil discards
 	Interval time.Duration // heartbeat interval when stderr is not a terminal; zero means 5 s
@@ -82,6 +82,10 @@ type Options struct {
 	// no final files. The shards' checkpoints are combined by
 	// results.MergeCheckpoints and finished by a Run that resumes them all.
 	Shard Shard
+	// Locked says that the caller already holds the run directory's lock
+	// (Lock(RunDir(OutDir, spec))), e.g. because it locked every run of a
+	// reproduction before starting any; otherwise Run takes it itself.
+	Locked bool
 }
 
 // Shard is one of Count deterministic parts of a run's units (0-based).
@@ -92,10 +96,39 @@ type Shard struct {
 // Sharded reports whether s selects a part of the units.
 func (s Shard) Sharded() bool { return s.Count > 1 }
 
-// Header returns the checkpoint header of spec for this program: what a
-// checkpoint (or a shard's) must carry to be resumed or merged.
-func Header(spec *experiments.Spec) results.CheckpointHeader {
-	return results.CheckpointHeader{Format: 1, SpecHash: spec.Hash(), Seed: spec.Seed, Binary: binaryHash()}
+// Header returns the identity of a run of exp by this program, which its
+// checkpoint (and a shard's) carries: the resolved spec, seed, profile, the
+// data the experiment loaded (exp.Datasets) and the build. A checkpoint
+// with another identity is never resumed or merged.
+func Header(exp Experiment) results.CheckpointHeader {
+	spec := exp.Spec()
+	return results.CheckpointHeader{
+		Format:   results.CheckpointFormat,
+		SpecID:   spec.ID,
+		SpecHash: spec.Hash(),
+		Seed:     spec.Seed,
+		Profile:  spec.Profile,
+		Data:     results.DataIdentities(exp.Datasets()),
+		Build:    results.ReadBuild().Identity(),
+		Binary:   binaryHash(),
+	}
+}
+
+// RunName is the name of a run's folder below OUT/<spec id>:
+// "<profile>-seed<seed>", with "-secure" for a run with secure noise (which
+// does not replay, so it never shares a folder with a seeded run). Runs of
+// other profiles or seeds of one spec therefore never collide.
+func RunName(spec *experiments.Spec) string {
+	name := fmt.Sprintf("%s-seed%d", spec.Profile, spec.Seed)
+	if spec.Output.SecureNoise {
+		name += "-secure"
+	}
+	return name
+}
+
+// RunDir is the folder of a run of spec under out: out/<spec id>/RunName.
+func RunDir(out string, spec *experiments.Spec) string {
+	return filepath.Join(out, spec.ID, RunName(spec))
 }
 
 // Final files of a run, removed at the start of a run so that a failed run
@@ -113,7 +146,17 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	dir := filepath.Join(o.OutDir, spec.ID)
+	dir := RunDir(o.OutDir, spec)
+	if !o.Locked {
+		lock, err := Lock(dir)
+		if err != nil {
+			return "", err
+		}
+		defer lock.Release()
+		if lock.TookOver != nil {
+			fmt.Fprintf(stderr, "dprepro: %s: took over the lock of %s, left by a process that is no longer running (%s)\n", spec.ID, dir, lock.TookOver)
+		}
+	}
 	for _, f := range finalFiles {
 		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
 			return "", fmt.Errorf("runner: clearing %s: %w", dir, err)
@@ -122,13 +165,16 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if o.Shard.Sharded() && !(o.Shard.Index >= 0 && o.Shard.Index < o.Shard.Count) {
 		return "", fmt.Errorf("runner: shard %d/%d: want 0 <= index < count", o.Shard.Index, o.Shard.Count)
 	}
-	cp, stale, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), Header(spec))
+	cp, changes, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), Header(exp))
 	if err != nil {
 		return "", err
 	}
 	defer cp.Close()
-	if stale {
-		fmt.Fprintf(stderr, "dprepro: %s: discarded a checkpoint made by another spec, seed or build\n", spec.ID)
+	if len(changes) > 0 {
+		fmt.Fprintf(stderr, "dprepro: %s: the checkpoint in %s belongs to another run; starting over:\n", spec.ID, dir)
+		for _, c := range changes {
+			fmt.Fprintf(stderr, "dprepro: %s:   %s\n", spec.ID, c)
+		}
 	}
 	if cp.Torn() {
 		fmt.Fprintf(stderr, "dprepro: %s: the checkpoint's last record was torn (a write cut short); it was dropped and its unit is computed again\n", spec.ID)

@@ -26,11 +26,12 @@ type fakeExp struct {
 	failKey  string           // RunUnit returns an error for this key
 	panicKey string           // RunUnit panics for this key
 	onRun    func(key string) // called at the start of every RunUnit
+	data     []results.DatasetInfo
 }
 
 func newFake(n int) *fakeExp {
 	s := experiments.DefaultSpec()
-	s.ID, s.Kind, s.Seed = "fake", experiments.KindCVTuning, 99
+	s.ID, s.Kind, s.Seed, s.Profile = "fake", experiments.KindCVTuning, 99, "paper"
 	s.Data.Datasets = []string{"d"}
 	e := &fakeExp{spec: &s}
 	for i := 0; i < n; i++ {
@@ -68,7 +69,7 @@ func (e *fakeExp) Summary(rows []results.Row) []results.SummaryRow {
 func (e *fakeExp) Figures() []plots.FigureSpec {
 	return []plots.FigureSpec{{Name: "f", Title: "fake", Metric: "value", XLabel: "alpha", YLabel: "value"}}
 }
-func (e *fakeExp) Datasets() []results.DatasetInfo            { return nil }
+func (e *fakeExp) Datasets() []results.DatasetInfo            { return e.data }
 func (e *fakeExp) Ledger([]results.Row) []results.LedgerEntry { return nil }
 func (e *fakeExp) Warnings() []string                         { return nil }
 
@@ -120,7 +121,7 @@ func TestRun_Resume(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("interrupted run: got %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, "fake", "manifest.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(out, "fake", "paper-seed99", "manifest.json")); err == nil {
 		t.Fatal("an interrupted run left a manifest.json")
 	}
 	e2 := newFake(30)
@@ -156,7 +157,7 @@ func TestRun_FailuresReported(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), e.units[5]) || !strings.Contains(err.Error(), "1 of 12 units failed") {
 				t.Fatalf("got %v", err)
 			}
-			if _, err := os.Stat(filepath.Join(out, "fake", "summary.csv")); err == nil {
+			if _, err := os.Stat(filepath.Join(out, "fake", "paper-seed99", "summary.csv")); err == nil {
 				t.Error("a failed run wrote summary.csv")
 			}
 			// The other units were checkpointed: a fixed rerun computes one unit.
@@ -171,19 +172,37 @@ func TestRun_FailuresReported(t *testing.T) {
 	}
 }
 
+// TestRun_StaleCheckpointDiscarded: a checkpoint of another run identity
+// in the same folder (here: the data changed from a stand-in to the real
+// file, then the real file's bytes changed) is never resumed, and stderr
+// says what changed.
 func TestRun_StaleCheckpointDiscarded(t *testing.T) {
 	out := t.TempDir()
-	if _, err := Run(context.Background(), newFake(6), Options{OutDir: out, Workers: 1}); err != nil {
-		t.Fatal(err)
+	stand := []results.DatasetInfo{{Name: "d", Source: "synthetic", Generator: "planted-logistic/v1",
+		Params: map[string]string{"n": "100", "reason": "real file absent: /somewhere"}}}
+	real := func(sum string) []results.DatasetInfo {
+		return []results.DatasetInfo{{Name: "d", Source: "real", Files: []results.FileInfo{{Name: "d.data", SHA256: sum}}}}
 	}
-	e := newFake(6)
-	e.spec.Seed = 100 // another configuration
-	var stderr bytes.Buffer
-	if _, err := Run(context.Background(), e, Options{OutDir: out, Workers: 1, Stderr: &stderr}); err != nil {
-		t.Fatal(err)
+	steps := []struct {
+		data      []results.DatasetInfo
+		wantCalls int64
+		want      string
+	}{
+		{stand, 6, ""},
+		{stand, 0, ""}, // same identity: all resumed
+		{real("318f00aa"), 6, "data: d changed from synthetic planted-logistic/v1 (n=100) to real d.data sha256 318f00aa"},
+		{real("99990000"), 6, "data: d changed from real d.data sha256 318f00aa to real d.data sha256 99990000"},
 	}
-	if e.calls.Load() != 6 || !strings.Contains(stderr.String(), "discarded a checkpoint") {
-		t.Errorf("calls %d, stderr %q", e.calls.Load(), stderr.String())
+	for i, st := range steps {
+		e := newFake(6)
+		e.data = st.data
+		var stderr bytes.Buffer
+		if _, err := Run(context.Background(), e, Options{OutDir: out, Workers: 1, Stderr: &stderr}); err != nil {
+			t.Fatal(err)
+		}
+		if e.calls.Load() != st.wantCalls || !strings.Contains(stderr.String(), st.want) {
+			t.Errorf("step %d: calls %d (want %d), stderr %q (want %q)", i, e.calls.Load(), st.wantCalls, stderr.String(), st.want)
+		}
 	}
 }
 

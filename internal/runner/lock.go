@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrLocked reports a run directory that another live process is writing.
+var ErrLocked = errors.New("run directory in use")
+
+// LockFile is the name of the lock file in a run directory.
+const LockFile = ".lock"
+
+// Holder describes the process that holds a run directory's lock.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Start   time.Time `json:"start"`
+	Command string    `json:"command"`
+}
+
+func (h Holder) String() string {
+	return fmt.Sprintf("PID %d on %s, started %s (%s)", h.PID, h.Host, h.Start.Format(time.RFC3339), h.Command)
+}
+
+// LockedError is the error of [Lock] when the directory is in use; it wraps
+// [ErrLocked] and names the holder.
+type LockedError struct {
+	Dir    string
+	Holder Holder
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%s is in use by another dprepro (%s); wait for it to finish or stop it, or write elsewhere with --out", e.Dir, e.Holder)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// DirLock is an exclusive lock on a run directory, held until Release.
+type DirLock struct {
+	f *os.File
+	// TookOver names the holder of a lock left by a process that is no
+	// longer running, which this lock replaced; nil when there was none.
+	TookOver *Holder
+}
+
+// Lock takes the exclusive lock of directory dir (created if needed): one
+// writer per run directory. It never waits: when another live process
+// holds the lock it returns a *LockedError naming it (PID, host, start
+// time). The lock is an flock(2) on dir/.lock, which the kernel releases
+// when its holder exits however it exits (even SIGKILL), so a lock left by a
+// dead process is detected (the flock is free while the file still names
+// the old holder) and taken over; DirLock.TookOver then says whose it was.
+// The file's content, the holder's description, is for messages only.
+func Lock(dir string) (*DirLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	path := filepath.Join(dir, LockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("runner: lock: %w", err)
+	}
+	if err := flock(f, false); err != nil {
+		var h Holder
+		b, _ := os.ReadFile(path)
+		f.Close()
+		if json.Unmarshal(b, &h) != nil {
+			h = Holder{Command: "unknown holder"}
+		}
+		if errors.Is(err, errWouldBlock) {
+			return nil, &LockedError{Dir: dir, Holder: h}
+		}
+		return nil, fmt.Errorf("runner: lock %s: %w", path, err)
+	}
+	l := &DirLock{f: f}
+	if b, _ := os.ReadFile(path); len(b) > 0 {
+		var old Holder
+		if json.Unmarshal(b, &old) == nil && old.PID != 0 {
+			l.TookOver = &old
+		}
+	}
+	host, _ := os.Hostname()
+	me := Holder{PID: os.Getpid(), Host: host, Start: time.Now().UTC().Truncate(time.Second), Command: strings.Join(os.Args, " ")}
+	b, _ := json.Marshal(me)
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt(append(b, '\n'), 0)
+	}
+	return l, nil
+}
+
+// LockWait is Lock that waits for the lock instead of refusing: for short
+// critical sections shared by every run of an output folder (its index).
+func LockWait(dir string) (*DirLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("runner: lock: %w", err)
+	}
+	if err := flock(f, true); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("runner: lock %s: %w", dir, err)
+	}
+	return &DirLock{f: f}, nil
+}
+
+// Release frees the lock. The file stays (removing it would let a process
+// that opened it before the removal lock an orphaned inode while a third
+// locks a new file); its content is stale and is replaced by the next
+// holder.
+func (l *DirLock) Release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	l.f.Truncate(0)
+	l.f.Close()
+	l.f = nil
+}
