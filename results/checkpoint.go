@@ -154,14 +154,6 @@ func (h CheckpointHeader) Changes(old CheckpointHeader) []string {
 	return ch
 }
 
-// short abbreviates a hex digest for messages.
-func short(hex string) string {
-	if len(hex) > 12 {
-		return hex[:12] + "…"
-	}
-	return hex
-}
-
 type checkpointLine struct {
 	Unit string `json:"unit"`
 	Rows []Row  `json:"rows"`

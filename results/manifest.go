@@ -48,6 +48,11 @@ type SpecInfo struct {
 	File       string `json:"file"`
 	FileSHA256 string `json:"file_sha256"`
 	Hash       string `json:"resolved_sha256"`
+	// DesignHash is the hash of the resolved spec without its seed and
+	// secure-noise switch (experiments.Spec.DesignHash): runs with the same
+	// design hash estimate the same quantities. Empty in manifests written
+	// before it existed.
+	DesignHash string `json:"design_sha256"`
 }
 
 // UnitCounts counts replicate units.

@@ -100,6 +100,12 @@ func ReadSummaryCSV(path string) ([]SummaryRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
+	return decodeSummaryCSV(b, path)
+}
+
+// decodeSummaryCSV parses the bytes of a summary.csv; path names it in
+// errors.
+func decodeSummaryCSV(b []byte, path string) ([]SummaryRow, error) {
 	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", path, err)

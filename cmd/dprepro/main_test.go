@@ -312,60 +312,6 @@ func TestRun_CIFiguresAcrossRuns(t *testing.T) {
 	}
 }
 
-// TestCheck runs a tiny spec, takes the run as its own reference, and
-// checks: identical (exit 0, exact), a moved mean (exit 1, named in the
-// table), another seed (tolerance mode), and bad arguments (exit 2).
-func TestCheck(t *testing.T) {
-	spec := writeSpec(t, strings.Replace(processSpecSmall, "replicates = 20", "replicates = 3", 1))
-	out := t.TempDir()
-	if code, _, stderr := dprepro(t, "run", spec, "--out", out); code != 0 {
-		t.Fatalf("run: exit %d: %s", code, stderr)
-	}
-	ref := t.TempDir()
-	refDir := filepath.Join(ref, "proc")
-	os.MkdirAll(refDir, 0o755)
-	for _, f := range []string{"summary.csv", "manifest.json"} {
-		b, err := os.ReadFile(filepath.Join(out, "proc", "quick-seed17", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(refDir, f), b, 0o644)
-	}
-	code, stdout, stderr := dprepro(t, "check", out, "--against", ref)
-	if code != 0 || !strings.Contains(stdout, "proc: ok, all") || !strings.Contains(stdout, "[exact]") {
-		t.Fatalf("identical: exit %d, %q %q", code, stdout, stderr)
-	}
-	// Move one mean in the reference.
-	rows, err := results.ReadSummaryCSV(filepath.Join(refDir, "summary.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows[0].Mean += 0.5
-	b, _ := results.EncodeSummaryCSV(rows)
-	os.WriteFile(filepath.Join(refDir, "summary.csv"), b, 0o644)
-	code, stdout, _ = dprepro(t, "check", out, "--against", ref)
-	if code != 1 || !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "out of tolerance") {
-		t.Errorf("moved mean: exit %d, %q", code, stdout)
-	}
-	// Another seed: tolerance mode, named.
-	seeded := t.TempDir()
-	if code, _, stderr := dprepro(t, "run", spec, "--out", seeded, "--seed", "99"); code != 0 {
-		t.Fatalf("run: exit %d: %s", code, stderr)
-	}
-	_, stdout, _ = dprepro(t, "check", filepath.Join(seeded, "proc"), "--against", ref)
-	if !strings.Contains(stdout, "tolerance z = 3 (setting differs:") || !strings.Contains(stdout, `seed "17" vs "99"`) {
-		t.Errorf("other seed: %q", stdout)
-	}
-	for _, args := range [][]string{{"check"}, {"check", out, "extra"}, {"check", t.TempDir()}, {"check", out, "--z", "0"}} {
-		if code, _, _ := dprepro(t, args...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
-		}
-	}
-	if code, _, _ := dprepro(t, "check", out, "--against", t.TempDir()); code != 1 {
-		t.Errorf("no reference at all: exit %d, want 1", code)
-	}
-}
-
 // TestShardAndMerge runs a spec unsharded and as three shards, merges the
 // shards, and compares: rows.csv and summary.csv byte-identical, every unit
 // resumed from the shards and none computed by the merge. A merge missing

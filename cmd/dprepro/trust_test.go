@@ -173,6 +173,7 @@ seed = 5
 [data]
 datasets = ["ipums-us"]
 synthetic = "never"
+intercept = false
 
 [confidence_intervals]
 methods = ["dp-output-lr"]
