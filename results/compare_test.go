@@ -72,9 +72,13 @@ func TestCompareSummaries_Tolerance(t *testing.T) {
 		{"sd shrunk: one-sided", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, sd/100, n), CellMoved},
 		{"run of 2 values: no spread check", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, 10*sd, 2), CellMoved},
 		{"reference sd 0, run sd 0", cell("a", 1, m, 0, 0, n), cell("a", 1, m+1e-12, 0, 0, n), CellMoved},
-		{"reference sd 0, run sd 1e-3", cell("a", 1, m, 0, 0, n), cell("a", 1, m, 0, 1e-3, n), CellSpread},
+		// Reference values all equal: the run's CI is the only scale.
+		{"reference sd 0, run sd 1e-3, same mean", cell("a", 1, m, 0, 0, n), cell("a", 1, m, 0, 1e-3, n), CellMoved},
+		{"reference sd 0, mean moved within z·√2·hw_run", cell("a", 1, m, 0, 0, n), cell("a", 1, m+0.999*z*math.Sqrt2*hw, hw, sd, n), CellMoved},
+		{"reference sd 0, mean moved beyond z·√2·hw_run", cell("a", 1, m, 0, 0, n), cell("a", 1, m+1.01*tol, hw, sd, n), CellOut},
+		{"both sd 0, means differ", cell("a", 1, m, 0, 0, n), cell("a", 1, m+1e-6, 0, 0, n), CellOut},
 		{"no CI: moved by 1e-12", cell("a", 1, m, math.NaN(), math.NaN(), 1), cell("a", 1, m+1e-12, math.NaN(), math.NaN(), 1), CellMoved},
-		{"no CI: moved by 1e-6", cell("a", 1, m, math.NaN(), math.NaN(), 1), cell("a", 1, m+1e-6, math.NaN(), math.NaN(), 1), CellOut},
+		{"no CI: moved by 1e-6 is unjudged", cell("a", 1, m, math.NaN(), math.NaN(), 1), cell("a", 1, m+1e-6, math.NaN(), math.NaN(), 1), CellUnjudged},
 		{"infinite reference CI: relative tolerance", cell("a", 1, m, math.Inf(1), sd, n), cell("a", 1, m+1e-6, math.Inf(1), sd, n), CellOut},
 		{"both means NaN", cell("a", 1, math.NaN(), math.NaN(), math.NaN(), 0), cell("a", 1, math.NaN(), math.NaN(), math.NaN(), 1), CellMoved},
 		{"run mean NaN", cell("a", 1, m, hw, sd, n), cell("a", 1, math.NaN(), math.NaN(), math.NaN(), 0), CellOut},
@@ -91,8 +95,8 @@ func TestCompareSummaries_Tolerance(t *testing.T) {
 				t.Fatalf("status %q, want %q (diff %g, tol %g, sd %g, limit %g)", got.Status, tc.want, got.Diff, got.Tol, got.GotSD, got.SDLimit)
 			}
 			failed := tc.want == CellOut || tc.want == CellSpread
-			if failed != (c.Failed == 1) || (tc.want == CellMoved) != (c.Moved == 1) {
-				t.Errorf("counts: failed %d, moved %d", c.Failed, c.Moved)
+			if failed != (c.Failed == 1) || (tc.want == CellMoved) != (c.Moved == 1) || (tc.want == CellUnjudged) != (c.Unjudged == 1) {
+				t.Errorf("counts: failed %d, moved %d, unjudged %d", c.Failed, c.Moved, c.Unjudged)
 			}
 		})
 	}
@@ -120,6 +124,7 @@ func TestSDLimit(t *testing.T) {
 		"reference sd NaN":     {cell("a", 1, 0.8, 0.01, math.NaN(), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
 		"reference sd +Inf":    {cell("a", 1, 0.8, 0.01, math.Inf(1), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
 		"reference sd 0, n 1":  {cell("a", 1, 0.8, 0.01, 0, 1), cell("a", 1, 0.8, 0.01, sd, 20)},
+		"reference sd 0, n 20": {cell("a", 1, 0.8, 0.01, 0, 20), cell("a", 1, 0.8, 0.01, sd, 20)},
 		"run of 1 after sd 0":  {cell("a", 1, 0.8, 0.01, 0, 20), cell("a", 1, 0.8, 0.01, math.NaN(), 1)},
 		"run of 2 after sd>0,": {cell("a", 1, 0.8, 0.01, sd, 20), cell("a", 1, 0.8, 0.01, sd, 2)},
 	} {

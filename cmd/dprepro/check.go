@@ -208,10 +208,13 @@ func checkRun(w io.Writer, dir string, refs fs.FS, label string, z float64) chec
 	case c.Failed > 0:
 		out = checkRegressed
 		fmt.Fprintf(w, "%s: FAIL against %s, %d of %d cells out of tolerance, spread grown, missing or new, %d moved within it [%s]\n", name, refDir, c.Failed, len(c.Cells), c.Moved, mode)
-	case c.Moved > 0:
+	case c.Moved > 0 || c.Unjudged > 0:
 		fmt.Fprintf(w, "%s: ok, %d of %d cells moved within tolerance [%s]\n", name, c.Moved, len(c.Cells), mode)
 	default:
 		fmt.Fprintf(w, "%s: ok, all %d cells identical [%s]\n", name, len(c.Cells), mode)
+	}
+	if c.Unjudged > 0 {
+		fmt.Fprintf(w, "  %d cells moved that cannot be judged: their reference has one value (no CI), so no move can be told from sampling noise; they are listed as %q and do not fail the check\n", c.Unjudged, results.CellUnjudged)
 	}
 	printMoved(w, c)
 	return out
