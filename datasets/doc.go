@@ -10,19 +10,37 @@
 //
 // # Data directory
 //
-// The project never ships data. Real files live in a data directory:
-// Options.DataDir, else $DPREPRO_DATA, else os.UserCacheDir()/dprepro/data
-// ([DefaultDataDir]). A file NAME may be stored plain or as NAME.gz (read
-// through compress/gzip); the plain file wins when both exist. [Fetch]
-// downloads missing files from their canonical UCI URLs; [Status] reports
-// what is present and whether it verifies.
+// The project never ships data. Real files live in a data directory found
+// by one search order, the binary's and the scripts' ([ResolveDataDir]):
+// the --data-dir flag, else $DPREPRO_DATA, else
+// os.UserCacheDir()/dprepro/data (where [Fetch] downloads by default), else
+// os.TempDir()/dprepro/data. The first two are named by the user
+// ([DataDir.Named]): a named directory that does not exist is an error
+// ([DataDir.Check], [ErrDataDir]), and so is a file missing from it unless
+// the spec allows the stand-in. A file NAME may be stored plain or as
+// NAME.gz (read through compress/gzip); the plain file wins when both
+// exist. [Fetch] downloads missing files from their canonical UCI URLs.
+//
+// # File states
+//
+// [Inspect] classifies each file as one [FileState]: absent; verified;
+// present, not pinned; checksum mismatch; corrupt (a .gz that fails when
+// read to the end, trailer included); not a regular file (a directory,
+// FIFO, socket or device, never opened); a broken symbolic link (a loop, or
+// a link to nothing); unreadable. [Load] classifies through the same code,
+// so `dprepro list`, `dprepro data verify` and `dprepro run` agree. Anything
+// but a regular file at NAME or NAME.gz is a failure, never absence. An
+// unpinned file's records are counted and a count more than 10 % away from
+// the documented one is a warning (FileStatus.Warning, Dataset.Warnings),
+// not a failure. [Available] answers, from a stat alone, whether a load
+// would fail for the directory or an absent file.
 //
 // # Checksums
 //
 // The registry pins the SHA-256 of each decompressed file (from
 // /work/shared/datasets/README.md). Loaders hash while they parse and
 // report a mismatch as a *ChecksumError naming the file and both digests; a
-// corrupt file is never silently replaced by synthetic data. The Twitter
+// present but bad file is never silently replaced by synthetic data. The Twitter
 // file and the IPUMS extracts have no pinned checksum: they are read if
 // present, and their FileRecord says Verified = false.
 //
@@ -47,14 +65,15 @@
 //
 // # Synthetic stand-ins
 //
-// With Options.Synthetic "auto" (the default) an absent real file is
-// replaced by a synthetic stand-in of the same n, the same feature names and
-// d after one-hot, and the same class balance, with labels from a planted
+// A stand-in has the same n, the same feature names and d after one-hot,
+// and the same class balance as the real data, with labels from a planted
 // model. Source.Kind is then "synthetic", Source.String starts with
 // "SYNTHETIC", and Source.Params records the generator's parameters and the
 // reason. Results computed on a stand-in say nothing about the real data;
-// they only exercise the pipeline at the real size. "never" makes an absent
-// file an error; "always" forces the stand-in.
+// they only exercise the pipeline at the real size. It replaces an absent
+// file only when no data directory was named (Options.Synthetic "auto", the
+// default: the newcomer's first run) or when the spec allows it ("allow");
+// "never" makes an absent file an error; "always" forces the stand-in.
 //
 // # Randomness
 //
@@ -66,8 +85,10 @@
 // # Errors and panics
 //
 // Every problem with names, options or files is a returned error, wrapped
-// with the operation and dataset ("datasets: load adult: …"); sentinels
-// ErrUnknownDataset, ErrNotFound and ErrChecksum work with errors.Is.
+// with the operation and dataset ("datasets: load adult: …") and naming the
+// file and directory; the sentinels ErrUnknownDataset, ErrDataDir,
+// ErrNotFound, ErrChecksum, ErrCorrupt, ErrNotRegular, ErrBadLink and
+// ErrUnreadable work with errors.Is.
 // Panics mark broken internal invariants only.
 //
 // # Privacy caveat

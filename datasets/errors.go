@@ -18,6 +18,22 @@ var (
 	// ErrNoDownload: a file has no download source and must be supplied by
 	// the user (the IPUMS extracts); the error text says how.
 	ErrNoDownload = errors.New("no download source")
+	// ErrDataDir: a data directory the user named (--data-dir or
+	// $DPREPRO_DATA) does not exist or is not a directory.
+	ErrDataDir = errors.New("data directory unusable")
+	// ErrNotRegular: a directory, named pipe (FIFO), socket or device stands
+	// where a data file (NAME or NAME.gz) should be. It is never opened.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrBadLink: a symbolic link at NAME or NAME.gz loops or points
+	// nowhere.
+	ErrBadLink = errors.New("broken symbolic link")
+	// ErrUnreadable: a data file could not be examined or read (permission
+	// denied, an I/O error, any other stat error); the text says which.
+	ErrUnreadable = errors.New("data file unreadable")
+	// ErrCorrupt: a compressed data file fails when read to the end (a
+	// truncated .gz, a bad gzip header, a CRC or length mismatch in the
+	// trailer).
+	ErrCorrupt = errors.New("corrupt data file")
 )
 
 // ParseError reports a malformed line in a data file.

@@ -18,74 +18,18 @@ import (
 	"strings"
 )
 
-// FileStatus reports one file of a dataset in a data directory.
-type FileStatus struct {
-	// Name is the registry file name; Path the file found (NAME or
-	// NAME.gz), empty when absent.
-	Name, Path string
-	// Present reports that NAME or NAME.gz exists; Verified that its
-	// decompressed SHA-256 equals the pinned digest.
-	Present, Verified bool
-	// SHA256 is the digest computed (empty when absent or unreadable);
-	// Want the pinned digest (empty: no pinned checksum).
-	SHA256, Want string
-	// Err is a read error, or a *ChecksumError on mismatch.
-	Err error
-}
-
-// Status reports, for each file of the named dataset, whether it is present
-// in dataDir (empty means [DefaultDataDir]) and whether its checksum
-// matches. It reads every present file completely. The error is non-nil
-// only for an unknown name; per-file problems are in FileStatus.Err.
-func Status(name, dataDir string) ([]FileStatus, error) {
-	e, err := lookup(name)
-	if err != nil {
-		return nil, fmt.Errorf("datasets: status: %w", err)
-	}
-	if dataDir == "" {
-		dataDir = DefaultDataDir()
-	}
-	out := make([]FileStatus, len(e.Files))
-	for i, f := range e.Files {
-		out[i] = fileStatus(dataDir, f)
-	}
-	return out, nil
-}
-
-func fileStatus(dir string, f FileSpec) FileStatus {
-	st := FileStatus{Name: f.Name, Want: f.SHA256}
-	p, gz, err := locate(dir, f.Name)
-	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
-			st.Err = err
-		}
-		return st
-	}
-	st.Present, st.Path = true, p
-	sum, err := hashFile(p, gz)
-	if err != nil {
-		st.Err = err
-		return st
-	}
-	st.SHA256 = sum
-	if f.SHA256 != "" {
-		st.Verified = sum == f.SHA256
-		if !st.Verified {
-			st.Err = &ChecksumError{File: f.Name, Path: p, Got: sum, Want: f.SHA256}
-		}
-	}
-	return st
-}
-
 // Fetch downloads the files of the named dataset into dataDir (created if
 // needed; empty means [DefaultDataDir]), trying each canonical URL of a
 // file in turn. Each file is extracted as its registry entry says (gzip,
 // zip, zip inside zip, tar.gz), checked against the pinned SHA-256 and
 // written atomically as plain NAME: it is streamed to a temporary file in
 // dataDir, which is renamed only after the digest matches, and removed on
-// any failure. A file already present and verified is skipped; one present
-// with a wrong digest is replaced. A file with no pinned checksum (twitter)
-// is written unverified, with its digest reported on progress. A file with
+// any failure. Files are classified as [Inspect] classifies them: one
+// verified, or present and not pinned, is skipped; one with a wrong digest,
+// corrupt or unreadable is replaced; a directory, FIFO, socket, device or
+// broken link at NAME or NAME.gz is an error (it is not removed). A file
+// with no pinned checksum (twitter) is written unverified, with its digest
+// reported on progress. A file with
 // no download source (the IPUMS extracts, which may not be redistributed)
 // is skipped when present; when absent Fetch returns an error wrapping
 // [ErrNoDownload] that says how to obtain it (FileSpec.Manual).
@@ -120,16 +64,22 @@ func fetchFrom(ctx context.Context, client *http.Client, e *Entry, urls [][]Down
 		return fmt.Errorf("datasets: fetch %s: %w", e.Name, err)
 	}
 	for i, f := range e.Files {
-		st := fileStatus(dir, f)
-		switch {
-		case st.Present && st.Verified:
+		st := inspectFile(e, f, dir)
+		switch st.State {
+		case StateVerified:
 			fmt.Fprintf(progress, "%s: present at %s, sha256 verified\n", f.Name, st.Path)
 			continue
-		case st.Present && st.Err == nil && f.SHA256 == "":
-			fmt.Fprintf(progress, "%s: present at %s (no pinned checksum; sha256 %s)\n", f.Name, st.Path, st.SHA256)
+		case StateUnpinned:
+			fmt.Fprintf(progress, "%s: present at %s, not pinned (no checksum to verify against; sha256 %s)\n", f.Name, st.Path, st.SHA256)
+			if st.Warning != "" {
+				fmt.Fprintf(progress, "%s: warning: %s\n", f.Name, st.Warning)
+			}
 			continue
-		case st.Present:
-			fmt.Fprintf(progress, "%s: present at %s but %v; downloading again\n", f.Name, st.Path, st.Err)
+		case StateNotRegular, StateBadLink:
+			return fmt.Errorf("datasets: fetch %s: %w (remove it, then fetch again)", e.Name, st.Err)
+		case StateAbsent:
+		default:
+			fmt.Fprintf(progress, "%s: %v; downloading again\n", f.Name, st.Err)
 		}
 		if len(urls[i]) == 0 {
 			if f.Manual != "" {
@@ -182,7 +132,7 @@ func fetchOne(ctx context.Context, client *http.Client, f FileSpec, d Download, 
 	}
 
 	// Temporary files live in dir so the final rename stays on one file
-	// system; the leading dot and suffix keep them out of locate's way.
+	// system; the leading dot and suffix keep them out of probe's way.
 	var temps []string
 	defer func() {
 		for _, t := range temps {

@@ -191,7 +191,7 @@ func TestFetchFrom_SkipsVerifiedAndReplacesCorrupt(t *testing.T) {
 	if err := fetchFrom(context.Background(), srv.Client(), fetchEntry(), src, dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	if st := fileStatus(dir, fetchEntry().Files[0]); !st.Verified {
+	if st := inspectFile(fetchEntry(), fetchEntry().Files[0], dir); st.State != StateVerified {
 		t.Errorf("after refetch: %+v", st)
 	}
 	// A verified copy is not downloaded again.

@@ -142,9 +142,9 @@ func TestLoad_IPUMSMissing(t *testing.T) {
 func TestLoad_IPUMSUnverified(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if st, err := Status("ipums-us", dir); err != nil || len(st) != 1 || st[0].Present || st[0].Err != nil ||
+	if st, err := Inspect("ipums-us", dir); err != nil || len(st) != 1 || st[0].State != StateAbsent || st[0].Err != nil ||
 		st[0].Name != "ipums-us.txt" || st[0].Want != "" {
-		t.Errorf("Status (absent) = %+v, %v", st, err)
+		t.Errorf("Inspect (absent) = %+v, %v", st, err)
 	}
 	content, err := os.ReadFile("testdata/ipums_ok.txt")
 	if err != nil {
@@ -162,9 +162,9 @@ func TestLoad_IPUMSUnverified(t *testing.T) {
 	if n, d := ds.X.Dims(); n != 3 || d != 57 || ds.FeatureNames[0] != "f1" || !slices.Equal(ds.Y, []float64{1, -1, -1}) {
 		t.Errorf("X %d×%d, names %q, Y %v", n, d, ds.FeatureNames, ds.Y)
 	}
-	st, _ := Status("ipums-us", dir)
-	if !st[0].Present || st[0].Verified || st[0].Err != nil || st[0].SHA256 != ipumsOKSHA256 {
-		t.Errorf("Status = %+v", st[0])
+	st, _ := Inspect("ipums-us", dir)
+	if st[0].State != StateUnpinned || st[0].Err != nil || st[0].SHA256 != ipumsOKSHA256 || st[0].Records != 3 {
+		t.Errorf("Inspect = %+v", st[0])
 	}
 }
 
@@ -204,7 +204,7 @@ func TestFetch_IPUMSRefuses(t *testing.T) {
 			if err := Fetch(context.Background(), nil, tt.name, dir, &progress); err != nil {
 				t.Errorf("present file: error = %v", err)
 			}
-			if !strings.Contains(progress.String(), "no pinned checksum") {
+			if !strings.Contains(progress.String(), "not pinned") {
 				t.Errorf("progress = %q", progress.String())
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -12,25 +11,40 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Synthetic modes for [Options.Synthetic].
+// Synthetic modes for [Options.Synthetic] (a spec's data.synthetic).
 const (
-	// SyntheticAuto loads the real file if present, else the synthetic
-	// stand-in (Source.Kind "synthetic", with the reason in Source.Params).
+	// SyntheticAuto loads the real file if present. An absent file gives
+	// the synthetic stand-in only when no data directory was named
+	// (Options.Named false: the newcomer's first run); from a named
+	// directory it is an error.
 	SyntheticAuto = "auto"
+	// SyntheticAllow loads the real file if present, else the synthetic
+	// stand-in, even from a named directory: the spec allows the stand-in
+	// explicitly (for data nobody may have, such as the IPUMS extracts).
+	SyntheticAllow = "allow"
 	// SyntheticNever loads the real file; a missing file is an error.
 	SyntheticNever = "never"
-	// SyntheticAlways loads the synthetic stand-in even if the file exists.
+	// SyntheticAlways loads the synthetic stand-in without looking at the
+	// data directory.
 	SyntheticAlways = "always"
 )
+
+// SyntheticModes lists the accepted values of [Options.Synthetic].
+var SyntheticModes = []string{SyntheticAuto, SyntheticAllow, SyntheticNever, SyntheticAlways}
+
+// checkSynthetic validates a synthetic mode.
+func checkSynthetic(mode string) error {
+	if !slices.Contains(SyntheticModes, mode) {
+		return fmt.Errorf("synthetic: unknown value %q (want %s)", mode, oneOf(SyntheticModes))
+	}
+	return nil
+}
 
 // Source kinds for [Source.Kind].
 const (
 	KindReal      = "real"
 	KindSynthetic = "synthetic"
 )
-
-// EnvDataDir names the environment variable that [DefaultDataDir] reads.
-const EnvDataDir = "DPREPRO_DATA"
 
 // Source says where a dataset's records came from. A synthetic stand-in is
 // never labelled as real.
@@ -62,6 +76,10 @@ type FileRecord struct {
 	Records int
 	// Dropped is the number of records dropped as incomplete (adult: '?').
 	Dropped int
+	// Warning, for a file with no pinned checksum, says that its record
+	// count is more than 10 % away from the documented one (see
+	// [FileStatus.Warning]); empty otherwise.
+	Warning string
 }
 
 // String summarises the source in one line. A synthetic source starts with
@@ -72,7 +90,7 @@ func (s Source) String() string {
 		for i, f := range s.Files {
 			v := "verified"
 			if !f.Verified {
-				v = "NOT verified (no pinned checksum)"
+				v = "present, not pinned: NOT verified"
 			}
 			parts[i] = fmt.Sprintf("%s (%s, sha256 %s, %s)", f.Name, f.Path, f.SHA256, v)
 		}
@@ -108,15 +126,24 @@ type Dataset struct {
 	Source Source
 	// Preprocess is the preprocessing applied, with defaults filled in.
 	Preprocess Preprocessing
+	// Warnings are notes for the run's manifest and stderr about the real
+	// file, e.g. an unpinned file whose record count is far from the
+	// documented one ("ipums-us.txt: 1,000 records, documented 39,928").
+	Warnings []string
 }
 
 // Options configures [Load].
 type Options struct {
-	// DataDir is the directory holding the real files; empty means
-	// [DefaultDataDir].
+	// DataDir is the directory holding the real files; empty means the
+	// directory [ResolveDataDir] gives with no flag ($DPREPRO_DATA, which
+	// counts as named, else the user cache).
 	DataDir string
-	// Synthetic is SyntheticAuto (the default when empty), SyntheticNever
-	// or SyntheticAlways.
+	// Named reports that the user named DataDir (--data-dir or
+	// $DPREPRO_DATA; [DataDir.Named]). With SyntheticAuto an absent file
+	// in a named directory is an error, not a reason to use the stand-in.
+	Named bool
+	// Synthetic is SyntheticAuto (the default when empty), SyntheticAllow,
+	// SyntheticNever or SyntheticAlways.
 	Synthetic string
 	// Seed seeds the synthetic stand-in; the generator's stream is derived
 	// from (Seed, dataset name) by SHA-256 into a ChaCha8 seed. Unused for
@@ -130,12 +157,23 @@ type Options struct {
 // Load returns the named dataset, preprocessed.
 //
 // The real file is read from Options.DataDir (NAME or NAME.gz) and its
-// SHA-256 checked against the registry; a present but corrupt or malformed
-// file is an error, never a reason to fall back to synthetic data. When the
-// file is absent, Options.Synthetic decides between an error wrapping
-// ErrNotFound ("never") and the synthetic stand-in ("auto", "always"). The
-// stand-in goes through the same preprocessing and has Source.Kind
-// "synthetic".
+// SHA-256 checked against the registry. A file that is there but bad (a
+// checksum mismatch, a corrupt .gz, something that is not a regular file, a
+// broken link, an unreadable or malformed file) is an error naming the
+// path, never a reason to fall back to synthetic data; the classification
+// is that of [Inspect]. When the file is absent, Options.Synthetic and
+// Options.Named decide:
+//
+//	synthetic  directory named   directory not named
+//	auto       error             stand-in
+//	allow      stand-in          stand-in
+//	never      error             error
+//	always     stand-in (the directory is not looked at)
+//
+// The error wraps ErrNotFound and names the file, the directory and the
+// `dprepro data fetch` command that fills it (for the IPUMS extracts, how
+// to obtain them). The stand-in goes through the same preprocessing, has
+// Source.Kind "synthetic" and records why in Source.Params["reason"].
 //
 // Load is safe for concurrent use; each call reads its own copy.
 func Load(name string, opts Options) (*Dataset, error) {
@@ -146,20 +184,13 @@ func Load(name string, opts Options) (*Dataset, error) {
 	if opts.Synthetic == "" {
 		opts.Synthetic = SyntheticAuto
 	}
-	var errs []error
-	if !slices.Contains([]string{SyntheticAuto, SyntheticNever, SyntheticAlways}, opts.Synthetic) {
-		errs = append(errs, fmt.Errorf("synthetic: unknown value %q (want %s)", opts.Synthetic,
-			oneOf([]string{SyntheticAuto, SyntheticNever, SyntheticAlways})))
-	}
-	if err := opts.Preprocess.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(checkSynthetic(opts.Synthetic), opts.Preprocess.Validate()); err != nil {
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
-	dir := opts.DataDir
+	dir, named := opts.DataDir, opts.Named
 	if dir == "" {
-		dir = DefaultDataDir()
+		d := ResolveDataDir("", os.Getenv)
+		dir, named = d.Path, named || d.Named
 	}
 
 	var t *Table
@@ -167,25 +198,21 @@ func Load(name string, opts Options) (*Dataset, error) {
 	reason := "Options.Synthetic = \"always\""
 	useReal := opts.Synthetic != SyntheticAlways
 	if useReal {
-		_, _, lerr := locate(dir, e.Files[0].Name)
+		var st FileStatus
+		t, st, err = readReal(e, dir)
 		switch {
-		case lerr == nil:
-		case errors.Is(lerr, ErrNotFound) && opts.Synthetic == SyntheticAuto:
+		case err == nil:
+			src = Source{Kind: KindReal, Files: t.Files}
+		case st.State == StateAbsent:
+			if reason, err = absentPolicy(e, dir, named, opts.Synthetic); err != nil {
+				return nil, fmt.Errorf("datasets: load %s: %w", name, err)
+			}
 			useReal = false
-			reason = "real file absent: " + lerr.Error()
-		case errors.Is(lerr, ErrNotFound) && e.Files[0].Manual != "":
-			return nil, fmt.Errorf("datasets: load %s: %w; %s", name, lerr, e.Files[0].Manual)
 		default:
-			return nil, fmt.Errorf("datasets: load %s: %w", name, lerr)
-		}
-	}
-	if useReal {
-		t, err = readTable(e, dir)
-		if err != nil {
 			return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 		}
-		src = Source{Kind: KindReal, Files: t.Files}
-	} else {
+	}
+	if !useReal {
 		t, src = synthesize(e, opts.Seed)
 		src.Params["reason"] = reason
 	}
@@ -193,6 +220,12 @@ func Load(name string, opts Options) (*Dataset, error) {
 	x, y, names, err := opts.Preprocess.apply(t, e.Task)
 	if err != nil {
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
+	}
+	var warnings []string
+	for _, f := range src.Files {
+		if f.Warning != "" {
+			warnings = append(warnings, f.Warning)
+		}
 	}
 	return &Dataset{
 		Name:         e.Name,
@@ -202,19 +235,6 @@ func Load(name string, opts Options) (*Dataset, error) {
 		Task:         e.Task,
 		Source:       src,
 		Preprocess:   opts.Preprocess.WithDefaults(),
+		Warnings:     warnings,
 	}, nil
-}
-
-// DefaultDataDir returns $DPREPRO_DATA if set and non-empty, else
-// os.UserCacheDir()/dprepro/data, else (no cache directory, e.g. $HOME
-// unset) os.TempDir()/dprepro/data. The --data-dir flag is handled by the
-// caller.
-func DefaultDataDir() string {
-	if d := os.Getenv(EnvDataDir); d != "" {
-		return d
-	}
-	if c, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(c, "dprepro", "data")
-	}
-	return filepath.Join(os.TempDir(), "dprepro", "data")
 }

@@ -167,12 +167,12 @@ func TestLoad_CorruptFile(t *testing.T) {
 			}
 		}
 	}
-	st, err := Status("magic", dir)
+	st, err := Inspect("magic", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st) != 1 || !st[0].Present || st[0].Verified || st[0].SHA256 != magicOKSHA256 || st[0].Want != want || !errors.Is(st[0].Err, ErrChecksum) {
-		t.Errorf("Status = %+v", st)
+	if len(st) != 1 || st[0].State != StateMismatch || st[0].SHA256 != magicOKSHA256 || st[0].Want != want || !errors.Is(st[0].Err, ErrChecksum) {
+		t.Errorf("Inspect = %+v", st)
 	}
 }
 
@@ -196,36 +196,30 @@ func TestLoad_TwitterUnverified(t *testing.T) {
 	if ds.Source.Kind != KindReal || f.Verified || f.SHA256 != twitterOKSHA256 || f.Records != 3 {
 		t.Errorf("source = %+v", ds.Source)
 	}
-	if !strings.Contains(ds.Source.String(), "NOT verified") {
-		t.Errorf("Source.String() = %q, want it to say NOT verified", ds.Source)
+	if !strings.Contains(ds.Source.String(), "not pinned") {
+		t.Errorf("Source.String() = %q, want it to say not pinned", ds.Source)
 	}
-	st, _ := Status("twitter", dir)
-	if !st[0].Present || st[0].Verified || st[0].Err != nil || st[0].SHA256 != twitterOKSHA256 {
-		t.Errorf("Status = %+v", st[0])
+	st, _ := Inspect("twitter", dir)
+	if st[0].State != StateUnpinned || st[0].Err != nil || st[0].SHA256 != twitterOKSHA256 {
+		t.Errorf("Inspect = %+v", st[0])
+	}
+	// 3 records against the 583,250 of the UCI page: a warning, from both.
+	const w = "Twitter.data: 3 records, documented 583,250"
+	if st[0].Warning != w || len(ds.Warnings) != 1 || ds.Warnings[0] != w || f.Warning != w {
+		t.Errorf("warnings: Inspect %q, Load %q, file record %q; want %q", st[0].Warning, ds.Warnings, f.Warning, w)
 	}
 }
 
-func TestStatus_Absent(t *testing.T) {
+func TestInspect_Absent(t *testing.T) {
 	t.Parallel()
-	st, err := Status("kddcup99", t.TempDir())
+	st, err := Inspect("kddcup99", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st) != 1 || st[0].Present || st[0].Err != nil || st[0].Name != "kddcup.data_10_percent" {
-		t.Errorf("Status = %+v", st)
+	if len(st) != 1 || st[0].State != StateAbsent || st[0].Err != nil || st[0].Name != "kddcup.data_10_percent" {
+		t.Errorf("Inspect = %+v", st)
 	}
-	if _, err := Status("nope", ""); !errors.Is(err, ErrUnknownDataset) {
-		t.Errorf("Status(nope) error = %v", err)
-	}
-}
-
-func TestDefaultDataDir(t *testing.T) {
-	t.Setenv(EnvDataDir, "/some/where")
-	if got := DefaultDataDir(); got != "/some/where" {
-		t.Errorf("DefaultDataDir() = %q with %s set", got, EnvDataDir)
-	}
-	t.Setenv(EnvDataDir, "")
-	if got := DefaultDataDir(); !strings.HasSuffix(got, filepath.Join("dprepro", "data")) {
-		t.Errorf("DefaultDataDir() = %q, want …/dprepro/data", got)
+	if _, err := Inspect("nope", ""); !errors.Is(err, ErrUnknownDataset) {
+		t.Errorf("Inspect(nope) error = %v", err)
 	}
 }

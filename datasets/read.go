@@ -1,152 +1,67 @@
 package datasets
 
 import (
-	"bufio"
-	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
-// locate returns the path of file name in dir: dir/name if it exists, else
-// dir/name.gz. When both exist the plain file is preferred (it is cheaper to
-// read); both are checked against the same decompressed digest.
-func locate(dir, name string) (path string, gz bool, err error) {
-	plain := filepath.Join(dir, name)
-	if st, err := os.Stat(plain); err == nil && st.Mode().IsRegular() {
-		return plain, false, nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", false, err
-	}
-	gzPath := plain + ".gz"
-	if st, err := os.Stat(gzPath); err == nil && st.Mode().IsRegular() {
-		return gzPath, true, nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", false, err
-	}
-	return "", false, fmt.Errorf("%w: %s (looked for %s and %s.gz in %s)", ErrNotFound, name, name, name, dir)
-}
-
-// hashingReader hashes every byte read through it.
-type hashingReader struct {
-	r io.Reader
-	h hash.Hash
-	n int64
-}
-
-func (h *hashingReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	h.h.Write(p[:n])
-	h.n += int64(n)
-	return n, err
-}
-
-func (h *hashingReader) sum() string { return hex.EncodeToString(h.h.Sum(nil)) }
-
-// dataFile is an open data file whose decompressed content is hashed as it
-// is read.
-type dataFile struct {
-	path string
-	f    *os.File
-	gz   *gzip.Reader
-	hr   *hashingReader
-}
-
-// openData opens path (gzip-decompressing when gz) behind a hashing reader.
-func openData(path string, gz bool) (*dataFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	d := &dataFile{path: path, f: f}
-	var r io.Reader = f
-	if gz {
-		zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		d.gz = zr
-		r = zr
-	}
-	d.hr = &hashingReader{r: r, h: sha256.New()}
-	return d, nil
-}
-
-// finish reads what is left (so the digest covers the whole file), closes
-// the file and returns the hex digest of the decompressed content.
-func (d *dataFile) finish() (string, error) {
-	_, err := io.Copy(io.Discard, d.hr)
-	if d.gz != nil {
-		if cerr := d.gz.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if cerr := d.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", d.path, err)
-	}
-	return d.hr.sum(), nil
-}
-
-func (d *dataFile) close() {
-	if d.gz != nil {
-		d.gz.Close()
-	}
-	d.f.Close()
-}
-
-// hashFile returns the SHA-256 of the decompressed content of path.
-func hashFile(path string, gz bool) (string, error) {
-	d, err := openData(path, gz)
-	if err != nil {
-		return "", err
-	}
-	return d.finish()
-}
-
 // readTable reads and verifies the data file of e (e.Files[0]) from dir.
+// An absent file is an error wrapping ErrNotFound; a file in a failure
+// state is the error [Inspect] reports for it (FileStatus.Err).
+func readTable(e *Entry, dir string) (*Table, error) {
+	t, st, err := readReal(e, dir)
+	if err == nil {
+		return t, nil
+	}
+	if st.State == StateAbsent {
+		f := e.Files[0]
+		return nil, fmt.Errorf("%w: %s or %s.gz in %s", ErrNotFound, f.Name, f.Name, dir)
+	}
+	return nil, err
+}
+
+// readReal reads the data file of e from dir through probe and readData,
+// the classification [Inspect] uses, and parses it on the way.
 //
 // The SHA-256 of the decompressed content is computed while parsing. If it
 // differs from the pinned digest the result is a *ChecksumError, joined
 // with the first parse error if parsing also failed: a file that is not the
-// expected file is reported as such rather than by its first odd line.
-func readTable(e *Entry, dir string) (*Table, error) {
+// expected file is reported as such rather than by its first odd line. When
+// the file is absent, st.State is StateAbsent and err is non-nil.
+func readReal(e *Entry, dir string) (t *Table, st FileStatus, err error) {
 	spec := e.Files[0]
-	path, gz, err := locate(dir, spec.Name)
-	if err != nil {
-		return nil, err
+	st, gz, ok := probe(dir, spec)
+	if !ok {
+		if st.State == StateAbsent {
+			return nil, st, ErrNotFound
+		}
+		return nil, st, st.Err
 	}
-	d, err := openData(path, gz)
-	if err != nil {
-		return nil, err
-	}
-	t, rec, perr := e.format.parse(d.hr, path, e.Records)
-	got, ferr := d.finish()
-	if ferr != nil {
-		return nil, errors.Join(perr, ferr)
-	}
-	if spec.SHA256 != "" && got != spec.SHA256 {
-		return nil, errors.Join(&ChecksumError{File: spec.Name, Path: path, Got: got, Want: spec.SHA256}, perr)
-	}
-	if perr != nil {
-		return nil, perr
+	var rec FileRecord
+	perr := readData(&st, gz, e, func(r io.Reader) error {
+		var err error
+		t, rec, err = e.format.parse(r, st.Path, e.Records)
+		return err
+	})
+	switch {
+	case st.State == StateMismatch:
+		return nil, st, errors.Join(st.Err, perr)
+	case !st.State.Usable():
+		// A read error: the parser saw it too, but the state says what it
+		// means (a truncated .gz, permission denied).
+		return nil, st, st.Err
+	case perr != nil:
+		return nil, st, perr
 	}
 	rec.Name = spec.Name
-	rec.Path = path
-	rec.SHA256 = got
-	rec.Verified = spec.SHA256 != ""
+	rec.Path = st.Path
+	rec.SHA256 = st.SHA256
+	rec.Verified = st.State == StateVerified
+	rec.Warning = st.Warning
 	t.Files = []FileRecord{rec}
-	return t, nil
+	return t, st, nil
 }
 
 // LoadTable reads the real data file of the named dataset from dataDir

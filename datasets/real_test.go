@@ -17,7 +17,7 @@ func realDataDir(t *testing.T, name string) string {
 		t.Skipf("real-data test: $%s is unset; set it to a directory holding the %s files (e.g. /work/shared/datasets)", EnvDataDir, name)
 	}
 	file := registry[name].Files[0].Name
-	if _, _, err := locate(dir, file); err != nil {
+	if _, _, ok := probe(dir, registry[name].Files[0]); !ok {
 		t.Skipf("real-data test: %s (or %s.gz) not in $%s=%s", file, file, EnvDataDir, dir)
 	}
 	return dir
@@ -85,9 +85,9 @@ func TestRealData(t *testing.T) {
 				t.Errorf("synthetic feature names differ from the real ones:\n%q\n%q", syn.FeatureNames, ds.FeatureNames)
 			}
 
-			st, err := Status(tt.name, dir)
-			if err != nil || !st[0].Present || !st[0].Verified || st[0].Err != nil {
-				t.Errorf("Status = %+v, %v", st, err)
+			st, err := Inspect(tt.name, dir)
+			if err != nil || st[0].State != StateVerified || st[0].Err != nil {
+				t.Errorf("Inspect = %+v, %v", st, err)
 			}
 		})
 	}

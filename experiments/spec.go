@@ -117,8 +117,18 @@ type SourceInfo struct {
 type DataSpec struct {
 	// Datasets names registry entries (see `dprepro list`). Required.
 	Datasets []string `toml:"datasets"`
-	// Synthetic is "auto" (real file if present and verified, else the
-	// labelled synthetic stand-in), "never" or "always". Default "auto".
+	// Synthetic says when a dataset may run on its labelled synthetic
+	// stand-in. Default "auto". A real file that is present is always used
+	// (and a present but bad one is always an error), except with "always":
+	//   - "auto": the stand-in replaces an absent file only when no data
+	//     directory was named (no --data-dir, no $DPREPRO_DATA: the
+	//     newcomer's first run); from a named directory an absent file is
+	//     an error saying `dprepro data fetch NAME --data-dir DIR`;
+	//   - "allow": the spec allows the stand-in for an absent file even
+	//     from a named directory (for data few users have: the IPUMS
+	//     extracts, Twitter); the stand-in records why;
+	//   - "never": an absent file is an error;
+	//   - "always": the stand-in, without looking at the data directory.
 	Synthetic string `toml:"synthetic"`
 	// ColumnScale is "maxabs" (default), "zscore" or "none".
 	ColumnScale string `toml:"column_scale"`
@@ -620,7 +630,7 @@ func (s *Spec) validate() []fieldErr {
 	if s.Data.Subsample < 0 {
 		add("data.subsample", "data.subsample", "must be >= 0 (got %d)", s.Data.Subsample)
 	}
-	oneOf("data.synthetic", s.Data.Synthetic, "auto", "never", "always")
+	oneOf("data.synthetic", s.Data.Synthetic, "auto", "allow", "never", "always")
 	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "zscore", "none")
 	oneOf("data.row_norm", s.Data.RowNorm, "l2-max", "l2-clip", "l2-unit", "l1-max", "none")
 	oneOf("data.target_scale", s.Data.TargetScale, "none", "maxabs")

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,6 +29,11 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(rest) > 0 {
 		return usagef("list: unexpected argument %q", rest[0])
 	}
+	dir := datasets.ResolveDataDir(f.dataDir, os.Getenv)
+	if err := dir.Check(); err != nil {
+		return usageError{fmt.Errorf("list: %w", err)}
+	}
+	fmt.Fprintf(stdout, "data: %s\n\n", dir)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SPEC\tKIND\tFILE\tTITLE")
 	files, _ := filepath.Glob(filepath.Join(f.specs, "*.toml"))
@@ -42,54 +49,65 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(tw, "(no specs in %s)\n", f.specs)
 	}
 	fmt.Fprintln(tw)
-	dir := f.dataDirectory()
-	fmt.Fprintf(tw, "DATASET\tSTATUS\tFILES (in %s)\n", dir)
+	fmt.Fprintln(tw, "DATASET\tSTATUS\tFILES")
 	for _, name := range datasets.Names() {
-		st, err := datasets.Status(name, dir)
-		status, files := describeStatus(st, err)
+		st, err := datasets.Inspect(name, dir.Path)
+		status, files := describeStatus(st, err, dir.Named)
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, status, files)
 	}
 	return tw.Flush()
 }
 
-// describeStatus summarizes a dataset's files: real and verified, present
-// but failing verification, or absent (the synthetic stand-in is used).
-func describeStatus(st []datasets.FileStatus, err error) (status, files string) {
+// describeStatus summarizes a dataset's files as `dprepro list` shows
+// them, from the states datasets.Inspect gives (those `data verify` and
+// `run` use): real and verified; real, present and not pinned (with any
+// record-count warning); an error naming the state and the path; or absent,
+// with what a run then does (named: whether the directory was named).
+func describeStatus(st []datasets.FileStatus, err error, named bool) (status, files string) {
 	if err != nil {
 		return "error: " + err.Error(), ""
 	}
-	present, verified, bad := 0, 0, 0
-	for i, s := range st {
-		if i > 0 {
-			files += ", "
+	var names, failures, warnings []string
+	verified, unpinned, absent := 0, 0, 0
+	for _, s := range st {
+		names = append(names, s.Name)
+		switch {
+		case s.State.Failed():
+			failures = append(failures, s.State.String()+": "+s.Err.Error())
+		case s.State == datasets.StateVerified:
+			verified++
+		case s.State == datasets.StateUnpinned:
+			unpinned++
+		default:
+			absent++
 		}
-		files += s.Name
-		if s.Present {
-			present++
-			if s.Verified {
-				verified++
-			} else {
-				bad++
-			}
+		if s.Warning != "" {
+			warnings = append(warnings, "warning: "+s.Warning)
 		}
 	}
+	files = strings.Join(names, ", ")
 	switch {
-	case bad > 0:
-		return "real file present but FAILS verification", files
-	case present == len(st) && verified == len(st):
+	case len(failures) > 0:
+		return "ERROR: " + strings.Join(failures, "; "), files
+	case verified == len(st):
 		return "real, verified", files
-	case present == 0:
-		return "missing: synthetic stand-in only", files
-	default:
-		return "partly present: synthetic stand-in only", files
+	case verified+unpinned == len(st):
+		return strings.Join(append([]string{"real, present, not pinned"}, warnings...), "; "), files
+	case absent == len(st) && named:
+		return "absent: runs need data.synthetic = \"allow\" for the stand-in", files
+	case absent == len(st):
+		return "absent: runs use the synthetic stand-in", files
 	}
+	return "partly present: the real data cannot be loaded", files
 }
 
 func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	names, dir, err := dataArgs("data fetch", args, stderr)
+	names, d, err := dataArgs("data fetch", args, stderr)
 	if err != nil {
 		return err
 	}
+	dir := d.Path
+	fmt.Fprintf(stderr, "dprepro: data: %s\n", d)
 	client := &http.Client{Timeout: 30 * time.Minute}
 	all := len(names) == len(datasets.Names()) && !slices.ContainsFunc(args, func(a string) bool { return slices.Contains(names, a) })
 	var failed int
@@ -114,61 +132,76 @@ func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
+// cmdDataVerify classifies every file of the named datasets (all by
+// default) as datasets.Inspect does, reading each present file to the end.
+// It fails (exit status 2) only for a file that is there but bad: a
+// checksum mismatch, a corrupt .gz, something that is not a regular file, a
+// broken link, an unreadable file. Absent files and files with no pinned
+// checksum are reported, not failures; a record count far from the
+// documented one is a warning on stderr.
 func cmdDataVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	names, dir, err := dataArgs("data verify", args, stderr)
 	if err != nil {
 		return err
 	}
+	if err := dir.Check(); err != nil {
+		return usageError{fmt.Errorf("data verify: %w", err)}
+	}
+	fmt.Fprintf(stdout, "data: %s\n\n", dir)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "DATASET\tFILE\tSTATE\tSHA-256\n")
-	var bad []string
+	fmt.Fprintf(tw, "DATASET\tFILE\tSTATE\tDETAIL\n")
+	var bad, warnings []string
 	for _, n := range names {
-		st, err := datasets.Status(n, dir)
+		st, err := datasets.Inspect(n, dir.Path)
 		if err != nil {
 			return usageError{err}
 		}
 		for _, s := range st {
-			state := "absent"
+			var detail string
 			switch {
-			case s.Present && s.Verified:
-				state = "verified"
-			case s.Present && s.Want == "":
-				state = "present (no pinned checksum)"
-			case s.Present:
-				state = "CHECKSUM MISMATCH (want " + s.Want + ")"
-				if s.Err != nil {
-					state = "ERROR: " + s.Err.Error()
-				}
+			case s.State.Failed():
+				detail = s.Err.Error()
 				bad = append(bad, s.Path)
+			case s.State == datasets.StateVerified:
+				detail = "sha256 " + s.SHA256 + " (" + s.Path + ")"
+			case s.State == datasets.StateUnpinned:
+				detail = fmt.Sprintf("sha256 %s (%s), %d records, no pinned checksum to verify against", s.SHA256, s.Path, s.Records)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, s.Name, state, s.SHA256)
+			if s.Warning != "" {
+				warnings = append(warnings, s.Warning)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, s.Name, s.State, detail)
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "dprepro: data verify: warning: %s\n", w)
+	}
 	if len(bad) > 0 {
-		return usagef("data verify: %d file(s) fail verification: %v", len(bad), bad)
+		return usagef("data verify: %d file(s) fail verification: %s", len(bad), strings.Join(bad, ", "))
 	}
 	return nil
 }
 
 // dataArgs parses the flags and dataset names of a data subcommand: no
-// names means every registered dataset.
-func dataArgs(cmd string, args []string, stderr io.Writer) (names []string, dir string, err error) {
+// names means every registered dataset. The data directory comes from
+// datasets.ResolveDataDir (--data-dir, $DPREPRO_DATA, the user cache).
+func dataArgs(cmd string, args []string, stderr io.Writer) (names []string, dir datasets.DataDir, err error) {
 	var f runFlags
 	fs := newFlagSet(cmd, stderr)
 	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
 	if names, err = parseInterleaved(fs, args); err != nil {
-		return nil, "", err
+		return nil, dir, err
 	}
 	if len(names) == 0 {
 		names = datasets.Names()
 	}
 	for _, n := range names {
 		if _, ok := datasets.Lookup(n); !ok {
-			return nil, "", usagef("%s: unknown dataset %q", cmd, n)
+			return nil, dir, usagef("%s: unknown dataset %q", cmd, n)
 		}
 	}
-	return names, f.dataDirectory(), nil
+	return names, datasets.ResolveDataDir(f.dataDir, os.Getenv), nil
 }

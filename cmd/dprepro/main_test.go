@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -147,42 +146,6 @@ func TestRun_MissingDataNever(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "magic") {
 		t.Errorf("exit %d stderr %q; want 2 naming the dataset", code, stderr)
 	}
-}
-
-func TestDataVerifyAndList(t *testing.T) {
-	data := os.Getenv("DPREPRO_DATA")
-	if data == "" {
-		t.Skip("DPREPRO_DATA not set: set it to ../shared/datasets to verify the real files")
-	}
-	code, stdout, stderr := dprepro(t, "data", "verify", "--data-dir", data, "magic", "adult")
-	if code != 0 || !strings.Contains(stdout, "verified") {
-		t.Errorf("verify: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	code, stdout, _ = dprepro(t, "list", "--data-dir", data, "--specs", "../../experiments")
-	if code != 0 || !strings.Contains(stdout, "cv13-adult") || !regexpLine(stdout, "magic", "real, verified") || !regexpLine(stdout, "twitter", "synthetic stand-in only") {
-		t.Errorf("list: exit %d\n%s", code, stdout)
-	}
-
-	// A corrupted copy fails verification with exit status 2.
-	dir := t.TempDir()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write([]byte("1,2,3\n"))
-	zw.Close()
-	os.WriteFile(filepath.Join(dir, "magic04.data.gz"), buf.Bytes(), 0o644)
-	code, stdout, stderr = dprepro(t, "data", "verify", "--data-dir", dir, "magic")
-	if code != 2 || !strings.Contains(stderr, "fail verification") {
-		t.Errorf("corrupt file: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-}
-
-func regexpLine(out, name, want string) bool {
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, name+" ") && strings.Contains(l, want) {
-			return true
-		}
-	}
-	return false
 }
 
 const tinyExPost = `schema = 1

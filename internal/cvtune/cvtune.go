@@ -59,7 +59,13 @@ type unit struct {
 
 // Options configures New.
 type Options struct {
+	// DataDir is the data directory; empty means the default search
+	// (datasets.ResolveDataDir with no flag).
 	DataDir string
+	// Named reports that the user named DataDir (datasets.DataDir.Named):
+	// a file absent from it is then an error unless the spec's
+	// data.synthetic is "allow" or "always".
+	Named bool
 }
 
 // New loads the datasets of spec and lays out the folds and units.
@@ -69,7 +75,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 	}
 	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}}
 	for _, name := range spec.Data.Datasets {
-		ds, err := specdata.Load(spec, name, o.DataDir)
+		ds, err := specdata.Load(spec, name, o.DataDir, o.Named)
 		if err != nil {
 			return nil, err
 		}

@@ -101,7 +101,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 		ds := loaded[a.Dataset]
 		if ds == nil {
 			var err error
-			if ds, err = specdata.Load(spec, a.Dataset, o.DataDir); err != nil {
+			if ds, err = specdata.Load(spec, a.Dataset, o.DataDir, o.Named); err != nil {
 				return nil, err
 			}
 			loaded[a.Dataset] = ds

@@ -79,7 +79,13 @@ type unit struct {
 
 // Options configures New.
 type Options struct {
+	// DataDir is the data directory; empty means the default search
+	// (datasets.ResolveDataDir with no flag).
 	DataDir string
+	// Named reports that the user named DataDir (datasets.DataDir.Named):
+	// a file absent from it is then an error unless the spec's
+	// data.synthetic is "allow" or "always".
+	Named bool
 }
 
 // New loads the datasets of spec, fits θ* on each and lays out the units.
@@ -93,7 +99,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 		return nil, err
 	}
 	for _, name := range spec.Data.Datasets {
-		ds, err := specdata.Load(spec, name, o.DataDir)
+		ds, err := specdata.Load(spec, name, o.DataDir, o.Named)
 		if err != nil {
 			return nil, err
 		}

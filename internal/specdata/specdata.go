@@ -12,13 +12,16 @@ import (
 	"github.com/dprepro/dprepro/results"
 )
 
-// Load loads dataset name with spec's data section from dataDir: the
+// Load loads dataset name with spec's data section from dataDir; named
+// reports that the user named the directory (datasets.Options.Named: an
+// absent file is then an error unless the spec allows the stand-in). The
 // stand-in (if used) is seeded from (spec seed, "synthetic", name), the
 // subsample from (spec seed, "subsample", name).
-func Load(spec *experiments.Spec, name, dataDir string) (*datasets.Dataset, error) {
+func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.Dataset, error) {
 	d := spec.Data
 	ds, err := datasets.Load(name, datasets.Options{
 		DataDir:   dataDir,
+		Named:     named,
 		Synthetic: d.Synthetic,
 		Seed:      randx.Uint64(uint64(spec.Seed), "synthetic", name),
 		Preprocess: datasets.Preprocessing{
@@ -57,13 +60,17 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 	return info
 }
 
-// Warnings returns the stderr warning for each dataset that runs on a
-// synthetic stand-in.
+// Warnings returns the stderr warnings of the datasets: one for each that
+// runs on a synthetic stand-in, and the loader's notes on the real files
+// (an unpinned file whose record count is far from the documented one).
 func Warnings(data []*datasets.Dataset) []string {
 	var w []string
 	for _, ds := range data {
 		if ds.Source.Kind != datasets.KindReal {
 			w = append(w, fmt.Sprintf("dataset %s: the real file is not available; results use a SYNTHETIC stand-in (%s)", ds.Name, ds.Source.Generator))
+		}
+		for _, dw := range ds.Warnings {
+			w = append(w, fmt.Sprintf("dataset %s: %s", ds.Name, dw))
 		}
 	}
 	return w
