@@ -79,6 +79,10 @@ type DatasetInfo struct {
 type FileInfo struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
+	// Verified reports that SHA256 equals the registry's pinned digest;
+	// false for a file with no pinned checksum (a user's IPUMS extract),
+	// which is read as it is.
+	Verified bool `json:"verified"`
 	// Records and Dropped count the records kept and those dropped as
 	// incomplete (a '?' field, the UCI convention for a missing value).
 	Records int `json:"records"`

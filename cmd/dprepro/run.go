@@ -533,13 +533,13 @@ func runSecure(s *experiments.Spec, fn func() (string, error), stderr io.Writer)
 func load(s *experiments.Spec, dd dataDir) (runner.Experiment, error) {
 	switch s.Kind {
 	case experiments.KindCVTuning:
-		return cvtune.New(s, cvtune.Options{DataDir: dd.Path})
+		return cvtune.New(s, cvtune.Options{DataDir: dd.Path, Named: dd.Named})
 	case experiments.KindExPost:
-		return expostsweep.New(s, expostsweep.Options{DataDir: dd.Path})
+		return expostsweep.New(s, expostsweep.Options{DataDir: dd.Path, Named: dd.Named})
 	case experiments.KindCICoverage:
-		return cicoverage.New(s, cicoverage.Options{DataDir: dd.Path})
+		return cicoverage.New(s, cicoverage.Options{DataDir: dd.Path, Named: dd.Named})
 	case experiments.KindHistogram:
-		return cvtune.NewHist(s, cvtune.Options{DataDir: dd.Path})
+		return cvtune.NewHist(s, cvtune.Options{DataDir: dd.Path, Named: dd.Named})
 	case experiments.KindMechanisms:
 		return mechbounds.New(s)
 	case experiments.KindAudit:
@@ -557,12 +557,14 @@ type standIns struct {
 func (s *standIns) add(id string, ds []results.DatasetInfo) {
 	used := false
 	for _, d := range ds {
-		if d.Source != "real" {
+		// A stand-in replaces a real file (stand_in_for); simulated data
+		// by design (the histogram kind's known densities) is not one.
+		if for_ := d.Params["stand_in_for"]; d.Source != "real" && for_ != "" {
 			used = true
 			if s.datasets == nil {
 				s.datasets = map[string]bool{}
 			}
-			s.datasets[d.Name] = true
+			s.datasets[for_] = true
 		}
 	}
 	if used {

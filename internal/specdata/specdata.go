@@ -55,7 +55,7 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 			d.Columns, d.ColumnScale, d.Intercept, d.RowNorm, d.Log1p, d.TargetLog1p, d.TargetScale),
 	}
 	for _, f := range ds.Source.Files {
-		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Records: f.Records, Dropped: f.Dropped})
+		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Verified: f.Verified, Records: f.Records, Dropped: f.Dropped})
 	}
 	return info
 }
