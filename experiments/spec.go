@@ -33,7 +33,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -105,6 +104,10 @@ type Spec struct {
 	Audit  AuditSpec   `toml:"audit"`
 	Output OutputSpec  `toml:"output"`
 	Source *SourceInfo `toml:"-"`
+
+	// lines locates the keys of the file the spec was parsed from (nil for
+	// a spec built in code), for messages after Load (CheckResources).
+	lines keyLines
 }
 
 // SourceInfo records where a spec came from.
@@ -538,6 +541,12 @@ func Parse(name string, src []byte, profile string) (*Spec, error) {
 	s.ProfileFallback = fallback
 	sum := sha256.Sum256(src)
 	s.Source = &SourceInfo{Path: name, SHA256: hex.EncodeToString(sum[:])}
+	s.lines = lines
+	// The run's own memory check (workers known) is CheckResources; with
+	// one worker a spec that cannot fit is refused here.
+	if err := s.CheckResources(1); err != nil {
+		return nil, err
+	}
 	return &s, nil
 }
 
@@ -661,14 +670,13 @@ func (s *Spec) validate() []fieldErr {
 			if len(xs) == 0 {
 				add(key, key, "must not be empty")
 			}
+			dup := seenBefore[float64]()
 			for i, x := range xs {
 				if !(x > 0) || math.IsInf(x, 0) {
 					add(key, fmt.Sprintf("%s[%d]", key, i), "must be finite and > 0 (got %v)", x)
 				}
-				for j := 0; j < i; j++ {
-					if xs[j] == x {
-						add(key, fmt.Sprintf("%s[%d]", key, i), "duplicate value %v", x)
-					}
+				if dup(x) {
+					add(key, fmt.Sprintf("%s[%d]", key, i), "duplicate value %v", x)
 				}
 			}
 		}
@@ -707,6 +715,7 @@ func (s *Spec) validate() []fieldErr {
 	if !(s.Output.CILevel > 0 && s.Output.CILevel < 1) {
 		add("output.ci_level", "output.ci_level", "must be in (0, 1) (got %v)", s.Output.CILevel)
 	}
+	errs = append(errs, s.validateLimits()...)
 	return errs
 }
 
@@ -721,12 +730,13 @@ func (s *Spec) validateAudit() []fieldErr {
 		if required && len(xs) == 0 {
 			add(key, key, "must list at least one name (known: %s)", strings.Join(known, ", "))
 		}
+		dup := seenBefore[string]()
 		for i, name := range xs {
 			p := fmt.Sprintf("%s[%d]", key, i)
 			if known != nil && !contains(known, name) {
 				add(key, p, "unknown name %q (known: %s)", name, strings.Join(known, ", "))
 			}
-			if slices.Contains(xs[:i], name) {
+			if dup(name) {
 				add(key, p, "duplicate name %q", name)
 			}
 		}
@@ -736,12 +746,13 @@ func (s *Spec) validateAudit() []fieldErr {
 	if len(a.Epsilons) == 0 {
 		add("audit.epsilons", "audit.epsilons", "must not be empty")
 	}
+	dupEps := seenBefore[float64]()
 	for i, x := range a.Epsilons {
 		p := fmt.Sprintf("audit.epsilons[%d]", i)
 		if !(x > 0) || math.IsInf(x, 1) {
 			add("audit.epsilons", p, "must be finite and > 0 (got %v)", x)
 		}
-		if slices.Contains(a.Epsilons[:i], x) {
+		if dupEps(x) {
 			add("audit.epsilons", p, "duplicate value %v", x)
 		}
 	}
@@ -770,12 +781,13 @@ func (s *Spec) validateMechanisms() []fieldErr {
 	if len(m.Mechanisms) == 0 {
 		add("mechanisms.mechanisms", "mechanisms.mechanisms", "must list at least one mechanism (known: %s)", strings.Join(MechanismNames, ", "))
 	}
+	dupMech := seenBefore[string]()
 	for i, name := range m.Mechanisms {
 		p := fmt.Sprintf("mechanisms.mechanisms[%d]", i)
 		if !contains(MechanismNames, name) {
 			add("mechanisms.mechanisms", p, "unknown mechanism %q (known: %s)", name, strings.Join(MechanismNames, ", "))
 		}
-		if slices.Contains(m.Mechanisms[:i], name) {
+		if dupMech(name) {
 			add("mechanisms.mechanisms", p, "duplicate mechanism %q", name)
 		}
 	}
@@ -783,12 +795,13 @@ func (s *Spec) validateMechanisms() []fieldErr {
 		if len(xs) == 0 {
 			add(key, key, "must not be empty")
 		}
+		dup := seenBefore[float64]()
 		for i, x := range xs {
 			p := fmt.Sprintf("%s[%d]", key, i)
 			if !ok(x) {
 				add(key, p, "must be %s (got %v)", want, x)
 			}
-			if slices.Contains(xs[:i], x) {
+			if dup(x) {
 				add(key, p, "duplicate value %v", x)
 			}
 		}
@@ -823,24 +836,26 @@ func (s *Spec) validateHistogram() []fieldErr {
 	if len(h.Bins) == 0 {
 		add("histogram.bins", "histogram.bins", "must list at least one number of bins")
 	}
+	dupBins := seenBefore[int]()
 	for i, b := range h.Bins {
 		p := fmt.Sprintf("histogram.bins[%d]", i)
 		if b < 1 {
 			add("histogram.bins", p, "must be >= 1 (got %d)", b)
 		}
-		if slices.Contains(h.Bins[:i], b) {
+		if dupBins(b) {
 			add("histogram.bins", p, "duplicate value %d", b)
 		}
 	}
 	if len(h.Densities) == 0 && len(h.Attributes) == 0 {
 		add("histogram.densities", "histogram.densities", "the histogram kind needs densities or attributes")
 	}
+	dupDens := seenBefore[string]()
 	for i, d := range h.Densities {
 		p := fmt.Sprintf("histogram.densities[%d]", i)
 		if !contains(HistogramDensities, d) {
 			add("histogram.densities", p, "unknown density %q (known: %s)", d, strings.Join(HistogramDensities, ", "))
 		}
-		if slices.Contains(h.Densities[:i], d) {
+		if dupDens(d) {
 			add("histogram.densities", p, "duplicate density %q", d)
 		}
 	}
@@ -899,14 +914,13 @@ func (s *Spec) validateExPost() []fieldErr {
 	if len(a.Alphas) == 0 {
 		add(k("alphas"), k("alphas"), "must not be empty")
 	}
+	dupAlpha := seenBefore[float64]()
 	for i, x := range a.Alphas {
 		if !(x > 0) || math.IsInf(x, 0) {
 			add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "must be finite and > 0 (got %v)", x)
 		}
-		for j := 0; j < i; j++ {
-			if a.Alphas[j] == x {
-				add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "duplicate value %v", x)
-			}
+		if dupAlpha(x) {
+			add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "duplicate value %v", x)
 		}
 	}
 	if len(a.Methods) == 0 {
@@ -991,6 +1005,7 @@ func (s *Spec) validateCI() []fieldErr {
 	if len(c.Values) == 0 {
 		add(k("values"), k("values"), "must not be empty")
 	}
+	dupValue := seenBefore[float64]()
 	for i, x := range c.Values {
 		p := fmt.Sprintf("%s[%d]", k("values"), i)
 		switch {
@@ -1001,10 +1016,8 @@ func (s *Spec) validateCI() []fieldErr {
 		case c.Sweep == "n" && x < 2:
 			add(k("values"), p, "must be >= 2 records (got %v)", x)
 		}
-		for j := 0; j < i; j++ {
-			if c.Values[j] == x {
-				add(k("values"), p, "duplicate value %v", x)
-			}
+		if dupValue(x) {
+			add(k("values"), p, "duplicate value %v", x)
 		}
 	}
 	if c.Replicates < 1 {

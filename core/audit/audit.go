@@ -44,6 +44,7 @@
 package audit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -142,8 +143,9 @@ var ErrOptions = errors.New("audit: invalid options")
 // Run audits one mechanism: it draws the selection sample (Select draws per
 // side, side 0 first), picks the event with the largest lower bound on it,
 // draws the measurement sample (Measure draws per side) and returns the
-// lower bound (2) on it.
-func Run(rng *rand.Rand, sample Sampler, claim Claim, o Options) (Result, error) {
+// lower bound (2) on it. It returns ctx's error once ctx is done (checked
+// every 1024 draws; the check draws nothing).
+func Run(ctx context.Context, rng *rand.Rand, sample Sampler, claim Claim, o Options) (Result, error) {
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
 	}
@@ -165,12 +167,12 @@ func Run(rng *rand.Rand, sample Sampler, claim Claim, o Options) (Result, error)
 		return Result{}, fmt.Errorf("%w: claimed δ must be in [0, 1) (got %v)", ErrOptions, claim.Delta)
 	}
 	alpha := 1 - o.Confidence
-	sel, err := draw(rng, sample, o.Stats, o.Select)
+	sel, err := draw(ctx, rng, sample, o.Stats, o.Select)
 	if err != nil {
 		return Result{}, err
 	}
 	ev, selEps := selectEvent(sel, o.Stats, o.Select, o.Cuts, claim.Delta, alpha)
-	meas, err := draw(rng, sample, o.Stats, o.Measure)
+	meas, err := draw(ctx, rng, sample, o.Stats, o.Measure)
 	if err != nil {
 		return Result{}, err
 	}
@@ -197,11 +199,19 @@ func Run(rng *rand.Rand, sample Sampler, claim Claim, o Options) (Result, error)
 
 // draw returns n releases per side, side 0 then side 1, as flat [n·stats]
 // slices.
-func draw(rng *rand.Rand, sample Sampler, stats, n int) ([2][]float64, error) {
+func draw(ctx context.Context, rng *rand.Rand, sample Sampler, stats, n int) ([2][]float64, error) {
 	var out [2][]float64
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
 	for side := range 2 {
 		out[side] = make([]float64, n*stats)
 		for i := range n {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return out, err
+				}
+			}
 			dst := out[side][i*stats : (i+1)*stats]
 			if err := sample(dst, rng, side); err != nil {
 				return out, fmt.Errorf("audit: draw %d on side %d: %w", i, side, err)

@@ -1,10 +1,12 @@
 package audit
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -121,7 +123,7 @@ func TestRunSoundAndPowerful(t *testing.T) {
 	o := Options{Stats: 1, Select: 10000, Measure: 40000, Confidence: conf}
 	for _, seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 8))
-		r, err := Run(rng, laplace(1, 1), Claim{Epsilon: 1}, o)
+		r, err := Run(context.Background(), rng, laplace(1, 1), Claim{Epsilon: 1}, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +131,7 @@ func TestRunSoundAndPowerful(t *testing.T) {
 			t.Errorf("seed %d: correct Laplace: lower bound %v > ε = 1 (event %v, k0 %d, k1 %d)", seed, r.EpsLower, r.Event, r.K0, r.K1)
 		}
 		for name, s := range map[string]Sampler{"half noise": laplace(2, 1), "sensitivity x2": laplace(1, 2)} {
-			r, err := Run(rng, s, Claim{Epsilon: 1}, o)
+			r, err := Run(context.Background(), rng, s, Claim{Epsilon: 1}, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +160,7 @@ func TestRunNull(t *testing.T) {
 	o := Options{Stats: 4, Select: 500, Measure: 2000, Confidence: 0.95}
 	alarms := 0
 	for s := range uint64(seeds) {
-		r, err := Run(rand.New(rand.NewPCG(s, 99)), null, Claim{}, o)
+		r, err := Run(context.Background(), rand.New(rand.NewPCG(s, 99)), null, Claim{}, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,10 +193,10 @@ func TestRunDelta(t *testing.T) {
 	}
 	o := Options{Stats: 1, Select: 20000, Measure: 100000, Confidence: 1 - 1e-6}
 	rng := rand.New(rand.NewPCG(1, 2))
-	if r, _ := Run(rng, leak, Claim{Epsilon: 0, Delta: 0.01}, o); r.Violated {
+	if r, _ := Run(context.Background(), rng, leak, Claim{Epsilon: 0, Delta: 0.01}, o); r.Violated {
 		t.Errorf("(0, 0.01) flagged: %+v", r)
 	}
-	if r, _ := Run(rng, leak, Claim{Epsilon: 0, Delta: 0}, o); !r.Violated || r.K1 != 0 {
+	if r, _ := Run(context.Background(), rng, leak, Claim{Epsilon: 0, Delta: 0}, o); !r.Violated || r.K1 != 0 {
 		t.Errorf("(0, 0) not flagged on a point event that D′ never hits: %+v", r)
 	}
 }
@@ -214,12 +216,43 @@ func TestRunErrors(t *testing.T) {
 		{ok, Claim{Epsilon: 1, Delta: 1}},
 		{ok, Claim{Epsilon: math.NaN()}},
 	} {
-		if _, err := Run(rng, laplace(1, 1), c.c, c.o); !errors.Is(err, ErrOptions) {
+		if _, err := Run(context.Background(), rng, laplace(1, 1), c.c, c.o); !errors.Is(err, ErrOptions) {
 			t.Errorf("%+v %+v: err %v, want ErrOptions", c.o, c.c, err)
 		}
 	}
 	nan := func(dst []float64, _ *rand.Rand, _ int) error { dst[0] = math.NaN(); return nil }
-	if _, err := Run(rng, nan, Claim{Epsilon: 1}, ok); err == nil {
+	if _, err := Run(context.Background(), rng, nan, Claim{Epsilon: 1}, ok); err == nil {
 		t.Error("a NaN statistic was accepted")
+	}
+}
+
+// TestRun_Context checks that an audit stops promptly: at once with a done
+// context (before the draws are allocated), and soon after a cancellation
+// during the draws.
+func TestRun_Context(t *testing.T) {
+	t.Parallel()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	// 1e9 draws per side would need 20 GB.
+	o := Options{Stats: 1, Select: 1e9, Measure: 1e9}
+	if _, err := Run(done, rand.New(rand.NewPCG(1, 2)), laplace(1, 1), Claim{Epsilon: 1}, o); !errors.Is(err, context.Canceled) {
+		t.Errorf("done context: %v", err)
+	}
+	ctx, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	var cancelled time.Time
+	time.AfterFunc(10*time.Millisecond, func() { cancelled = time.Now(); cancel2() })
+	// Each draw sleeps 1 µs or more: 1e6 draws would take over a second.
+	slow := func(dst []float64, rng *rand.Rand, side int) error {
+		time.Sleep(time.Microsecond)
+		dst[0] = rng.Float64()
+		return nil
+	}
+	o = Options{Stats: 1, Select: 1e6, Measure: 1e6}
+	if _, err := Run(ctx, rand.New(rand.NewPCG(1, 2)), slow, Claim{Epsilon: 1}, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled during the draws: %v", err)
+	}
+	if el := time.Since(cancelled); el > 500*time.Millisecond {
+		t.Errorf("returned %v after the cancellation", el)
 	}
 }

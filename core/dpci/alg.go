@@ -1,6 +1,7 @@
 package dpci
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -118,12 +119,17 @@ func privMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h,
 // [ObjPertGuarantee] (Theorem 2); one call is one release.
 //
 // It returns an error for invalid p ([Params.Validate]), rows that break the
-// privacy assumptions ([CheckRows]) or ε′ ≤ 0 ([ErrEpsilonPrime]).
+// privacy assumptions ([CheckRows]) or ε′ ≤ 0 ([ErrEpsilonPrime]), and
+// ctx's error once ctx is done (the fit, unless p.Fit.Context is set, and
+// the Monte Carlo draws check it).
 //
 // [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
-func ObjectivePerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, error) {
+func ObjectivePerturbation(ctx context.Context, rng *rand.Rand, rows *erm.Rows, p Params) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
+	}
+	if p.Fit.Context == nil {
+		p.Fit.Context = ctx
 	}
 	if rows != nil && rows.Weighted() {
 		return Result{}, errors.New("dpci: ObjectivePerturbation releases under Theorem 2 assume unweighted rows (one row per person); weighted rows (e.g. a bootstrap replicate) are for simulation with the lower-level pieces")
@@ -136,7 +142,7 @@ func ObjectivePerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	ci, err := ObjPertCI(rng, fit.W, h, sigma, rows.SumWeights(), ep, p.Alpha, p.m())
+	ci, err := ObjPertCI(ctx, rng, fit.W, h, sigma, rows.SumWeights(), ep, p.Alpha, p.m())
 	if err != nil {
 		return Result{}, err
 	}
@@ -156,10 +162,16 @@ func ObjectivePerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, er
 // follows the algorithm, since the sensitivities of Lemmas 2–5 hold for a θ
 // that is fixed given the data's private releases, which θ̂ is not.
 //
+// It returns ctx's error once ctx is done (the fit, unless p.Fit.Context is
+// set, and the Monte Carlo draws check it).
+//
 // [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
-func OutputPerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, error) {
+func OutputPerturbation(ctx context.Context, rng *rand.Rand, rows *erm.Rows, p Params) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
+	}
+	if p.Fit.Context == nil {
+		p.Fit.Context = ctx
 	}
 	if rows != nil && rows.Weighted() {
 		return Result{}, errors.New("dpci: OutputPerturbation releases under Theorem 4 assume unweighted rows (one row per person); weighted rows (e.g. a bootstrap replicate) are for simulation with the lower-level pieces")
@@ -172,7 +184,7 @@ func OutputPerturbation(rng *rand.Rand, rows *erm.Rows, p Params) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	ci, err := OutPertCI(rng, theta, h, sigma, rows.SumWeights(), p.C, p.Phi1, p.Privacy, p.Alpha, p.m())
+	ci, err := OutPertCI(ctx, rng, theta, h, sigma, rows.SumWeights(), p.C, p.Phi1, p.Privacy, p.Alpha, p.m())
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,6 +1,7 @@
 package dpci
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -57,8 +58,13 @@ func sandwich(h, sigma mat.Symmetric, n float64) (hInv, a *mat.Dense, err error)
 
 // mcInterval draws m samples z = a·g + extra(g-free noise) around theta and
 // returns the equal-tailed empirical (α/2, 1 − α/2) quantiles per
-// coordinate (Algorithm 3 lines 12–14, Algorithm 5 lines 12–14).
-func mcInterval(rng *rand.Rand, theta []float64, a *mat.Dense, alpha float64, m int, noise func(z []float64) error) (Interval, error) {
+// coordinate (Algorithm 3 lines 12–14, Algorithm 5 lines 12–14). It checks
+// ctx about every 2¹⁶ multiply-adds (a draw costs about d² + d) and returns
+// its error once it is done; the check draws nothing.
+func mcInterval(ctx context.Context, rng *rand.Rand, theta []float64, a *mat.Dense, alpha float64, m int, noise func(z []float64) error) (Interval, error) {
+	if err := ctx.Err(); err != nil {
+		return Interval{}, err // before allocating m·d values
+	}
 	d := len(theta)
 	samples := make([][]float64, d)
 	for j := range samples {
@@ -66,7 +72,13 @@ func mcInterval(rng *rand.Rand, theta []float64, a *mat.Dense, alpha float64, m 
 	}
 	g := make([]float64, d)
 	z := make([]float64, d)
+	stride := max(1, (1<<16)/max(1, d*d+d))
 	for i := 0; i < m; i++ {
+		if i%stride == 0 {
+			if err := ctx.Err(); err != nil {
+				return Interval{}, err
+			}
+		}
 		for k := range g {
 			g[k] = rng.NormFloat64()
 		}
@@ -185,9 +197,10 @@ func checkCIArgs(theta []float64, h mat.Symmetric, n, alpha float64, m int) erro
 // h must be positive definite and sigma positive semidefinite (the outputs
 // of [PrivSPDMat]). epsilonPrime = +Inf drops the β term (the non-private
 // analogue). It is post-processing of θ̃, H̃ and Σ̃ and spends no budget.
+// It returns ctx's error once ctx is done (checked between draws).
 //
 // [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
-func ObjPertCI(rng *rand.Rand, theta []float64, h, sigma mat.Symmetric, n, epsilonPrime, alpha float64, m int) (Interval, error) {
+func ObjPertCI(ctx context.Context, rng *rand.Rand, theta []float64, h, sigma mat.Symmetric, n, epsilonPrime, alpha float64, m int) (Interval, error) {
 	if err := checkCIArgs(theta, h, n, alpha, m); err != nil {
 		return Interval{}, err
 	}
@@ -217,7 +230,7 @@ func ObjPertCI(rng *rand.Rand, theta []float64, h, sigma mat.Symmetric, n, epsil
 			return nil
 		}
 	}
-	return mcInterval(rng, theta, a, alpha, m, noise)
+	return mcInterval(ctx, rng, theta, a, alpha, m, noise)
 }
 
 // OutPertCI returns the (1 − α) intervals of Algorithm 5, lines 6–22, of
@@ -230,13 +243,14 @@ func ObjPertCI(rng *rand.Rand, theta []float64, h, sigma mat.Symmetric, n, epsil
 //	      (m is ignored)
 //
 // phi1 = +Inf drops the privacy noise of θ̃ (the non-private analogue). It
-// is post-processing and spends no budget.
+// is post-processing and spends no budget. It returns ctx's error once ctx
+// is done (checked between draws).
 //
 // Deviation: the text after Eq. 8 writes 1/(2ϕ(nc²)); Algorithm 5 line 17
 // and the zCDP noise of Algorithm 4 give 1/(2ϕ₁(nc)²), used here.
 //
 // [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
-func OutPertCI(rng *rand.Rand, theta []float64, h, sigma mat.Symmetric, n, c, phi1 float64, privacy Privacy, alpha float64, m int) (Interval, error) {
+func OutPertCI(ctx context.Context, rng *rand.Rand, theta []float64, h, sigma mat.Symmetric, n, c, phi1 float64, privacy Privacy, alpha float64, m int) (Interval, error) {
 	if err := checkCIArgs(theta, h, n, alpha, m); err != nil {
 		return Interval{}, err
 	}
@@ -274,7 +288,7 @@ func OutPertCI(rng *rand.Rand, theta []float64, h, sigma mat.Symmetric, n, c, ph
 			return nil
 		}
 	}
-	return mcInterval(rng, theta, a, alpha, m, noise)
+	return mcInterval(ctx, rng, theta, a, alpha, m, noise)
 }
 
 // GaussianCI returns the normal intervals θ[j] ± z_{α/2}·√U_jj with

@@ -1,6 +1,7 @@
 package dpci
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -104,7 +105,7 @@ func TestNonPrivateAnalogue_Coverage(t *testing.T) {
 				}
 				h, _ := Hessian(rows, p, fit.W)
 				s, _ := GradCov(rows, p, fit.W)
-				mc, err := ObjPertCI(rng, fit.W, h, s, n, math.Inf(1), alpha, 1000)
+				mc, err := ObjPertCI(context.Background(), rng, fit.W, h, s, n, math.Inf(1), alpha, 1000)
 				if err != nil {
 					t.Fatal(err)
 				}

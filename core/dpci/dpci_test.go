@@ -1,6 +1,7 @@
 package dpci
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -242,9 +243,9 @@ func TestAlgorithms_Smoke(t *testing.T) {
 						var res Result
 						var err error
 						if alg == "obj" {
-							res, err = ObjectivePerturbation(rng, rows, p)
+							res, err = ObjectivePerturbation(context.Background(), rng, rows, p)
 						} else {
-							res, err = OutputPerturbation(rng, rows, p)
+							res, err = OutputPerturbation(context.Background(), rng, rows, p)
 						}
 						if err != nil {
 							t.Fatal(err)
@@ -292,7 +293,7 @@ func TestOutputPerturbation_NoNoiseLimit(t *testing.T) {
 	X, y := plantedData(randx.New(12, "data"), 5000, []float64{1, -1, 0.5})
 	rows := mustRows(X, y)
 	p := Params{Model: LR, C: 1e-3, Privacy: ZCDP, Phi1: 1e36, Phi2: 1e36, Phi3: 1e36, Alpha: 0.1}
-	res, err := OutputPerturbation(randx.New(12, "noise"), rows, p)
+	res, err := OutputPerturbation(context.Background(), randx.New(12, "noise"), rows, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,10 +325,10 @@ func TestReleasesRejectWeightedRows(t *testing.T) {
 	w[0] = 2
 	rows := erm.NewRows(X, y, nil).WithWeights(w)
 	p := Params{Model: LR, C: 0.01, Privacy: DP, Phi1: 1, Phi2: 1, Phi3: 1, Alpha: 0.05, M: 50}
-	if _, err := ObjectivePerturbation(rng, rows, p); err == nil {
+	if _, err := ObjectivePerturbation(context.Background(), rng, rows, p); err == nil {
 		t.Error("ObjectivePerturbation accepted weighted rows")
 	}
-	if _, err := OutputPerturbation(rng, rows, p); err == nil {
+	if _, err := OutputPerturbation(context.Background(), rng, rows, p); err == nil {
 		t.Error("OutputPerturbation accepted weighted rows")
 	}
 }

@@ -1,6 +1,7 @@
 package dpci_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/dprepro/dprepro/core/dpci"
@@ -27,7 +28,7 @@ func ExampleOutputPerturbation() {
 	rows := erm.NewRows(X, []float64{1, -1, -1, 1}, nil)
 	p := dpci.Params{Model: dpci.LR, C: 0.1, Privacy: dpci.ZCDP,
 		Phi1: 0.5, Phi2: 0.25, Phi3: 0.25, Alpha: 0.05}
-	res, err := dpci.OutputPerturbation(randx.New(1, "example"), rows, p)
+	res, err := dpci.OutputPerturbation(context.Background(), randx.New(1, "example"), rows, p)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,6 +1,7 @@
 package erm
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -38,6 +39,11 @@ type FitOptions struct {
 	// Work holds reusable buffers; nil allocates them per call. A Workspace
 	// must not be used by two goroutines at once.
 	Work *Workspace
+	// Context, when not nil, is checked before every Newton step: once it
+	// is done, Fit returns its error (wrapped) and no Result, so that a
+	// long fit stops promptly. The check draws nothing and changes no
+	// arithmetic. Nil never stops.
+	Context context.Context
 }
 
 // Result is the outcome of [Fit].
@@ -143,8 +149,9 @@ const (
 // diagonal shift 10ᵏ·(Lambda+ExtraL2), k = 1…8, is added.
 //
 // Fit returns an error, and no Result, only for invalid input (see
-// [Objective.Validate] and [FitOptions]): it does not support [Hinge] (not
-// differentiable), [Ramp] (not convex) or [Squared] (use [FitRidge]).
+// [Objective.Validate] and [FitOptions]) and when opts.Context is done: it
+// does not support [Hinge] (not differentiable), [Ramp] (not convex) or
+// [Squared] (use [FitRidge]).
 func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 	if err := obj.Validate(rows); err != nil {
 		return Result{}, fmt.Errorf("erm: fit: %w", err)
@@ -217,6 +224,11 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		}
 		if res.Iter >= maxIter {
 			break
+		}
+		if opts.Context != nil {
+			if err := opts.Context.Err(); err != nil {
+				return Result{}, fmt.Errorf("erm: fit: %w", err)
+			}
 		}
 		fresh := !reuse
 		if fresh {

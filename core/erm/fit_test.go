@@ -1,6 +1,7 @@
 package erm
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -385,6 +386,34 @@ func TestFit_Workspace(t *testing.T) {
 		}
 		if !floats.Equal(a.W, b.W) || a.Iter != b.Iter {
 			t.Errorf("%s: workspace changed the result", name)
+		}
+	}
+}
+
+// TestFit_Context checks that a done context stops a fit before its first
+// step with the context's error, that a live one changes nothing (the
+// result is bit-identical to a fit without it), and that a fit cancelled
+// while it runs returns within a step.
+func TestFit_Context(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for name, r := range testDesigns(rng) {
+		obj := Objective{Loss: Logistic{}, Lambda: 1e-3}
+		plain, err := Fit(r, obj, FitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		live, err := Fit(r, obj, FitOptions{Context: context.Background()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live.Iter != plain.Iter || live.Value != plain.Value || !floats.Equal(live.W, plain.W) {
+			t.Errorf("%s: a live context changed the fit", name)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := Fit(r, obj, FitOptions{Context: ctx}); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: cancelled context: err = %v, want context.Canceled", name, err)
 		}
 	}
 }

@@ -1,10 +1,13 @@
 package expost
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/dprepro/dprepro/core/randx"
 )
@@ -214,7 +217,7 @@ func TestBoundsDoNotChangeDecisions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := NoiseReduction(at, &seq{hs: hs, eps: eps})
+			o, err := NoiseReduction(context.Background(), at, &seq{hs: hs, eps: eps})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,11 +230,11 @@ func TestBoundsDoNotChangeDecisions(t *testing.T) {
 		if a.Exact != a.Tested {
 			t.Fatalf("exact-only hypotheses: %d exact of %d", a.Exact, a.Tested)
 		}
-		da, err := Doubling(randx.New(4, itoa(trial)), randx.New(5, itoa(trial)), indep(plain), DoublingTest{Levels: eps, Scale: 0.01, Cut: 0.025, Delta: 0.001})
+		da, err := Doubling(context.Background(), randx.New(4, itoa(trial)), randx.New(5, itoa(trial)), indep(plain), DoublingTest{Levels: eps, Scale: 0.01, Cut: 0.025, Delta: 0.001})
 		if err != nil {
 			t.Fatal(err)
 		}
-		db, err := Doubling(randx.New(4, itoa(trial)), randx.New(5, itoa(trial)), indep(bounded), DoublingTest{Levels: eps, Scale: 0.01, Cut: 0.025, Delta: 0.001})
+		db, err := Doubling(context.Background(), randx.New(4, itoa(trial)), randx.New(5, itoa(trial)), indep(bounded), DoublingTest{Levels: eps, Scale: 0.01, Cut: 0.025, Delta: 0.001})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +265,7 @@ func TestNoiseReductionAccounting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := NoiseReduction(at, &seq{hs: hs, eps: eps})
+	o, err := NoiseReduction(context.Background(), at, &seq{hs: hs, eps: eps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +273,7 @@ func TestNoiseReductionAccounting(t *testing.T) {
 		t.Errorf("outcome %+v", o)
 	}
 	at, _ = NewAboveThreshold(randx.New(1, "acct2"), 1, -0.5, 1e-4)
-	o, err = NoiseReduction(at, &seq{hs: hs[:2], eps: eps[:2]})
+	o, err = NoiseReduction(context.Background(), at, &seq{hs: hs[:2], eps: eps[:2]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +282,7 @@ func TestNoiseReductionAccounting(t *testing.T) {
 	}
 	// Doubling: accept at the third level: 3 tests + ε₁ + ε₂ + ε₃.
 	d := DoublingTest{Levels: eps, Scale: 1e-6, Cut: 0.5, Delta: 1e-3}
-	o, err = Doubling(randx.New(1, "g"), randx.New(1, "t"), indep(hs), d)
+	o, err = Doubling(context.Background(), randx.New(1, "g"), randx.New(1, "t"), indep(hs), d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +317,7 @@ func TestAccuracyGuarantee(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := NoiseReduction(at, &seq{hs: hs, eps: eps})
+			o, err := NoiseReduction(context.Background(), at, &seq{hs: hs, eps: eps})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -327,5 +330,52 @@ func TestAccuracyGuarantee(t *testing.T) {
 			t.Errorf("%s: inaccurate release rate %v > γ = %v (+4 SE = %v)", c, rate, gamma, lim)
 		}
 		t.Logf("%s: inaccurate release rate %v (γ = %v)", c, rate, gamma)
+	}
+}
+
+// endless is a sequence of hypotheses that are never accepted and never
+// run out (T = ∞), each costing a little work like a real level.
+type endless struct{ t int }
+
+func (s *endless) Next() (Hypothesis, bool, error) {
+	s.t++
+	x := 0.0
+	for i := range 1000 {
+		x += math.Sqrt(float64(i + s.t))
+	}
+	return fixed{e: 1e9 + x, lo: 1e9, hi: 1e9 + x}, true, nil
+}
+func (s *endless) Epsilon() float64 { return float64(s.t) }
+func (s *endless) Len() int         { return math.MaxInt }
+
+// TestSearches_Context checks that both searches stop promptly: at once
+// with a done context, and within a few levels when it is cancelled
+// during an endless noise-reduction walk.
+func TestSearches_Context(t *testing.T) {
+	t.Parallel()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	at, err := NewAboveThreshold(randx.New(1, "ctx"), 0.5, -0.025, 0.002)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NoiseReduction(done, at, &endless{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("NoiseReduction with a done context: %v", err)
+	}
+	d := DoublingTest{Levels: []float64{1, 2, 4}, Scale: 0.01, Cut: 0.025, Delta: 0.001}
+	if _, err := Doubling(done, randx.New(1, "g"), randx.New(1, "t"), indep([]Hypothesis{exactOnly(1), exactOnly(1), exactOnly(1)}), d); !errors.Is(err, context.Canceled) {
+		t.Errorf("Doubling with a done context: %v", err)
+	}
+
+	ctx, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	var cancelled time.Time
+	time.AfterFunc(20*time.Millisecond, func() { cancelled = time.Now(); cancel2() })
+	s := &endless{}
+	if _, err := NoiseReduction(ctx, at, s); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled walk: %v", err)
+	}
+	if el := time.Since(cancelled); el > 100*time.Millisecond {
+		t.Errorf("the walk stopped %v after the cancellation (%d levels)", el, s.t)
 	}
 }

@@ -469,14 +469,14 @@ func (e *Experiment) runCI(ctx context.Context, key string, u unit) ([]results.R
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	objMs, outMs := e.sel(u.model)
-	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace)}
+	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx}
 	rs := newResampler(pt.data)
 	var out []results.Row
 	for rep := u.lo; rep < u.hi; rep++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		byMethod, err := e.replicate(key, pt, u.model, rep, objMs, outMs, fit, rs)
+		byMethod, err := e.replicate(ctx, key, pt, u.model, rep, objMs, outMs, fit, rs)
 		if err != nil {
 			return nil, err
 		}
@@ -491,7 +491,7 @@ func (e *Experiment) runCI(ctx context.Context, key string, u unit) ([]results.R
 
 // replicate computes the intervals of one bootstrap replicate for the
 // requested methods of one model, keyed by method name.
-func (e *Experiment) replicate(key string, pt *point, model dpci.Model, rep int, objMs, outMs []method, fit erm.FitOptions, rs *resampler) (map[string]results.Row, error) {
+func (e *Experiment) replicate(ctx context.Context, key string, pt *point, model dpci.Model, rep int, objMs, outMs []method, fit erm.FitOptions, rs *resampler) (map[string]results.Row, error) {
 	theta0 := pt.theta0[model]
 	out := map[string]results.Row{}
 	rows := rs.draw(e.stream(pt, model, "ci", rep, "resample"))
@@ -513,7 +513,7 @@ func (e *Experiment) replicate(key string, pt *point, model dpci.Model, rep int,
 			if err != nil {
 				return nil, err
 			}
-			iv, err := dpci.OutPertCI(rng, theta, h, sigma, n, p.C, p.Phi1, p.Privacy, p.Alpha, p.M)
+			iv, err := dpci.OutPertCI(ctx, rng, theta, h, sigma, n, p.C, p.Phi1, p.Privacy, p.Alpha, p.M)
 			if err != nil {
 				return nil, err
 			}
@@ -541,7 +541,7 @@ func (e *Experiment) replicate(key string, pt *point, model dpci.Model, rep int,
 			if err != nil {
 				return nil, err
 			}
-			iv, err := dpci.ObjPertCI(rng, res.W, h, sigma, n, ep, p.Alpha, p.M)
+			iv, err := dpci.ObjPertCI(ctx, rng, res.W, h, sigma, n, ep, p.Alpha, p.M)
 			if err != nil {
 				return nil, err
 			}
@@ -558,7 +558,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	objMs, outMs := e.sel(u.model)
-	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace)}
+	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx}
 	rs := newResampler(pt.data)
 	dim := len(theta0)
 	// samples[variant][j][i]: variant "obj" (shared) or "<privacy>-output".
@@ -629,6 +629,9 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 	for v, sv := range samples {
 		l := make([]float64, dim)
 		for j, x := range sv {
+			if err := ctx.Err(); err != nil {
+				return nil, err // a sort of VIFits values per coordinate
+			}
 			slices.Sort(x)
 			l[j] = stat.Quantile(1-ci.Alpha/2, stat.Empirical, x, nil) - stat.Quantile(ci.Alpha/2, stat.Empirical, x, nil)
 		}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
@@ -390,6 +392,46 @@ values = [0.2, 0.9]`, 1)
 			if rs[0]["vi_length"] != rs[1]["vi_length"] || rs[0]["eps2"] == rs[1]["eps2"] {
 				t.Errorf("%s: VI %s vs %s (eps2 %s, %s): want the same VI, each x's own eps2", m, rs[0]["vi_length"], rs[1]["vi_length"], rs[0]["eps2"], rs[1]["eps2"])
 			}
+		}
+	}
+}
+
+// TestRunUnit_StopsPromptly gives a coverage unit 2,000,000 Monte Carlo
+// draws per interval and a variability unit 1,000,000 fits (minutes of
+// work each) and checks that both return the context's error at once when
+// it is already done and within a second of a cancellation.
+func TestRunUnit_StopsPromptly(t *testing.T) {
+	src := strings.NewReplacer("values = [1, 3]", "values = [3]", "replicates = 6", "replicates = 100",
+		"mc_samples = 200", "mc_samples = 2000000", "vi_fits = 40", "vi_fits = 1000000", "block_size = 4", "block_size = 100").Replace(smallSpec)
+	e := load(t, src)
+	var keys []string
+	for _, k := range e.Units() {
+		if strings.Contains(k, "/lr") || strings.HasSuffix(k, "/lr") {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) != 2 {
+		t.Fatalf("units %v", e.Units())
+	}
+	for _, key := range keys {
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		start := time.Now()
+		if _, err := e.RunUnit(done, key); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s, done context: %v", key, err)
+		}
+		if el := time.Since(start); el > 100*time.Millisecond {
+			t.Errorf("%s, done context: returned after %v", key, el)
+		}
+		ctx, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		start = time.Now()
+		_, err := e.RunUnit(ctx, key)
+		cancel2()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s, cancelled after 100 ms: %v", key, err)
+		}
+		if el := time.Since(start); el > time.Second {
+			t.Errorf("%s: returned %v after the start (cancelled at 100 ms)", key, el)
 		}
 	}
 }

@@ -144,6 +144,23 @@ func choose[H any](rng *rand.Rand, p tune.Procedure[H], method string, alpha, be
 	return tune.Choice[H]{}, fmt.Errorf("cvtune: unknown method %q", method)
 }
 
+// stopping is a tuning procedure whose Train returns ctx's error once ctx
+// is done, so that a unit, which trains up to 2k candidates, stops within
+// one candidate's training. It draws nothing.
+type stopping[H any] struct {
+	tune.Procedure[H]
+	ctx context.Context
+}
+
+// Train implements tune.Procedure.
+func (s stopping[H]) Train(rng *rand.Rand, i int, epsilon float64, part, parts int) (H, error) {
+	if err := s.ctx.Err(); err != nil {
+		var zero H
+		return zero, err
+	}
+	return s.Procedure.Train(rng, i, epsilon, part, parts)
+}
+
 // roles returns the training, validation and test rows of round f
 // (1-based) of Section 5's protocol: fold f is the test set W, fold
 // (f mod K)+1 the validation set V, the other K−2 folds the training set T
@@ -189,7 +206,8 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 	}
 	alpha := u.alpha
 	b1, b2 := tune.RampStabilityConstants(minFloat(e.spec.Tuning.Lambdas))
-	c, err := choose[*model](rng, p, u.method, alpha, tune.StabilityBeta(b1, b2, len(train), len(val)))
+	p.ctx = ctx
+	c, err := choose[*model](rng, stopping[*model]{p, ctx}, u.method, alpha, tune.StabilityBeta(b1, b2, len(train), len(val)))
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +320,8 @@ type procedure struct {
 	nonconverged int
 	sumDelivered float64
 	maxDelivered float64
+
+	ctx context.Context // the unit's, for the fits; nil never stops
 }
 
 func newProcedure(spec *experiments.Spec, ds *datasets.Dataset, train, val []int, split bool, rng *rand.Rand) (*procedure, error) {
@@ -354,7 +374,7 @@ func (p *procedure) Train(rng *rand.Rand, i int, epsilon float64, part, parts in
 	if err := plan.DrawNoise(p.noise, rng); err != nil {
 		return nil, err
 	}
-	res, err := plan.Fit(rows, p.noise, erm.FitOptions{})
+	res, err := plan.Fit(rows, p.noise, erm.FitOptions{Context: p.ctx})
 	if err != nil {
 		return nil, err
 	}

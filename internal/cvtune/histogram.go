@@ -205,7 +205,7 @@ func (e *Hist) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
 		}
 		beta = tune.StabilityBeta(b1, b2, len(train), len(val))
 	}
-	c, err := choose[histogram.Estimate](rng, p, u.method, alpha, beta)
+	c, err := choose[histogram.Estimate](rng, stopping[histogram.Estimate]{p, ctx}, u.method, alpha, beta)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

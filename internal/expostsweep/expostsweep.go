@@ -234,7 +234,7 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 		if err != nil {
 			return nil, err
 		}
-		if out, err = expost.NoiseReduction(at, seq); err != nil {
+		if out, err = expost.NoiseReduction(ctx, at, seq); err != nil {
 			return nil, err
 		}
 		levels = len(grid)
@@ -253,7 +253,7 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 		if af.Generator == "covariance" {
 			gen = accfirst.CovPert(ridge, e.covMode())
 		}
-		if out, err = expost.Doubling(genRNG, testRNG, gen, test); err != nil {
+		if out, err = expost.Doubling(ctx, genRNG, testRNG, gen, test); err != nil {
 			return nil, err
 		}
 		levels = len(lv)

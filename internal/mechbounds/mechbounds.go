@@ -216,10 +216,18 @@ func holds(count, draws int, bound float64, checks int) bool {
 }
 
 // run draws n outputs of m at eps and returns the exceedance count of each
-// cell.
-func run(rng *rand.Rand, m mechanism, eps float64, cells []cell, n int) ([]int, error) {
+// cell. It returns ctx's error once ctx is done, checked about every 2¹⁶
+// noise draws or candidate weights (an output costs cost of them); the
+// check draws nothing.
+func run(ctx context.Context, rng *rand.Rand, m mechanism, eps float64, cells []cell, n, cost int) ([]int, error) {
 	counts := make([]int, len(cells))
-	for range n {
+	stride := max(1, (1<<16)/max(1, cost))
+	for i := range n {
+		if i%stride == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		v, err := m.Draw(rng, eps)
 		if err != nil {
 			return nil, err
@@ -245,7 +253,11 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 	p := e.spec.Mechanisms
 	m := mechanisms(p)[u.mech]
 	cells := m.Cells(u.eps, p.Levels)
-	counts, err := run(randx.New(uint64(e.spec.Seed), "mechanism-bounds", key), m, u.eps, cells, p.Draws)
+	cost := p.Dim
+	if u.mech == "exponential" {
+		cost = p.Candidates
+	}
+	counts, err := run(ctx, randx.New(uint64(e.spec.Seed), "mechanism-bounds", key), m, u.eps, cells, p.Draws, cost)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

@@ -3,11 +3,14 @@ package mechbounds
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/experiments"
@@ -33,7 +36,7 @@ func TestBoundsHold(t *testing.T) {
 		for name, m := range mechanisms(params) {
 			for _, eps := range epsilons {
 				cells := m.Cells(eps, levels)
-				counts, err := run(rng, m, eps, cells, n)
+				counts, err := run(context.Background(), rng, m, eps, cells, n, params.Dim)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,7 +100,7 @@ func TestBrokenMechanismsFlagged(t *testing.T) {
 		m.Draw = draw
 		eps := 1.0
 		cells := m.Cells(eps, levels)
-		counts, err := run(rng, m, eps, cells, n)
+		counts, err := run(context.Background(), rng, m, eps, cells, n, params.Dim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,6 +166,45 @@ func TestRun_Deterministic(t *testing.T) {
 			first = rows
 		} else if !bytes.Equal(first, rows) {
 			t.Error("rows differ between 1 and 3 workers")
+		}
+	}
+}
+
+// TestRunUnit_StopsPromptly gives units work for many seconds (5e7 draws
+// of 10 coordinates; 1e5 draws over 1e5 candidates) and checks that they
+// return the context's error at once when it is already done and within a
+// second of a cancellation.
+func TestRunUnit_StopsPromptly(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(quickSpec, "draws = 2000", "draws = 50000000", 1)
+	src = strings.Replace(src, `mechanisms = ["randomized-response", "laplace", "exponential", "gaussian"]`, `mechanisms = ["laplace", "exponential"]`+"\ncandidates = 100000", 1)
+	s, err := experiments.Parse("mech.toml", []byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"laplace/eps=0.5/rep=1", "exponential/eps=0.5/rep=1"} {
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		start := time.Now()
+		if _, err := e.RunUnit(done, key); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s, done context: %v", key, err)
+		}
+		if el := time.Since(start); el > 100*time.Millisecond {
+			t.Errorf("%s, done context: returned after %v", key, el)
+		}
+		ctx, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		start = time.Now()
+		_, err := e.RunUnit(ctx, key)
+		cancel2()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s, cancelled after 50 ms: %v", key, err)
+		}
+		if el := time.Since(start); el > time.Second {
+			t.Errorf("%s: returned %v after the start (cancelled at 50 ms)", key, el)
 		}
 	}
 }

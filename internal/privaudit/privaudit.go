@@ -169,7 +169,7 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 	}
 	claim := t.claim(u.x, a.Delta)
 	rng := randx.New(uint64(e.spec.Seed), "privacy-audit", key)
-	r, err := audit.Run(rng, sample, claim, audit.Options{Stats: t.stats, Select: n / 4, Measure: n, Confidence: a.Confidence})
+	r, err := audit.Run(ctx, rng, sample, claim, audit.Options{Stats: t.stats, Select: n / 4, Measure: n, Confidence: a.Confidence})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
