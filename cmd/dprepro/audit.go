@@ -43,6 +43,9 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
+	if err := s.CheckResources(f.workers); err != nil {
+		return usageError{err}
+	}
 	if s.Kind != experiments.KindAudit {
 		return usagef("%s: kind %q is not %s", *specFile, s.Kind, experiments.KindAudit)
 	}

@@ -30,6 +30,12 @@ import (
 
 func init() {
 	experiments.DatasetNames = datasets.Names
+	// The memory estimate of a spec (experiments.Spec.CheckResources) reads
+	// the documented size of each dataset from the registry.
+	experiments.DatasetShape = func(name string) (int, int, []string, bool) {
+		e, ok := datasets.Lookup(name)
+		return e.Records, e.Dim, e.Numeric, ok
+	}
 }
 
 // runFlags are the flags of the commands that run specs; each command
@@ -261,6 +267,9 @@ func loadSpecs(names []string, f *runFlags, seed int64, stderr io.Writer) ([]*ex
 		}
 		if s.ProfileFallback {
 			fmt.Fprintf(stderr, "dprepro: %s: the spec has no quick profile: --profile quick runs it as written\n", s.ID)
+		}
+		if err := s.CheckResources(f.workers); err != nil {
+			return nil, usageError{err}
 		}
 		specs = append(specs, s)
 	}
