@@ -542,3 +542,34 @@ func TestTrust_CheckRefusesStandInAgainstReal(t *testing.T) {
 		t.Errorf("inflated-CI candidate: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestTrust_ReproduceGoesOn: `reproduce` runs every spec even when one
+// fails (here on a malformed data file, found when its data is read) and
+// reports the failure at the end; the other spec's run is complete.
+func TestTrust_ReproduceGoesOn(t *testing.T) {
+	bin := sharedBinary(t)
+	specs := t.TempDir()
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(specs, "a-bad.toml"), []byte(ipumsSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(specs, "b-good.toml"), []byte(processSpecSmall), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// 57 features and a label of 2, which IPUMS-US does not allow.
+	if err := os.WriteFile(filepath.Join(data, "ipums-us.txt"), []byte(strings.Repeat("0 ", 57)+"2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	r := runProc(t, cleanEnv(t), bin, "reproduce", "--specs", specs, "--data-dir", data, "--out", out)
+	if r.code == 0 || !strings.Contains(r.stderr, "swap: FAILED") || !strings.Contains(r.stderr, `unknown label "2"`) {
+		t.Errorf("exit %d, stderr %q: want a failure naming the bad spec and the file's fault", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "proc", "quick-seed17", "manifest.json")); err != nil {
+		t.Errorf("the good spec after the failing one did not run: %v", err)
+	}
+	index := string(mustRead(t, filepath.Join(out, "index.json")))
+	if !strings.Contains(index, `"status": "failed: `) || !strings.Contains(index, `"status": "complete"`) {
+		t.Errorf("index.json does not record both outcomes:\n%s", index)
+	}
+}
