@@ -29,6 +29,15 @@ var (
 	builtErr  error
 )
 
+// TestMain removes the binary that sharedBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
 // sharedBinary builds the command once for all process tests of this file.
 func sharedBinary(t *testing.T) string {
 	t.Helper()
