@@ -102,6 +102,17 @@ func DataIdentities(ds []DatasetInfo) []DataIdentity {
 	return out
 }
 
+// sourceBrief shortens a DataIdentity.Source for messages: a stand-in by
+// its generator alone (its parameters are in the manifest).
+func sourceBrief(src string) string {
+	if strings.HasPrefix(src, "synthetic ") {
+		if gen, _, ok := strings.Cut(src, " ("); ok {
+			return gen
+		}
+	}
+	return src
+}
+
 // Equal reports whether h and o identify the same run.
 func (h CheckpointHeader) Equal(o CheckpointHeader) bool { return len(h.Changes(o)) == 0 }
 
@@ -137,8 +148,10 @@ func (h CheckpointHeader) Changes(old CheckpointHeader) []string {
 		switch {
 		case !ok:
 			ch = append(ch, fmt.Sprintf("data: %s was not read before (now %s)", d.Name, d.Source))
+		case prev != d.Source && sourceBrief(prev) == sourceBrief(d.Source):
+			ch = append(ch, fmt.Sprintf("data: %s: the parameters of its stand-in changed (%s)", d.Name, sourceBrief(d.Source)))
 		case prev != d.Source:
-			ch = append(ch, fmt.Sprintf("data: %s changed from %s to %s", d.Name, prev, d.Source))
+			ch = append(ch, fmt.Sprintf("data: %s changed from %s to %s", d.Name, sourceBrief(prev), sourceBrief(d.Source)))
 		}
 	}
 	for _, d := range old.Data {

@@ -190,7 +190,7 @@ func TestRun_StaleCheckpointDiscarded(t *testing.T) {
 	}{
 		{stand, 6, ""},
 		{stand, 0, ""}, // same identity: all resumed
-		{real("318f00aa"), 6, "data: d changed from synthetic planted-logistic/v1 (n=100) to real d.data sha256 318f00aa"},
+		{real("318f00aa"), 6, "data: d changed from synthetic planted-logistic/v1 to real d.data sha256 318f00aa"},
 		{real("99990000"), 6, "data: d changed from real d.data sha256 318f00aa to real d.data sha256 99990000"},
 	}
 	for i, st := range steps {
@@ -242,5 +242,41 @@ func TestCheckpoint_Damage(t *testing.T) {
 	}
 	if _, _, err := results.OpenCheckpoint(dir, h); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("damaged line: got %v", err)
+	}
+}
+
+// TestHeader_Changes: the messages of a changed identity name the part that
+// changed; a stand-in whose parameters changed says so without dumping them.
+func TestHeader_Changes(t *testing.T) {
+	base := results.CheckpointHeader{Format: results.CheckpointFormat, SpecID: "s", SpecHash: "h1", Seed: 1, Profile: "quick",
+		Data:  []results.DataIdentity{{Name: "d", Source: "synthetic gen/v1 (n=10, seed=1)"}},
+		Build: "m@v rev", Binary: "b1"}
+	cases := []struct {
+		name   string
+		change func(h *results.CheckpointHeader)
+		want   string
+	}{
+		{"seed", func(h *results.CheckpointHeader) { h.Seed = 2 }, "seed: 1 changed to 2"},
+		{"profile", func(h *results.CheckpointHeader) { h.Profile = "paper" }, `profile: "quick" changed to "paper"`},
+		{"spec", func(h *results.CheckpointHeader) { h.SpecHash = "h2" }, "spec: the resolved spec changed"},
+		{"stand-in parameters", func(h *results.CheckpointHeader) { h.Data[0].Source = "synthetic gen/v1 (n=10, seed=2)" }, "data: d: the parameters of its stand-in changed (synthetic gen/v1)"},
+		{"dataset added", func(h *results.CheckpointHeader) {
+			h.Data = append(h.Data, results.DataIdentity{Name: "e", Source: "real e.csv sha256 00"})
+		}, "data: e was not read before (now real e.csv sha256 00)"},
+		{"build", func(h *results.CheckpointHeader) { h.Build = "m@v rev2" }, "build: m@v rev changed to m@v rev2"},
+		{"binary", func(h *results.CheckpointHeader) { h.Binary = "b2" }, "build: the program changed"},
+		{"format", func(h *results.CheckpointHeader) { h.Format = 1 }, "format: the checkpoint was written in format 1"},
+	}
+	for _, c := range cases {
+		h := base
+		h.Data = append([]results.DataIdentity(nil), base.Data...)
+		c.change(&h)
+		ch := h.Changes(base) // h is the new identity, base the checkpoint's
+		if len(ch) != 1 || !strings.Contains(ch[0], c.want) {
+			t.Errorf("%s: changes %q, want one containing %q", c.name, ch, c.want)
+		}
+	}
+	if ch := base.Changes(base); len(ch) != 0 {
+		t.Errorf("equal headers: %q", ch)
 	}
 }
