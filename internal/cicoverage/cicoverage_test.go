@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"errors"
+	"github.com/dprepro/dprepro/internal/stoptest"
 	"math"
 	"os"
 	"path/filepath"
@@ -414,24 +414,9 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 		t.Fatalf("units %v", e.Units())
 	}
 	for _, key := range keys {
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		start := time.Now()
-		if _, err := e.RunUnit(done, key); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s, done context: %v", key, err)
-		}
-		if el := time.Since(start); el > 100*time.Millisecond {
-			t.Errorf("%s, done context: returned after %v", key, el)
-		}
-		ctx, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		start = time.Now()
-		_, err := e.RunUnit(ctx, key)
-		cancel2()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("%s, cancelled after 100 ms: %v", key, err)
-		}
-		if el := time.Since(start); el > time.Second {
-			t.Errorf("%s: returned %v after the start (cancelled at 100 ms)", key, el)
-		}
+		stoptest.Prompt(t, key, 100*time.Millisecond, func(ctx context.Context) error {
+			_, err := e.RunUnit(ctx, key)
+			return err
+		})
 	}
 }

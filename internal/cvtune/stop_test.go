@@ -2,8 +2,8 @@ package cvtune
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/dprepro/dprepro/internal/stoptest"
 	"os"
 	"strings"
 	"testing"
@@ -35,24 +35,7 @@ func gridInt(k, lo int) string {
 // and with one cancelled after 100 ms (it must return within a second).
 func stopsPromptly(t *testing.T, key string, run func(ctx context.Context) error) {
 	t.Helper()
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	start := time.Now()
-	if err := run(done); !errors.Is(err, context.Canceled) {
-		t.Errorf("%s, done context: %v", key, err)
-	}
-	if el := time.Since(start); el > 100*time.Millisecond {
-		t.Errorf("%s, done context: returned after %v", key, el)
-	}
-	ctx, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel2()
-	start = time.Now()
-	if err := run(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("%s, cancelled after 100 ms: %v", key, err)
-	}
-	if el := time.Since(start); el > time.Second {
-		t.Errorf("%s: returned %v after the start (cancelled at 100 ms)", key, el)
-	}
+	stoptest.Prompt(t, key, 100*time.Millisecond, run)
 }
 
 // TestRunUnit_StopsPromptly gives a cv-tuning unit 400 candidate

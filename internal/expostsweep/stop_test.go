@@ -2,7 +2,7 @@ package expostsweep
 
 import (
 	"context"
-	"errors"
+	"github.com/dprepro/dprepro/internal/stoptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,22 +18,8 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 		"trials = 4", "trials = 1", `methods = ["noise-reduction", "doubling", "theory", "theory-output"]`, `methods = ["noise-reduction"]`).Replace(ridgeSpec)
 	e := load(t, src, "paper")
 	key := e.Units()[0]
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	start := time.Now()
-	if _, err := e.RunUnit(done, key); !errors.Is(err, context.Canceled) {
-		t.Errorf("done context: %v", err)
-	}
-	if el := time.Since(start); el > 100*time.Millisecond {
-		t.Errorf("done context: returned after %v", el)
-	}
-	ctx, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel2()
-	start = time.Now()
-	if _, err := e.RunUnit(ctx, key); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("cancelled after 300 ms: %v", err)
-	}
-	if el := time.Since(start); el > 1300*time.Millisecond {
-		t.Errorf("returned %v after the start (cancelled at 300 ms)", el)
-	}
+	stoptest.Prompt(t, key, 300*time.Millisecond, func(ctx context.Context) error {
+		_, err := e.RunUnit(ctx, key)
+		return err
+	})
 }

@@ -3,7 +3,7 @@ package mechbounds
 import (
 	"bytes"
 	"context"
-	"errors"
+	"github.com/dprepro/dprepro/internal/stoptest"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -187,24 +187,9 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"laplace/eps=0.5/rep=1", "exponential/eps=0.5/rep=1"} {
-		done, cancel := context.WithCancel(context.Background())
-		cancel()
-		start := time.Now()
-		if _, err := e.RunUnit(done, key); !errors.Is(err, context.Canceled) {
-			t.Errorf("%s, done context: %v", key, err)
-		}
-		if el := time.Since(start); el > 100*time.Millisecond {
-			t.Errorf("%s, done context: returned after %v", key, el)
-		}
-		ctx, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		start = time.Now()
-		_, err := e.RunUnit(ctx, key)
-		cancel2()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("%s, cancelled after 50 ms: %v", key, err)
-		}
-		if el := time.Since(start); el > time.Second {
-			t.Errorf("%s: returned %v after the start (cancelled at 50 ms)", key, el)
-		}
+		stoptest.Prompt(t, key, 50*time.Millisecond, func(ctx context.Context) error {
+			_, err := e.RunUnit(ctx, key)
+			return err
+		})
 	}
 }
