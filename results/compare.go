@@ -30,6 +30,7 @@ const (
 	CellMoved  = "moved"            // different, within tolerance
 	CellOut    = "out of tolerance" // mean beyond tolerance (or any difference, in exact mode)
 	CellSpread = "spread grew"      // mean within tolerance, sd beyond what sampling allows
+	CellFewer  = "fewer values"     // the run has fewer than half the reference's values
 	// CellUnjudged is a cell whose reference has a single value (no CI,
 	// e.g. a variability-interval length) and whose mean moved beyond
 	// rounding in tolerance mode: there is no uncertainty to judge the move
@@ -85,40 +86,41 @@ var ErrDuplicateRow = errors.New("duplicated summary row")
 // of its 95 % interval: z = 3 allows 3·1.96 ≈ 5.9 standard errors, which
 // sampling noise alone (another seed, another platform's rounding) exceeds
 // with probability about 4e-9 per cell under normality, when hw_ref
-// estimates the standard error well (many replicates; with few, a
-// reference whose values happen to agree, down to sd 0, allows almost no
-// movement, and another seed can fail such a cell). The relative term
-// absorbs rounding when hw_ref is 0.
+// estimates the standard error well. The relative term absorbs rounding.
 //
-// Two kinds of reference cell carry no uncertainty of their own. When every
-// reference value was equal (n ≥ 2, sd 0: a coverage of 1 on every
-// replicate, a constant chosen index) the only scale left is the run's: the
-// mean may move by z·√2·hw_run + RelTolNoCI·(1 + |mean_ref|) (no slack at
-// all when the run's values are equal too), and there is no spread check.
-// A cell whose reference has a single value (n < 2, e.g. a
-// variability-interval length) may move by RelTolNoCI·(1 + |mean_ref|);
-// beyond that it is CellUnjudged: listed, counted, but not failed, because
-// no statement about sampling noise can be made from one value per side.
-// Exact mode judges both kinds bit for bit. Two NaN means agree; one NaN
-// does not.
+// A reference cell whose values were all equal (n ≥ 2, sd 0: a coverage of
+// 1 on every replicate, a rare event that never occurred, a constant chosen
+// index) has no uncertainty of its own, and the run's is never used (it
+// could be inflated at will). Its scale is taken from the reference's other
+// cells of the same experiment and metric: hw_ref and sd_ref are the medians
+// of their positive half-widths and sds (the "sibling" scale); with no such
+// cell, only RelTolNoCI remains. A cell whose reference has a single value
+// (n < 2, e.g. a variability-interval length) may move by
+// RelTolNoCI·(1 + |mean_ref|); beyond that it is CellUnjudged: listed,
+// counted, but not failed, because no statement about sampling noise can be
+// made from one value per side. Exact mode judges every cell bit for bit.
+// Two NaN means agree; one NaN does not.
 //
 // A cell whose mean is within tolerance must also pass a spread check,
 // since a run can keep its means and lose its precision. When both cells
-// have n ≥ 3 and sd_ref > 0, it fails ("spread grew") when
+// have n ≥ 2 and sd_ref > 0 (its own or the sibling scale), it fails
+// ("spread grew") when
 //
 //	sd_run > sd_ref · √F⁻¹(1 − SpreadP; n_run − 1, n_ref − 1)
 //
 // the one-sided F test of equal variances: when the two cells are n_run
 // and n_ref independent normal values of one variance, sd_run²/sd_ref²
-// follows the
-// F distribution with (n_run − 1, n_ref − 1) degrees of freedom, so a cell
-// that did not change fails with probability SpreadP = 1e-4. The test
-// assumes normal values; heavy tails (a metric with occasional outliers)
-// make false alarms more likely, which the small SpreadP leaves room for.
-// Over k cells the false-alarm probability of a whole run is at most
-// k·SpreadP. A cell whose reference has n ≥ 2 and sd 0 (every value equal)
-// fails when the run's sd exceeds RelTolNoCI·(1 + |mean_ref|). Where the
-// check applies, a NaN run sd fails it.
+// follows the F distribution with (n_run − 1, n_ref − 1) degrees of
+// freedom, so a cell that did not change fails with probability
+// SpreadP = 1e-4. The test assumes normal values; heavy tails (a metric with
+// occasional outliers) make false alarms more likely, which the small
+// SpreadP leaves room for. Over k cells the false-alarm probability of a
+// whole run is at most k·SpreadP. With no scale at all (sd 0 and no
+// sibling) the run's sd may not exceed RelTolNoCI·(1 + |mean_ref|). Where
+// the check applies, a NaN run sd fails it. A run cell with fewer than half
+// the reference's values (n counts the values that were not NaN, e.g. AUCs
+// on folds with both classes) fails as CellFewer: the same design yields
+// the same number of values up to a few undefined ones.
 //
 // Measured: quick-profile runs at another seed fail on heavy-tailed cells
 // of small n (e.g. an AUC whose 20 reference folds happened to agree to sd
@@ -138,6 +140,7 @@ func CompareSummaries(ref, run []SummaryRow, exact bool, z float64) (Comparison,
 		got[k] = r
 	}
 	c := Comparison{Exact: exact}
+	sib := siblingScales(ref)
 	seen := make(map[string]bool, len(ref))
 	for _, r := range ref {
 		k := key(r)
@@ -160,9 +163,17 @@ func CompareSummaries(ref, run []SummaryRow, exact bool, z float64) (Comparison,
 		case exact:
 			cell.Status = CellOut
 		default:
-			cell.Tol = meanTolerance(r, g, z)
-			cell.SDLimit = sdLimit(r, g)
+			scaled := r
+			if r.N >= 2 && r.SD == 0 && r.CIHigh == r.CILow {
+				if sc, ok := sib[r.Experiment+" | "+r.Metric]; ok {
+					scaled.CILow, scaled.CIHigh, scaled.SD = r.Mean-sc.hw, r.Mean+sc.hw, sc.sd
+				}
+			}
+			cell.Tol = meanTolerance(scaled, z)
+			cell.SDLimit = sdLimit(scaled, g)
 			switch {
+			case r.N >= 2 && 2*g.N < r.N:
+				cell.Status = CellFewer
 			case math.IsNaN(r.Mean) && math.IsNaN(g.Mean) || cell.Diff <= cell.Tol:
 				if cell.SDLimit < math.Inf(1) && !(g.SD <= cell.SDLimit) {
 					cell.Status = CellSpread
@@ -176,7 +187,7 @@ func CompareSummaries(ref, run []SummaryRow, exact bool, z float64) (Comparison,
 			}
 		}
 		switch cell.Status {
-		case CellOut, CellSpread:
+		case CellOut, CellSpread, CellFewer:
 			c.Failed++
 		case CellMoved:
 			c.Moved++
@@ -201,9 +212,8 @@ func sameFloat(a, b float64) bool {
 }
 
 // meanTolerance is the tolerance of a mean in tolerance mode, from the
-// reference's CI, or from the run's when the reference's values were all
-// equal (see CompareSummaries).
-func meanTolerance(ref, run SummaryRow, z float64) float64 {
+// reference's CI (or its sibling scale) alone (see CompareSummaries).
+func meanTolerance(ref SummaryRow, z float64) float64 {
 	rel := RelTolNoCI * (1 + math.Abs(ref.Mean))
 	hw := (ref.CIHigh - ref.CILow) / 2
 	// A NaN or negative half-width (no CI, or a broken one) and an infinite
@@ -212,24 +222,52 @@ func meanTolerance(ref, run SummaryRow, z float64) float64 {
 	if ref.N < 2 || !(hw >= 0) || math.IsInf(hw, 0) {
 		return rel
 	}
-	if hw == 0 && ref.SD == 0 {
-		hwRun := (run.CIHigh - run.CILow) / 2
-		if run.N >= 2 && hwRun > 0 && !math.IsInf(hwRun, 0) {
-			return z*math.Sqrt2*hwRun + rel
-		}
-		return rel
-	}
 	return z*math.Sqrt2*hw + rel
+}
+
+// scale is a typical uncertainty of a metric in a reference.
+type scale struct{ hw, sd float64 }
+
+// siblingScales returns, per "experiment | metric", the medians of the
+// positive finite CI half-widths and sds of the reference's cells: the
+// scale of a cell whose own values were all equal.
+func siblingScales(ref []SummaryRow) map[string]scale {
+	hws, sds := map[string][]float64{}, map[string][]float64{}
+	for _, r := range ref {
+		hw := (r.CIHigh - r.CILow) / 2
+		if r.N >= 2 && hw > 0 && r.SD > 0 && !math.IsInf(hw, 0) && !math.IsInf(r.SD, 0) {
+			k := r.Experiment + " | " + r.Metric
+			hws[k] = append(hws[k], hw)
+			sds[k] = append(sds[k], r.SD)
+		}
+	}
+	out := make(map[string]scale, len(hws))
+	for k := range hws {
+		out[k] = scale{hw: median(hws[k]), sd: median(sds[k])}
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // sdLimit is the largest run sd the spread check allows, +Inf when the
 // check does not apply (see CompareSummaries).
 func sdLimit(ref, run SummaryRow) float64 {
-	if ref.N >= 3 && run.N >= 3 && ref.SD > 0 && !math.IsInf(ref.SD, 1) {
+	switch {
+	case ref.N >= 2 && run.N >= 2 && ref.SD > 0 && !math.IsInf(ref.SD, 1):
 		// Upper 1 − SpreadP quantile of F(n_run − 1, n_ref − 1): the tail
 		// where the run's variance is larger.
 		f := distuv.F{D1: float64(run.N - 1), D2: float64(ref.N - 1)}
 		return ref.SD * math.Sqrt(f.Quantile(1-SpreadP))
+	case ref.N >= 2 && run.N >= 2 && ref.SD == 0:
+		return RelTolNoCI * (1 + math.Abs(ref.Mean))
 	}
 	return math.Inf(1)
 }

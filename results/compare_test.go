@@ -70,18 +70,18 @@ func TestCompareSummaries_Tolerance(t *testing.T) {
 		{"sd grown just within the F limit", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, 0.999*sdMax, n), CellMoved},
 		{"sd grown just beyond the F limit", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, 1.001*sdMax, n), CellSpread},
 		{"sd shrunk: one-sided", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, sd/100, n), CellMoved},
-		{"run of 2 values: no spread check", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, 10*sd, 2), CellMoved},
+		{"run of 2 values against 20: fewer values", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, sd, 2), CellFewer},
 		{"reference sd 0, run sd 0", cell("a", 1, m, 0, 0, n), cell("a", 1, m+1e-12, 0, 0, n), CellMoved},
-		// Reference values all equal: the run's CI is the only scale.
-		{"reference sd 0, run sd 1e-3, same mean", cell("a", 1, m, 0, 0, n), cell("a", 1, m, 0, 1e-3, n), CellMoved},
-		{"reference sd 0, mean moved within z·√2·hw_run", cell("a", 1, m, 0, 0, n), cell("a", 1, m+0.999*z*math.Sqrt2*hw, hw, sd, n), CellMoved},
-		{"reference sd 0, mean moved beyond z·√2·hw_run", cell("a", 1, m, 0, 0, n), cell("a", 1, m+1.01*tol, hw, sd, n), CellOut},
+		// Reference values all equal and no sibling cell: no scale at all.
+		{"reference sd 0, no sibling, run sd 1e-3", cell("a", 1, m, 0, 0, n), cell("a", 1, m, 0, 1e-3, n), CellSpread},
+		{"reference sd 0, no sibling, run CI ±100", cell("a", 1, m, 0, 0, n), cell("a", 1, m+0.5, 100, 100, n), CellOut},
 		{"both sd 0, means differ", cell("a", 1, m, 0, 0, n), cell("a", 1, m+1e-6, 0, 0, n), CellOut},
 		{"no CI: moved by 1e-12", cell("a", 1, m, math.NaN(), math.NaN(), 1), cell("a", 1, m+1e-12, math.NaN(), math.NaN(), 1), CellMoved},
 		{"no CI: moved by 1e-6 is unjudged", cell("a", 1, m, math.NaN(), math.NaN(), 1), cell("a", 1, m+1e-6, math.NaN(), math.NaN(), 1), CellUnjudged},
 		{"infinite reference CI: relative tolerance", cell("a", 1, m, math.Inf(1), sd, n), cell("a", 1, m+1e-6, math.Inf(1), sd, n), CellOut},
 		{"both means NaN", cell("a", 1, math.NaN(), math.NaN(), math.NaN(), 0), cell("a", 1, math.NaN(), math.NaN(), math.NaN(), 1), CellMoved},
-		{"run mean NaN", cell("a", 1, m, hw, sd, n), cell("a", 1, math.NaN(), math.NaN(), math.NaN(), 0), CellOut},
+		{"run mean NaN", cell("a", 1, m, hw, sd, n), cell("a", 1, math.NaN(), math.NaN(), math.NaN(), n), CellOut},
+		{"run values all NaN", cell("a", 1, m, hw, sd, n), cell("a", 1, math.NaN(), math.NaN(), math.NaN(), 0), CellFewer},
 		{"run sd NaN with n 20", cell("a", 1, m, hw, sd, n), cell("a", 1, m, hw, math.NaN(), n), CellSpread},
 	}
 	for _, tc := range cases {
@@ -94,11 +94,44 @@ func TestCompareSummaries_Tolerance(t *testing.T) {
 			if got.Status != tc.want {
 				t.Fatalf("status %q, want %q (diff %g, tol %g, sd %g, limit %g)", got.Status, tc.want, got.Diff, got.Tol, got.GotSD, got.SDLimit)
 			}
-			failed := tc.want == CellOut || tc.want == CellSpread
+			failed := tc.want == CellOut || tc.want == CellSpread || tc.want == CellFewer
 			if failed != (c.Failed == 1) || (tc.want == CellMoved) != (c.Moved == 1) || (tc.want == CellUnjudged) != (c.Unjudged == 1) {
 				t.Errorf("counts: failed %d, moved %d, unjudged %d", c.Failed, c.Moved, c.Unjudged)
 			}
 		})
+	}
+}
+
+// TestCompareSummaries_SiblingScale: a reference cell whose values were
+// all equal is judged on the scale of the reference's other cells of its
+// metric, never on the run's own CI, so an inflated run CI cannot hide a
+// moved mean.
+func TestCompareSummaries_SiblingScale(t *testing.T) {
+	const (
+		hw, sd, n = 0.01, 0.05, 20
+		z         = 3
+	)
+	tol := z * math.Sqrt2 * hw
+	sibling := cell("b", 1, 0.7, hw, sd, n)
+	flat := cell("a", 1, 1, 0, 0, n) // e.g. a coverage of 1 on every replicate
+	cases := []struct {
+		name string
+		run  SummaryRow
+		want string
+	}{
+		{"moved by 0.5, CI ±100", cell("a", 1, 0.5, 100, 100, n), CellOut},
+		{"moved within the sibling scale", cell("a", 1, 1-0.9*tol, hw, sd, n), CellMoved},
+		{"moved beyond the sibling scale", cell("a", 1, 1-1.1*tol, hw, sd, n), CellOut},
+		{"same mean, sd 1", cell("a", 1, 1, 0.4, 1, n), CellSpread},
+	}
+	for _, tc := range cases {
+		c, err := CompareSummaries([]SummaryRow{sibling, flat}, []SummaryRow{sibling, tc.run}, false, z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Cells[1]; got.Status != tc.want {
+			t.Errorf("%s: status %q, want %q (diff %g, tol %g, sd limit %g)", tc.name, got.Status, tc.want, got.Diff, got.Tol, got.SDLimit)
+		}
 	}
 }
 
@@ -120,13 +153,12 @@ func TestSDLimit(t *testing.T) {
 		t.Errorf("F(2, 2): limit %v, want %v", got, want)
 	}
 	for name, pair := range map[string][2]SummaryRow{
-		"reference n 2":        {cell("a", 1, 0.8, 0.01, sd, 2), cell("a", 1, 0.8, 0.01, sd, 20)},
+		"reference n 1":        {cell("a", 1, 0.8, 0.01, sd, 1), cell("a", 1, 0.8, 0.01, sd, 20)},
 		"reference sd NaN":     {cell("a", 1, 0.8, 0.01, math.NaN(), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
 		"reference sd +Inf":    {cell("a", 1, 0.8, 0.01, math.Inf(1), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
 		"reference sd 0, n 1":  {cell("a", 1, 0.8, 0.01, 0, 1), cell("a", 1, 0.8, 0.01, sd, 20)},
-		"reference sd 0, n 20": {cell("a", 1, 0.8, 0.01, 0, 20), cell("a", 1, 0.8, 0.01, sd, 20)},
 		"run of 1 after sd 0":  {cell("a", 1, 0.8, 0.01, 0, 20), cell("a", 1, 0.8, 0.01, math.NaN(), 1)},
-		"run of 2 after sd>0,": {cell("a", 1, 0.8, 0.01, sd, 20), cell("a", 1, 0.8, 0.01, sd, 2)},
+		"run of 1 after sd>0":  {cell("a", 1, 0.8, 0.01, sd, 20), cell("a", 1, 0.8, 0.01, sd, 1)},
 	} {
 		if got := sdLimit(pair[0], pair[1]); !math.IsInf(got, 1) {
 			t.Errorf("%s: limit %v, want +Inf (not checked)", name, got)

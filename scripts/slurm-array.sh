@@ -16,8 +16,9 @@
 #
 # The binary is built once here, on the login node, into bin/; the folder
 # must be on storage the compute nodes see. Every array task runs
-#   dprepro run SPEC --profile PROFILE --workers CPUS --out SHARD_DIR/<task>
-# and picks its shard index and count from SLURM_ARRAY_TASK_ID/_MIN/_COUNT.
+#   dprepro run SPEC --profile PROFILE --shard auto --workers CPUS --out SHARD_DIR/<task>
+# and picks its shard index and count from SLURM_ARRAY_TASK_ID/_MIN/_COUNT
+# (--shard auto: the binary reads them only when asked to).
 # The merge job runs after every task succeeded (afterok), and refuses to
 # write a result if a shard is missing or unfinished.
 set -euo pipefail
@@ -42,11 +43,13 @@ for ((i = 0; i < shards; i++)); do dirs="${dirs:+$dirs,}$shard_dir/$i"; done
 array=$(sbatch --parsable ${SBATCH_ARGS:-} \
   --job-name="dprepro-$id" --array="0-$((shards - 1))" --cpus-per-task="$cpus" \
   --output="$shard_dir/slurm-%A_%a.log" --export=ALL \
-  --wrap "bin/dprepro run '$spec' --profile '$profile' --workers $cpus --heartbeat 60s --out '$shard_dir'/\$SLURM_ARRAY_TASK_ID")
+  --wrap "bin/dprepro run '$spec' --profile '$profile' --shard auto --workers $cpus --heartbeat 60s --out '$shard_dir'/\$SLURM_ARRAY_TASK_ID")
 # shellcheck disable=SC2086
 merge=$(sbatch --parsable ${SBATCH_ARGS:-} \
   --job-name="dprepro-$id-merge" --dependency="afterok:$array" --cpus-per-task="$cpus" \
   --output="$shard_dir/slurm-merge-%j.log" --export=ALL \
   --wrap "bin/dprepro merge '$spec' --profile '$profile' --workers $cpus --shards '$dirs' --out '$out'")
+# The merge runs the same bin/dprepro as the shards: a checkpoint records the
+# program's SHA-256, and shards of another build are refused.
 echo "submitted array job $array ($shards shards of $spec at the $profile profile) and merge job $merge"
 echo "shards write to $shard_dir/<i>; the merged run goes to $out/<spec id>/$profile-seed<seed>"

@@ -82,8 +82,12 @@ func checkRuns(w io.Writer, root string, refs fs.FS, label string, z float64) er
 	}
 	fmt.Fprintf(w, "references: %s\n", label)
 	count := map[checkOutcome]int{}
+	// A run folder named directly is checked whatever its profile; found
+	// by scanning (an --out holding quick and paper runs side by side), a
+	// run of a profile the reference is not of is not checked.
+	named := isRun(root)
 	for _, dir := range runs {
-		count[checkRun(w, dir, refs, label, z)]++
+		count[checkRun(w, dir, refs, label, z, named)]++
 	}
 	compared := len(runs) - count[checkUnchecked]
 	switch {
@@ -153,7 +157,7 @@ func isRun(dir string) bool {
 }
 
 // checkRun checks one run folder, prints its outcome, and returns it.
-func checkRun(w io.Writer, dir string, refs fs.FS, label string, z float64) checkOutcome {
+func checkRun(w io.Writer, dir string, refs fs.FS, label string, z float64, named bool) checkOutcome {
 	unusable := func(name string, err error) checkOutcome {
 		fmt.Fprintf(w, "%s: unusable: %v\n", name, err)
 		return checkUnusable
@@ -180,6 +184,10 @@ func checkRun(w io.Writer, dir string, refs fs.FS, label string, z float64) chec
 	ref, err := results.ReadManifestFS(refs, path.Join(id, "manifest.json"))
 	if err != nil {
 		return unusable(name, fmt.Errorf("reference %s: %w", refDir, err))
+	}
+	if !named && run.Profile != ref.Profile {
+		fmt.Fprintf(w, "%s: not checked: the reference %s is of profile %q, this run of %q (name the run folder to compare it anyway)\n", name, refDir, ref.Profile, run.Profile)
+		return checkUnchecked
 	}
 	set, err := results.CompareSettings(ref, run)
 	if err != nil {

@@ -20,8 +20,8 @@ import (
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlagSet("list", stderr)
-	fs.StringVar(&f.specs, "specs", "experiments", "directory of spec files")
-	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
+	fs.StringVar(&f.specs, "specs", "", "`dir` of spec files to list instead of the built-in specs")
+	f.registerData(fs)
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -36,9 +36,19 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "data: %s\n\n", dir)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SPEC\tKIND\tFILE\tTITLE")
-	files, _ := filepath.Glob(filepath.Join(f.specs, "*.toml"))
+	var files []string
+	load := func(file string) (*experiments.Spec, error) { return experiments.Load(file, "paper") }
+	if f.specs == "" {
+		files = experiments.BuiltinIDs()
+		load = func(id string) (*experiments.Spec, error) { return experiments.LoadBuiltin(id, "paper") }
+	} else {
+		files, _ = filepath.Glob(filepath.Join(f.specs, "*.toml"))
+	}
 	for _, file := range files {
-		s, err := experiments.Load(file, "paper")
+		s, err := load(file)
+		if err == nil && s.Source != nil {
+			file = s.Source.Path
+		}
 		if err != nil {
 			fmt.Fprintf(tw, "?\t?\t%s\tINVALID: %v\n", file, err)
 			continue
@@ -47,6 +57,8 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if len(files) == 0 {
 		fmt.Fprintf(tw, "(no specs in %s)\n", f.specs)
+	} else if f.specs == "" {
+		fmt.Fprintf(tw, "(built in: `dprepro run ID` runs one; --specs DIR lists the files of DIR)\n")
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "DATASET\tSTATUS\tFILES")

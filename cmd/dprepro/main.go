@@ -182,6 +182,11 @@ func lookupCommand(name string) (command, bool) {
 // run dispatches a command line and maps its error to an exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, args, stdout, stderr)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) && !errors.Is(err, errHelp) {
+		// Any command cut short by Ctrl-C or SIGTERM (a download, a check)
+		// ends as interrupted, whatever error the cancellation caused.
+		err = fmt.Errorf("%w: %v", errInterrupted, err)
+	}
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0

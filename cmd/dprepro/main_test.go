@@ -285,6 +285,13 @@ func TestShardAndMerge(t *testing.T) {
 	if code, _, stderr := dprepro(t, "run", spec, "--out", whole); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
+	// A shard aimed at the finished run's folder is refused and leaves it whole.
+	if code, _, stderr := dprepro(t, "run", spec, "--out", whole, "--shard", "0/3"); code != 2 || !strings.Contains(stderr, "holds a finished run") {
+		t.Errorf("shard into a finished run: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(whole, "proc", "quick-seed17", "manifest.json")); err != nil {
+		t.Errorf("the refused shard damaged the finished run: %v", err)
+	}
 	var shards []string
 	for i := 0; i < 3; i++ {
 		d := t.TempDir()
@@ -333,10 +340,14 @@ func TestShardFromEnvironment(t *testing.T) {
 		errSub string
 	}{
 		{"2/5", 0, nil, "2/5", ""},
-		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, "3/4", ""},
-		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "8", "SLURM_ARRAY_TASK_MIN": "7", "SLURM_ARRAY_TASK_COUNT": "3"}, "1/3", ""},
-		{"", 6, map[string]string{"JOB_COMPLETION_INDEX": "5"}, "5/6", ""},
-		{"", 0, map[string]string{"JOB_COMPLETION_INDEX": "5"}, "0/0", ""}, // no declared count: not sharded
+		{"auto", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, "3/4", ""},
+		{"auto", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "8", "SLURM_ARRAY_TASK_MIN": "7", "SLURM_ARRAY_TASK_COUNT": "3"}, "1/3", ""},
+		{"auto", 6, map[string]string{"JOB_COMPLETION_INDEX": "5"}, "5/6", ""},
+		{"auto", 0, map[string]string{"JOB_COMPLETION_INDEX": "5"}, "", "no scheduler index"}, // no declared count
+		{"auto", 0, nil, "", "no scheduler index"},
+		// Without --shard auto the scheduler's variables are ignored.
+		{"", 0, map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, "0/0", ""},
+		{"", 6, map[string]string{"JOB_COMPLETION_INDEX": "5"}, "0/0", ""},
 		{"5/5", 0, nil, "", "want 0 <= i < N"},
 		{"x/5", 0, nil, "", "not an integer"},
 		{"3", 0, nil, "", "must be i/N"},

@@ -71,7 +71,7 @@ func (f *runFlags) registerData(fs *flag.FlagSet) {
 
 // registerShard registers the sharding flags of run.
 func (f *runFlags) registerShard(fs *flag.FlagSet) {
-	fs.StringVar(&f.shard, "shard", "", "run shard `i/N` of the units only (0-based; default from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX with --shard-count)")
+	fs.StringVar(&f.shard, "shard", "", "run shard `i/N` of the units only (0-based), or \"auto\": the index from the scheduler (SLURM_ARRAY_TASK_ID/_MIN/_COUNT, or JOB_COMPLETION_INDEX with --shard-count)")
 	fs.IntVar(&f.shards, "shard-count", 0, "number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes indexed jobs)")
 }
 
@@ -95,10 +95,13 @@ func (f *runFlags) check() (seed int64, err error) {
 	return seed, nil
 }
 
-// shardOf returns the shard to run: --shard i/N, else Slurm's array task
-// (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT),
-// else a Kubernetes indexed job's JOB_COMPLETION_INDEX of --shard-count; the
-// zero Shard (all units) when none is set.
+// shardOf returns the shard to run: --shard i/N; with --shard auto, Slurm's
+// array task (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of
+// SLURM_ARRAY_TASK_COUNT), else a Kubernetes indexed job's
+// JOB_COMPLETION_INDEX of --shard-count (an error when neither is set); the
+// zero Shard (all units) without --shard. The scheduler's variables are read
+// only on request: an array job that sweeps seeds (run --seed
+// $SLURM_ARRAY_TASK_ID) must not be sharded behind the user's back.
 func (f *runFlags) shardOf(getenv func(string) string) (runner.Shard, error) {
 	parse := func(what, v string) (int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -110,7 +113,9 @@ func (f *runFlags) shardOf(getenv func(string) string) (runner.Shard, error) {
 	var sh runner.Shard
 	var err error
 	switch {
-	case f.shard != "":
+	case f.shard == "":
+		return sh, nil
+	case f.shard != "auto":
 		i, n, ok := strings.Cut(f.shard, "/")
 		if !ok {
 			return sh, usagef("--shard must be i/N (got %q)", f.shard)
@@ -141,7 +146,7 @@ func (f *runFlags) shardOf(getenv func(string) string) (runner.Shard, error) {
 		}
 		sh.Count = f.shards
 	default:
-		return sh, nil
+		return sh, usagef("--shard auto: no scheduler index (SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count N)")
 	}
 	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
 		return sh, usagef("shard %d/%d: want 0 <= i < N", sh.Index, sh.Count)
@@ -321,9 +326,11 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		entries  []indexEntry
 		stand    standIns
 	)
+	var notStarted []string
 	for _, s := range specs {
 		if ctx.Err() != nil {
-			break
+			notStarted = append(notStarted, s.ID)
+			continue
 		}
 		start := time.Now()
 		entry := newIndexEntry(f.out, s)
@@ -343,7 +350,9 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			entry.Status = "failed: " + firstLine(err.Error())
 			entries = append(entries, entry)
 			failures = append(failures, fmt.Errorf("%s: %w", s.ID, err))
-			fmt.Fprintf(stderr, "dprepro: %s: FAILED: %v\n", s.ID, err)
+			if len(specs) > 1 {
+				fmt.Fprintf(stderr, "dprepro: %s: FAILED: %v\n", s.ID, err)
+			}
 		case shard.Sharded():
 			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
 			entries = append(entries, entry)
@@ -360,7 +369,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 	if ierr := updateIndex(f.out, entries); ierr != nil {
 		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
 	}
-	if len(ciDirs) > 1 && !shard.Sharded() && len(failures) == 0 {
+	if len(ciDirs) > 1 && !shard.Sharded() && len(failures) == 0 && ctx.Err() == nil {
 		dir, err := ciFigures(ciDirs, f.out, specs[0].Profile, seed, f.secure)
 		if err != nil {
 			return err
@@ -368,8 +377,12 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
 	}
 	stand.report(stderr, len(specs), dd)
-	if ctx.Err() != nil {
-		return fmt.Errorf("%w: %v", errInterrupted, errors.Join(failures...))
+	if ctx.Err() != nil && (len(failures) > 0 || len(notStarted) > 0) {
+		msg := errors.Join(failures...).Error()
+		if len(notStarted) > 0 {
+			msg += fmt.Sprintf("\nnot started: %s (run the same command again to run them)", strings.Join(notStarted, ", "))
+		}
+		return fmt.Errorf("%w: %s", errInterrupted, strings.TrimPrefix(msg, "\n"))
 	}
 	return joinFailures(failures, len(specs))
 }
@@ -391,6 +404,9 @@ func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, s
 	dir, err := runSecure(s, func() (string, error) {
 		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true})
 	}, stderr)
+	if errors.Is(err, runner.ErrFinishedRun) {
+		err = usageError{err}
+	}
 	return dir, exp, err
 }
 

@@ -131,6 +131,10 @@ func RunDir(out string, spec *experiments.Spec) string {
 	return filepath.Join(out, spec.ID, RunName(spec))
 }
 
+// ErrFinishedRun is returned by a sharded Run aimed at a folder holding a
+// finished run.
+var ErrFinishedRun = errors.New("runner: refusing to shard into a finished run")
+
 // Final files of a run, removed at the start of a run so that a failed run
 // never leaves files that look finished. manifest.json goes first.
 var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "spec.toml", "figures", "tables"}
@@ -157,13 +161,20 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			fmt.Fprintf(stderr, "dprepro: %s: took over the lock of %s, left by a process that is no longer running (%s)\n", spec.ID, dir, lock.TookOver)
 		}
 	}
+	if o.Shard.Sharded() {
+		if !(o.Shard.Index >= 0 && o.Shard.Index < o.Shard.Count) {
+			return "", fmt.Errorf("runner: shard %d/%d: want 0 <= index < count", o.Shard.Index, o.Shard.Count)
+		}
+		// A shard writes only its checkpoint: it must not clear (or mix
+		// its checkpoint into) a folder that holds a finished run.
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+			return "", fmt.Errorf("%w: %s holds a finished run; write the shards to their own --out folders and merge them", ErrFinishedRun, dir)
+		}
+	}
 	for _, f := range finalFiles {
 		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
 			return "", fmt.Errorf("runner: clearing %s: %w", dir, err)
 		}
-	}
-	if o.Shard.Sharded() && !(o.Shard.Index >= 0 && o.Shard.Index < o.Shard.Count) {
-		return "", fmt.Errorf("runner: shard %d/%d: want 0 <= index < count", o.Shard.Index, o.Shard.Count)
 	}
 	cp, changes, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), Header(exp))
 	if err != nil {
