@@ -124,6 +124,9 @@ func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	all := len(names) == len(datasets.Names()) && !slices.ContainsFunc(args, func(a string) bool { return slices.Contains(names, a) })
 	var failed int
 	for _, n := range names {
+		if ctx.Err() != nil {
+			break // interrupted: the datasets not fetched yet are left alone
+		}
 		fmt.Fprintf(stderr, "dprepro: fetching %s into %s\n", n, dir)
 		if err := datasets.Fetch(ctx, client, n, dir, stderr); err != nil {
 			fmt.Fprintf(stderr, "dprepro: %s: %v\n", n, err)
