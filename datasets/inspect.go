@@ -50,6 +50,10 @@ const (
 	// permission denied, an I/O error, another stat error (Err wraps
 	// ErrUnreadable and says which).
 	StateUnreadable
+	// StateMalformed: a file with no pinned digest whose content does not
+	// parse in the dataset's format (Err names the file and line). A
+	// pinned file that does not parse is a StateMismatch.
+	StateMalformed
 )
 
 // String names the state as `dprepro list` and `dprepro data verify` print
@@ -72,6 +76,8 @@ func (s FileState) String() string {
 		return "BROKEN SYMLINK"
 	case StateUnreadable:
 		return "UNREADABLE"
+	case StateMalformed:
+		return "MALFORMED"
 	}
 	return "FileState(" + strconv.Itoa(int(s)) + ")"
 }
@@ -136,10 +142,24 @@ func Inspect(name, dataDir string) ([]FileStatus, error) {
 }
 
 // inspectFile classifies file f of e in dir.
+//
+// A file with no pinned digest is parsed as well (as Load would), so that
+// list, data verify and run agree on a malformed one: no digest vouches for
+// it.
 func inspectFile(e *Entry, f FileSpec, dir string) FileStatus {
 	st, gz, ok := probe(dir, f)
-	if ok {
-		readData(&st, gz, e, nil)
+	if !ok {
+		return st
+	}
+	var consume func(io.Reader) error
+	if st.Want == "" && e.format != nil && f.Name == e.Files[0].Name {
+		consume = func(r io.Reader) error {
+			_, _, err := e.format.parse(r, st.Path, e.Records)
+			return err
+		}
+	}
+	if err := readData(&st, gz, e, consume); err != nil && st.State == StateUnpinned {
+		st.State, st.Err = StateMalformed, err
 	}
 	return st
 }

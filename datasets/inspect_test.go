@@ -508,3 +508,23 @@ func TestFetch_RefusesNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestInspect_MalformedUnpinned: a file with no pinned digest is parsed by
+// Inspect as Load parses it, so list and data verify report a malformed
+// one (naming the line) instead of "present, not pinned".
+func TestInspect_MalformedUnpinned(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ipums-us.txt"), []byte(strings.Repeat("0 ", 57)+"2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Inspect("ipums-us", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st[0].State != StateMalformed || !st[0].State.Failed() || st[0].Err == nil || !strings.Contains(st[0].Err.Error(), "ipums-us.txt:1") {
+		t.Errorf("state %v, err %v: want MALFORMED naming line 1", st[0].State, st[0].Err)
+	}
+	if _, err := Load("ipums-us", Options{DataDir: dir, Named: true}); err == nil || !strings.Contains(err.Error(), "ipums-us.txt:1") {
+		t.Errorf("Load: %v", err)
+	}
+}

@@ -197,6 +197,9 @@ func TestFetch_IPUMSRefuses(t *testing.T) {
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
+			if tt.name == "ipums-br" { // a well-formed BR record: 52 features and the label
+				content = []byte(strings.Repeat("0 ", 52) + "1\n")
+			}
 			if err := os.WriteFile(filepath.Join(dir, tt.file), content, 0o644); err != nil {
 				t.Fatal(err)
 			}
