@@ -153,12 +153,12 @@ func TestSDLimit(t *testing.T) {
 		t.Errorf("F(2, 2): limit %v, want %v", got, want)
 	}
 	for name, pair := range map[string][2]SummaryRow{
-		"reference n 1":        {cell("a", 1, 0.8, 0.01, sd, 1), cell("a", 1, 0.8, 0.01, sd, 20)},
-		"reference sd NaN":     {cell("a", 1, 0.8, 0.01, math.NaN(), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
-		"reference sd +Inf":    {cell("a", 1, 0.8, 0.01, math.Inf(1), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
-		"reference sd 0, n 1":  {cell("a", 1, 0.8, 0.01, 0, 1), cell("a", 1, 0.8, 0.01, sd, 20)},
-		"run of 1 after sd 0":  {cell("a", 1, 0.8, 0.01, 0, 20), cell("a", 1, 0.8, 0.01, math.NaN(), 1)},
-		"run of 1 after sd>0":  {cell("a", 1, 0.8, 0.01, sd, 20), cell("a", 1, 0.8, 0.01, sd, 1)},
+		"reference n 1":       {cell("a", 1, 0.8, 0.01, sd, 1), cell("a", 1, 0.8, 0.01, sd, 20)},
+		"reference sd NaN":    {cell("a", 1, 0.8, 0.01, math.NaN(), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
+		"reference sd +Inf":   {cell("a", 1, 0.8, 0.01, math.Inf(1), 20), cell("a", 1, 0.8, 0.01, sd, 20)},
+		"reference sd 0, n 1": {cell("a", 1, 0.8, 0.01, 0, 1), cell("a", 1, 0.8, 0.01, sd, 20)},
+		"run of 1 after sd 0": {cell("a", 1, 0.8, 0.01, 0, 20), cell("a", 1, 0.8, 0.01, math.NaN(), 1)},
+		"run of 1 after sd>0": {cell("a", 1, 0.8, 0.01, sd, 20), cell("a", 1, 0.8, 0.01, sd, 1)},
 	} {
 		if got := sdLimit(pair[0], pair[1]); !math.IsInf(got, 1) {
 			t.Errorf("%s: limit %v, want +Inf (not checked)", name, got)
