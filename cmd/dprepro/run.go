@@ -348,6 +348,10 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			failures = append(failures, err)
 		case err != nil:
 			entry.Status = "failed: " + firstLine(err.Error())
+			if exp == nil {
+				// Its data did not load: nothing in the folder was touched.
+				entry.Status = "not run (an earlier run's files, if any, are untouched): " + firstLine(err.Error())
+			}
 			entries = append(entries, entry)
 			failures = append(failures, fmt.Errorf("%s: %w", s.ID, err))
 			if len(specs) > 1 {

@@ -67,11 +67,17 @@ func Lock(dir string) (*DirLock, error) {
 		return nil, fmt.Errorf("runner: lock: %w", err)
 	}
 	if err := flock(f, false); err != nil {
-		var h Holder
-		b, _ := os.ReadFile(path)
 		f.Close()
-		if json.Unmarshal(b, &h) != nil {
-			h = Holder{Command: "unknown holder"}
+		// The holder writes its description right after taking the lock:
+		// give it a moment before calling it unknown.
+		h := Holder{Command: "unknown holder"}
+		for try := 0; try < 10; try++ {
+			var got Holder
+			if b, _ := os.ReadFile(path); json.Unmarshal(b, &got) == nil && got.PID != 0 {
+				h = got
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 		if errors.Is(err, errWouldBlock) {
 			return nil, &LockedError{Dir: dir, Holder: h}
@@ -88,8 +94,9 @@ func Lock(dir string) (*DirLock, error) {
 	host, _ := os.Hostname()
 	me := Holder{PID: os.Getpid(), Host: host, Start: time.Now().UTC().Truncate(time.Second), Command: strings.Join(os.Args, " ")}
 	b, _ := json.Marshal(me)
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt(append(b, '\n'), 0)
+	b = append(b, '\n')
+	if _, err := f.WriteAt(b, 0); err == nil {
+		f.Truncate(int64(len(b)))
 	}
 	return l, nil
 }
