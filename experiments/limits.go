@@ -79,9 +79,9 @@ type countLimit struct {
 	key   string   // key path, for the line lookup and the message
 	max   float64  // inclusive upper bound
 	kinds []string // kinds that read the key; nil: every kind
-	// counts returns the values to check: the key's value, each element of
-	// a list, or a list's length (len true).
-	counts func(s *Spec) []count
+	// counts returns the values to check, named after key: the key's
+	// value, each element of a list, or a list's length (len true).
+	counts func(s *Spec, key string) []count
 	// why says where the bound comes from: the papers' largest value and
 	// the margin, and what one more unit of the count costs.
 	why string
@@ -96,16 +96,41 @@ type count struct {
 	len  bool // v is the number of values of a list
 }
 
-func one(key string, v int) []count { return []count{{path: key, v: float64(v)}} }
+// value checks an integer key.
+func value(f func(s *Spec) int) func(*Spec, string) []count {
+	return func(s *Spec, key string) []count { return []count{{path: key, v: float64(f(s))}} }
+}
 
-func length(key string, n int) []count { return []count{{path: key, v: float64(n), len: true}} }
+// lengthOf checks the number of values of a list key.
+func lengthOf(f func(s *Spec) int) func(*Spec, string) []count {
+	return func(s *Spec, key string) []count { return []count{{path: key, v: float64(f(s)), len: true}} }
+}
 
-func eachInt(key string, xs []int) []count {
-	out := make([]count, len(xs))
-	for i, x := range xs {
-		out[i] = count{path: fmt.Sprintf("%s[%d]", key, i), v: float64(x)}
+// sweepValues checks each value of confidence_intervals.values when the
+// sweep is of the given parameter.
+func sweepValues(sweep string) func(*Spec, string) []count {
+	return func(s *Spec, key string) []count {
+		if s.ConfidenceIntervals.Sweep != sweep {
+			return nil
+		}
+		out := make([]count, len(s.ConfidenceIntervals.Values))
+		for i, x := range s.ConfidenceIntervals.Values {
+			out[i] = count{path: fmt.Sprintf("%s[%d]", key, i), v: x}
+		}
+		return out
 	}
-	return out
+}
+
+// each checks every element of an integer list key.
+func each(f func(s *Spec) []int) func(*Spec, string) []count {
+	return func(s *Spec, key string) []count {
+		xs := f(s)
+		out := make([]count, len(xs))
+		for i, x := range xs {
+			out[i] = count{path: fmt.Sprintf("%s[%d]", key, i), v: float64(x)}
+		}
+		return out
+	}
 }
 
 var (
@@ -121,124 +146,104 @@ var (
 // limits is the table of upper bounds. The papers' values are those of the
 // specs in this folder (paper profile); "×" is the margin above them.
 var limits = []countLimit{
-	{key: "data.subsample", max: 1e8, counts: func(s *Spec) []count { return one("data.subsample", s.Data.Subsample) },
+	{key: "data.subsample", max: 1e8, counts: value(func(s *Spec) int { return s.Data.Subsample }),
 		why: "the papers subsample 100,000 records (1000× margin); the largest registered dataset has 583,250"},
-	{key: "output.bootstrap", max: 1e6, counts: func(s *Spec) []count { return one("output.bootstrap", s.Output.Bootstrap) },
+	{key: "output.bootstrap", max: 1e6, counts: value(func(s *Spec) int { return s.Output.Bootstrap }),
 		why: "the specs use 2000 resamples (500× margin); each summary cell holds 8 bytes per resample and draws one resample mean per row of the cell"},
 
 	{key: "accuracy_first.steps", max: 1e6, kinds: expostOnly,
-		counts: func(s *Spec) []count { return one("accuracy_first.steps", s.AccuracyFirst.Steps) },
+		counts: value(func(s *Spec) int { return s.AccuracyFirst.Steps }),
 		why:    "Ligett et al. use T = 1000 (1000× margin); a noise-reduction unit holds about 60 bytes per level and chain, and drawing a chain takes about 36 ns per level (0.04 s at the limit, when it cannot be interrupted)"},
 	{key: "accuracy_first.trials", max: 1e5, kinds: expostOnly,
-		counts: func(s *Spec) []count { return one("accuracy_first.trials", s.AccuracyFirst.Trials) },
+		counts: value(func(s *Spec) int { return s.AccuracyFirst.Trials }),
 		why:    "the paper profile runs 80 trials (1250× margin); each trial of each method and α is a unit with a row"},
 	{key: "accuracy_first.alphas", max: 1e4, kinds: expostOnly,
-		counts: func(s *Spec) []count { return length("accuracy_first.alphas", len(s.AccuracyFirst.Alphas)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.AccuracyFirst.Alphas) }),
 		why:    "the paper's grid has 40 values (250× margin)"},
 
 	{key: "confidence_intervals.replicates", max: 1e6, kinds: ciOnly,
-		counts: func(s *Spec) []count { return one("confidence_intervals.replicates", s.ConfidenceIntervals.Replicates) },
+		counts: value(func(s *Spec) int { return s.ConfidenceIntervals.Replicates }),
 		why:    "Wang, Kifer & Lee use k = 1000 (1000× margin); each replicate is a row per method"},
 	{key: "confidence_intervals.mc_samples", max: 1e7, kinds: ciOnly,
-		counts: func(s *Spec) []count { return one("confidence_intervals.mc_samples", s.ConfidenceIntervals.MCSamples) },
+		counts: value(func(s *Spec) int { return s.ConfidenceIntervals.MCSamples }),
 		why:    "the paper uses m = 10,000 (1000× margin); an interval holds m × (d+1) × 8 bytes of draws"},
 	{key: "confidence_intervals.vi_fits", max: 1e7, kinds: ciOnly,
-		counts: func(s *Spec) []count { return one("confidence_intervals.vi_fits", s.ConfidenceIntervals.VIFits) },
+		counts: value(func(s *Spec) int { return s.ConfidenceIntervals.VIFits }),
 		why:    "the paper uses 10,000 fits (1000× margin); a variability interval holds fits × (d+1) × 8 bytes per variant"},
 	{key: "confidence_intervals.block_size", max: 1e6, kinds: ciOnly,
-		counts: func(s *Spec) []count { return one("confidence_intervals.block_size", s.ConfidenceIntervals.BlockSize) },
+		counts: value(func(s *Spec) int { return s.ConfidenceIntervals.BlockSize }),
 		why:    "the specs use 50; a block larger than the replicate limit is never needed"},
 	{key: "confidence_intervals.values", max: 1000, kinds: ciOnly,
-		counts: func(s *Spec) []count {
-			return length("confidence_intervals.values", len(s.ConfidenceIntervals.Values))
-		},
-		why: "the paper sweeps at most 10 values (100× margin); each value keeps its own (sub)dataset in memory"},
+		counts: lengthOf(func(s *Spec) int { return len(s.ConfidenceIntervals.Values) }),
+		why:    "the paper sweeps at most 10 values (100× margin); each value keeps its own (sub)dataset in memory"},
 	{key: "confidence_intervals.values", max: 1e8, kinds: ciOnly,
-		counts: func(s *Spec) []count {
-			if s.ConfidenceIntervals.Sweep != "n" {
-				return nil
-			}
-			var out []count
-			for i, x := range s.ConfidenceIntervals.Values {
-				out = append(out, count{path: fmt.Sprintf("confidence_intervals.values[%d]", i), v: x})
-			}
-			return out
-		},
-		why: "an n sweep's largest paper value is 450,000 records (200× margin; no registered dataset has more than 583,250)"},
+		counts: sweepValues("n"),
+		why:    "an n sweep's largest paper value is 450,000 records (200× margin; no registered dataset has more than 583,250)"},
 	{key: "confidence_intervals.values", max: 1e5, kinds: ciOnly,
-		counts: func(s *Spec) []count {
-			if s.ConfidenceIntervals.Sweep != "d" {
-				return nil
-			}
-			var out []count
-			for i, x := range s.ConfidenceIntervals.Values {
-				out = append(out, count{path: fmt.Sprintf("confidence_intervals.values[%d]", i), v: x})
-			}
-			return out
-		},
-		why: "a d sweep's largest paper value is 10 features (10,000× margin; no registered dataset has more than 118)"},
+		counts: sweepValues("d"),
+		why:    "a d sweep's largest paper value is 10 features (10,000× margin; no registered dataset has more than 118)"},
 	{key: "confidence_intervals.n1", max: 1e8, kinds: ciOnly,
-		counts: func(s *Spec) []count { return one("confidence_intervals.n1", s.ConfidenceIntervals.N1) },
+		counts: value(func(s *Spec) int { return s.ConfidenceIntervals.N1 }),
 		why:    "no registered dataset has more than 583,250 records"},
 	{key: "confidence_intervals.d1", max: 1e5, kinds: ciOnly,
-		counts: func(s *Spec) []count { return one("confidence_intervals.d1", s.ConfidenceIntervals.D1) },
+		counts: value(func(s *Spec) int { return s.ConfidenceIntervals.D1 }),
 		why:    "the paper keeps 10 features; no registered dataset has more than 118"},
 
 	{key: "cv.repetitions", max: 1e4, kinds: cvKinds,
-		counts: func(s *Spec) []count { return one("cv.repetitions", s.CV.Repetitions) },
+		counts: value(func(s *Spec) int { return s.CV.Repetitions }),
 		why:    "Chaudhuri & Vinterbo repeat 10 times (1000× margin); each repetition keeps a fold assignment of 8 bytes per record"},
 	{key: "cv.folds", max: 1e5, kinds: cvKinds,
-		counts: func(s *Spec) []count { return one("cv.folds", s.CV.Folds) },
+		counts: value(func(s *Spec) int { return s.CV.Folds }),
 		why:    "the paper uses 10 folds (10,000× margin); every fold needs at least 2k records"},
 	{key: "tuning.lambdas", max: 1e4, kinds: cvOnly,
-		counts: func(s *Spec) []count { return length("tuning.lambdas", len(s.Tuning.Lambdas)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.Tuning.Lambdas) }),
 		why:    "the paper's grid has 10 values (1000× margin); a unit fits up to 2 models per value"},
 	{key: "tuning.alphas", max: 1e4, kinds: cvKinds,
-		counts: func(s *Spec) []count { return length("tuning.alphas", len(s.Tuning.Alphas)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.Tuning.Alphas) }),
 		why:    "the specs use 6 values (1600× margin)"},
 	{key: "histogram.bins", max: 1e4, kinds: histogramOnly,
-		counts: func(s *Spec) []count { return length("histogram.bins", len(s.Histogram.Bins)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.Histogram.Bins) }),
 		why:    "the spec compares 7 bin counts (1400× margin); a unit keeps one histogram per count"},
 	{key: "histogram.bins", max: 1e7, kinds: histogramOnly,
-		counts: func(s *Spec) []count { return eachInt("histogram.bins", s.Histogram.Bins) },
+		counts: each(func(s *Spec) []int { return s.Histogram.Bins }),
 		why:    "the largest paper bin count is 256 (40,000× margin); a histogram holds 8–24 bytes per bin"},
 	{key: "histogram.records", max: 1e8, kinds: histogramOnly,
-		counts: func(s *Spec) []count { return one("histogram.records", s.Histogram.Records) },
+		counts: value(func(s *Spec) int { return s.Histogram.Records }),
 		why:    "the spec draws 20,000 points per density (5000× margin); 8 bytes per point plus 8 per point and repetition for the folds"},
 	{key: "histogram.attributes", max: 1000, kinds: histogramOnly,
-		counts: func(s *Spec) []count { return length("histogram.attributes", len(s.Histogram.Attributes)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.Histogram.Attributes) }),
 		why:    "the spec reads 2 attributes (500× margin)"},
 
 	{key: "mechanisms.dim", max: 1e6, kinds: mechOnly,
-		counts: func(s *Spec) []count { return one("mechanisms.dim", s.Mechanisms.Dim) },
+		counts: value(func(s *Spec) int { return s.Mechanisms.Dim }),
 		why:    "Nguyen's examples use k = 10 (100,000× margin); every output draws k noise values",
 		work:   mechanismWork},
 	{key: "mechanisms.candidates", max: 1e6, kinds: mechOnly,
-		counts: func(s *Spec) []count { return one("mechanisms.candidates", s.Mechanisms.Candidates) },
+		counts: value(func(s *Spec) int { return s.Mechanisms.Candidates }),
 		why:    "the spec uses |Y| = 100 (10,000× margin); every exponential-mechanism draw weighs all candidates (8 bytes and one exp each)",
 		work:   mechanismWork},
 	{key: "mechanisms.replicates", max: 1e5, kinds: mechOnly,
-		counts: func(s *Spec) []count { return one("mechanisms.replicates", s.Mechanisms.Replicates) },
+		counts: value(func(s *Spec) int { return s.Mechanisms.Replicates }),
 		why:    "the spec uses 20 replicates (5000× margin); each is a unit"},
 	{key: "mechanisms.draws", max: 1e9, kinds: mechOnly,
-		counts: func(s *Spec) []count { return one("mechanisms.draws", s.Mechanisms.Draws) },
+		counts: value(func(s *Spec) int { return s.Mechanisms.Draws }),
 		why:    "the spec draws 10,000 outputs per unit (100,000× margin); draws are counted, not stored",
 		work:   mechanismWork},
 	{key: "mechanisms.epsilons", max: 1000, kinds: mechOnly,
-		counts: func(s *Spec) []count { return length("mechanisms.epsilons", len(s.Mechanisms.Epsilons)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.Mechanisms.Epsilons) }),
 		why:    "the spec uses 6 values (160× margin)"},
 	{key: "mechanisms.levels", max: 1000, kinds: mechOnly,
-		counts: func(s *Spec) []count { return length("mechanisms.levels", len(s.Mechanisms.Levels)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.Mechanisms.Levels) }),
 		why:    "the spec uses 4 levels (250× margin)"},
 
 	{key: "audit.draws", max: 1e8, kinds: auditOnly,
-		counts: func(s *Spec) []count { return one("audit.draws", s.Audit.Draws) },
+		counts: value(func(s *Spec) int { return s.Audit.Draws }),
 		why:    "the thorough audit draws 1,000,000 per side (100× margin); a unit stores up to 320 bytes per draw"},
 	{key: "audit.fit_draws", max: 1e7, kinds: auditOnly,
-		counts: func(s *Spec) []count { return one("audit.fit_draws", s.Audit.FitDraws) },
+		counts: value(func(s *Spec) int { return s.Audit.FitDraws }),
 		why:    "the thorough audit fits 100,000 models per side (100× margin); each draw is a model fit"},
 	{key: "audit.epsilons", max: 1000, kinds: auditOnly,
-		counts: func(s *Spec) []count { return length("audit.epsilons", len(s.Audit.Epsilons)) },
+		counts: lengthOf(func(s *Spec) int { return len(s.Audit.Epsilons) }),
 		why:    "the audit uses 4 values (250× margin)"},
 }
 
@@ -260,7 +265,7 @@ func (s *Spec) validateLimits() []fieldErr {
 		if l.kinds != nil && !slices.Contains(l.kinds, s.Kind) {
 			continue
 		}
-		for _, c := range l.counts(s) {
+		for _, c := range l.counts(s, l.key) {
 			if !(c.v > l.max) {
 				continue
 			}

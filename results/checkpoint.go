@@ -113,9 +113,6 @@ func sourceBrief(src string) string {
 	return src
 }
 
-// Equal reports whether h and o identify the same run.
-func (h CheckpointHeader) Equal(o CheckpointHeader) bool { return len(h.Changes(o)) == 0 }
-
 // Changes lists, in words, what differs between an old header and h, the
 // current one: e.g. "data: magic changed from synthetic
 // planted-logistic/v1 (…) to real magic04.data sha256 318f…". It is empty

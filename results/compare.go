@@ -335,13 +335,10 @@ func CompareSettings(ref, run Manifest) (Setting, error) {
 }
 
 // noiseMode is "secure" when a run drew its noise from crypto/rand
-// (--secure-noise: the manifest's first noise line says so), else
-// "seeded".
+// (--secure-noise), else "seeded".
 func noiseMode(m Manifest) string {
-	for _, n := range m.Noise {
-		if strings.HasPrefix(n, "secure") {
-			return "secure"
-		}
+	if m.SecureNoise {
+		return "secure"
 	}
 	return "seeded"
 }

@@ -217,10 +217,9 @@ func TestCompareSettings(t *testing.T) {
 		{"another seed", func(run, ref *Manifest) { run.Seed = 7 }, "", "seed: 7 (run) vs 2013 (reference)"},
 		{"another resolved hash only", func(run, ref *Manifest) { run.Spec.Hash = "g" }, "", ""},
 		{"another platform", func(run, ref *Manifest) { run.GOAMD64 = "v3" }, "", "platform: linux/amd64/v3 (run) vs linux/amd64/v1 (reference)"},
-		{"secure noise in the run", func(run, ref *Manifest) { run.Noise = []string{"secure (--secure-noise): ..."} }, "", "noise: secure (run) vs seeded (reference)"},
+		{"secure noise in the run", func(run, ref *Manifest) { run.SecureNoise = true }, "", "noise: secure (run) vs seeded (reference)"},
 		{"secure noise on both", func(run, ref *Manifest) {
-			run.Noise = []string{"secure (--secure-noise): ..."}
-			ref.Noise = run.Noise
+			run.SecureNoise, ref.SecureNoise = true, true
 		}, "", "secure on both"},
 		{"stand-in vs real", func(run, ref *Manifest) { run.Datasets = standIn }, "data differ: magic=synthetic planted-logistic/v1 (run) vs magic=real sha256 e9314b7ebd4b… (reference)", ""},
 		{"real vs stand-in", func(run, ref *Manifest) { ref.Datasets = standIn }, "magic=real sha256 e9314b7ebd4b… (run) vs magic=synthetic planted-logistic/v1 (reference)", ""},

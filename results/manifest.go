@@ -34,9 +34,12 @@ type Manifest struct {
 	Outputs      []string          `json:"outputs"`
 	Notes        string            `json:"notes,omitempty"`
 	// Noise says where the releases' noise came from and how it was drawn
-	// (seeded simulation, or --secure-noise and its constructions).
-	Noise    []string `json:"noise"`
-	Warnings []string `json:"warnings,omitempty"`
+	// (seeded simulation, or --secure-noise and its constructions);
+	// SecureNoise is true for the latter (crypto/rand: the run does not
+	// replay).
+	Noise       []string `json:"noise"`
+	SecureNoise bool     `json:"secure_noise"`
+	Warnings    []string `json:"warnings,omitempty"`
 }
 
 // SpecInfo identifies the spec of a run.

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +33,11 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *thorough {
+		explicit := false
+		fs.Visit(func(fl *flag.Flag) { explicit = explicit || fl.Name == "profile" })
+		if explicit && f.profile != "paper" {
+			return usagef("audit: --thorough is the paper profile; it cannot go with --profile %s", f.profile)
+		}
 		f.profile = "paper"
 	}
 	seed, err := f.check()
@@ -85,29 +90,18 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, w := range exp.Warnings() {
 		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
 	}
-	lock, err := runner.Lock(runner.RunDir(f.out, s))
+	locks, err := lockRuns(f.out, []*experiments.Spec{s}, stderr)
 	if err != nil {
-		if errors.Is(err, runner.ErrLocked) {
-			return usageError{err}
-		}
 		return err
 	}
-	defer lock.Release()
+	defer locks[0].Release()
 	entry := newIndexEntry(f.out, s)
 	dir, err := runSecure(s, func() (string, error) {
 		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Locked: true})
 	}, stderr)
 	entry.Finished = time.Now().UTC().Truncate(time.Second)
 	entry.Data = "none"
-	switch {
-	case err != nil && ctx.Err() != nil:
-		entry.Status = "interrupted"
-		err = fmt.Errorf("%w: %v", errInterrupted, err)
-	case err != nil:
-		entry.Status = "failed: " + firstLine(err.Error())
-	default:
-		entry.Status = "complete"
-	}
+	entry.Status = runStatus(ctx, err, true) // an interrupt's exit status is main's
 	if ierr := updateIndex(f.out, []indexEntry{entry}); ierr != nil {
 		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
 	}

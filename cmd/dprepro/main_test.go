@@ -391,6 +391,9 @@ func TestAuditCommand(t *testing.T) {
 	if code, _, stderr := dprepro(t, "audit", "laplace", "--shard", "1/3", "--spec", spec); code != 2 || !strings.Contains(stderr, "flag provided but not defined: -shard") {
 		t.Errorf("audit --shard: exit %d: %s", code, stderr)
 	}
+	if code, _, stderr := dprepro(t, "audit", "--thorough", "--profile", "quick", "--spec", spec); code != 2 || !strings.Contains(stderr, "cannot go with --profile quick") {
+		t.Errorf("audit --thorough --profile quick: exit %d: %s", code, stderr)
+	}
 	if code, _, stderr := dprepro(t, "audit", "--profile", "bogus", "--spec", spec); code != 2 || !strings.Contains(stderr, `no profile "bogus"`) {
 		t.Errorf("audit --profile bogus: exit %d: %s", code, stderr)
 	}

@@ -341,29 +341,22 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			entry.Data = describeData(exp.Datasets())
 			stand.add(s.ID, exp.Datasets())
 		}
+		entry.Status = runStatus(ctx, err, exp != nil)
+		if err == nil && shard.Sharded() {
+			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
+		}
+		entries = append(entries, entry)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			entry.Status = "interrupted"
-			entries = append(entries, entry)
 			failures = append(failures, err)
 		case err != nil:
-			entry.Status = "failed: " + firstLine(err.Error())
-			if exp == nil {
-				// Its data did not load: nothing in the folder was touched.
-				entry.Status = "not run (an earlier run's files, if any, are untouched): " + firstLine(err.Error())
-			}
-			entries = append(entries, entry)
 			failures = append(failures, fmt.Errorf("%s: %w", s.ID, err))
 			if len(specs) > 1 {
 				fmt.Fprintf(stderr, "dprepro: %s: FAILED: %v\n", s.ID, err)
 			}
 		case shard.Sharded():
-			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
-			entries = append(entries, entry)
 			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
 		default:
-			entry.Status = "complete"
-			entries = append(entries, entry)
 			fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
 			if s.Kind == experiments.KindCICoverage {
 				ciDirs = append(ciDirs, dir)
@@ -389,6 +382,20 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		return fmt.Errorf("%w: %s", errInterrupted, strings.TrimPrefix(msg, "\n"))
 	}
 	return joinFailures(failures, len(specs))
+}
+
+// runStatus is the index status of a run that ended with err; loaded
+// reports that its data loaded (otherwise its folder was not touched).
+func runStatus(ctx context.Context, err error, loaded bool) string {
+	switch {
+	case err == nil:
+		return "complete"
+	case ctx.Err() != nil:
+		return "interrupted"
+	case !loaded:
+		return "not run (an earlier run's files, if any, are untouched): " + firstLine(err.Error())
+	}
+	return "failed: " + firstLine(err.Error())
 }
 
 // runOne loads the data of one spec and runs it (or merges its shards).

@@ -370,7 +370,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Tim
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
 		Units: counts, Datasets: exp.Datasets(), Ledger: exp.Ledger(rows),
 		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: exp.Warnings(),
-		Noise: mech.NoiseReport(spec.Output.SecureNoise),
+		Noise: mech.NoiseReport(spec.Output.SecureNoise), SecureNoise: spec.Output.SecureNoise,
 	}
 	if spec.Source != nil {
 		m.Spec.File, m.Spec.FileSHA256 = spec.Source.Path, spec.Source.SHA256
@@ -387,8 +387,11 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Tim
 }
 
 // binaryHash identifies the running program, so that a checkpoint written by
-// another build (whose code may compute other numbers) is never resumed.
-func binaryHash() string {
+// another build (whose code may compute other numbers) is never resumed. The
+// program file is read once per process (tens of MB), not once per run.
+var binaryHash = sync.OnceValue(hashExecutable)
+
+func hashExecutable() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return "unknown"
