@@ -58,7 +58,7 @@ verify-data: build
 	$(BIN) data verify $(DATAFLAG)
 
 bench:
-	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -run '^$$' -bench . -benchmem ./core/... ./internal/...
+	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -run '^$$' -bench . -benchmem ./core/... ./runner/... ./kinds/...
 
 clean:
 	rm -rf bin

@@ -16,7 +16,7 @@ import (
 
 // stateCase is one file state built in a fresh data directory. The same
 // cases drive Inspect, Load and Available here, and `dprepro list`,
-// `dprepro data verify` and `dprepro run`'s loader in cmd/dprepro
+// `dprepro data verify` and `dprepro run`'s loader in package cli
 // (TestDataCommands_FileStates), so that every consumer classifies a state
 // the same way.
 type stateCase struct {

@@ -256,7 +256,7 @@ type AttributeSpec struct {
 }
 
 // HistogramDensities are the synthetic densities of the histogram-tuning
-// kind: Beta mixtures on [0, 1] (see internal/cvtune).
+// kind: Beta mixtures on [0, 1] (see kinds/cvtune).
 var HistogramDensities = []string{"uniform", "beta(2,5)", "bimodal"}
 
 // MechanismsSpec is the mechanism-bounds kind: each mechanism of Nguyen's

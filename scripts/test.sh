@@ -20,7 +20,7 @@ go test -timeout 20m "$@" ./...
 # The race detector on the concurrent parts (the parallel runner, the shared
 # crypto/rand source, checkpoints); it needs cgo, hence a C compiler.
 if [ "$(go env CGO_ENABLED)" = 1 ] && command -v "$(go env CC)" >/dev/null 2>&1; then
-  go test -race -timeout 10m ./internal/runner ./core/mech ./results
+  go test -race -timeout 10m ./runner ./core/mech ./results
 else
   echo "test.sh: no C compiler for cgo: the race-detector pass is skipped" >&2
 fi

@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dprepro/dprepro/results"
+)
+
+// errCheckFailed marks a check that ran and found results out of
+// tolerance: exit status 1.
+var errCheckFailed = errors.New("check failed")
+
+// maxShown bounds the rows of the table of moved cells per run.
+const maxShown = 40
+
+// maxRunDepth is how many folders below RUN_DIR check looks for runs:
+// OUT/<spec id>/<profile>-seed<seed>/ is two.
+const maxRunDepth = 3
+
+// builtinReferences describes the references built into the binary.
+const builtinReferences = "built-in (results/reference at build time)"
+
+// cmdCheck compares the runs under RUN_DIR with the reference results:
+// those built into the binary, or --against DIR (one folder per spec id
+// holding summary.csv and manifest.json). A run is matched to its
+// reference by its manifest's spec id; it is refused (exit 2) when the
+// two differ in spec, profile, design or data, compared bit for bit when
+// they were made the same way, else within the tolerance of
+// results.CompareSummaries. Every run is reported before the exit status,
+// the worst of them: 2 (refused or unusable input) > 1 (a regression) > 0.
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
+	fset := newFlagSet("check", stderr)
+	against := fset.String("against", "", "folder of reference runs, one per spec id (default: the references built into the binary)")
+	z := fset.Float64("z", 3, "when the setting differs, a mean may move by z·√2 times the half-width of the reference's 95% CI")
+	pos, err := parseInterleaved(fset, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("check: name one run folder (got %d arguments)", len(pos))
+	}
+	if !(*z > 0) || math.IsInf(*z, 1) {
+		return usagef("check: --z must be > 0 and finite (got %v)", *z)
+	}
+	refs, label := results.ReferenceFS(), builtinReferences
+	if *against != "" {
+		if fi, err := os.Stat(*against); err != nil || !fi.IsDir() {
+			return usagef("check: --against %s is not a folder", *against)
+		}
+		refs, label = os.DirFS(*against), *against
+	}
+	return checkRuns(stdout, pos[0], refs, label, *z)
+}
+
+// checkOutcome is the outcome of checking one run, ordered by severity.
+type checkOutcome int
+
+const (
+	checkUnchecked checkOutcome = iota // no reference for its spec id
+	checkOK                            // identical or within tolerance
+	checkRegressed                     // a cell out of tolerance, missing or new: exit 1
+	checkUnusable                      // refused or unusable input: exit 2
+)
+
+// checkRuns checks every run under root against the references in refs
+// (label names them in the output) and returns the error of the worst
+// outcome.
+func checkRuns(w io.Writer, root string, refs fs.FS, label string, z float64) error {
+	runs, err := findRuns(root)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "references: %s\n", label)
+	count := map[checkOutcome]int{}
+	// A run folder named directly is checked whatever its profile; found
+	// by scanning (an --out holding quick and paper runs side by side), a
+	// run of a profile the reference is not of is not checked.
+	named := isRun(root)
+	for _, dir := range runs {
+		count[checkRun(w, dir, refs, label, z, named)]++
+	}
+	compared := len(runs) - count[checkUnchecked]
+	switch {
+	case count[checkUnusable] > 0:
+		msg := fmt.Sprintf("check: %d of %d runs refused or unusable (see above)", count[checkUnusable], compared)
+		if n := count[checkRegressed]; n > 0 {
+			msg += fmt.Sprintf(", %d differ from their references", n)
+		}
+		return usageError{errors.New(msg)}
+	case compared == 0:
+		return usagef("check: no run under %s has a reference in %s", root, label)
+	case count[checkRegressed] > 0:
+		return fmt.Errorf("%w: %d of %d runs differ from their references (if the change is intended, refresh them on purpose with `make references`)", errCheckFailed, count[checkRegressed], compared)
+	}
+	return nil
+}
+
+// findRuns returns the run folders under root: root itself when it holds a
+// manifest.json, else the folders that do up to maxRunDepth levels down
+// (not below a run, and not in folders whose name starts with a dot), in
+// lexical order.
+func findRuns(root string) ([]string, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("check: %w", err)}
+	}
+	if !fi.IsDir() {
+		return nil, usagef("check: %s is not a folder", root)
+	}
+	var out []string
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		if isRun(dir) {
+			out = append(out, dir)
+			return nil
+		}
+		if depth == maxRunDepth {
+			return nil
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return usageError{fmt.Errorf("check: %w", err)}
+		}
+		for _, e := range ents {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				if err := walk(filepath.Join(dir, e.Name()), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 0); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, usagef("check: %s holds no finished run (a folder with manifest.json, at most %d levels down)", root, maxRunDepth)
+	}
+	return out, nil
+}
+
+// isRun reports whether dir holds a manifest.json (written last by a
+// finished run).
+func isRun(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "manifest.json"))
+	return err == nil && !fi.IsDir()
+}
+
+// checkRun checks one run folder, prints its outcome, and returns it.
+func checkRun(w io.Writer, dir string, refs fs.FS, label string, z float64, named bool) checkOutcome {
+	unusable := func(name string, err error) checkOutcome {
+		fmt.Fprintf(w, "%s: unusable: %v\n", name, err)
+		return checkUnusable
+	}
+	run, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		return unusable(dir, err)
+	}
+	id := run.Spec.ID
+	name := fmt.Sprintf("%s (%s)", id, dir)
+	got, err := results.ReadSummaryCSV(filepath.Join(dir, "summary.csv"))
+	if err != nil {
+		return unusable(name, err)
+	}
+	// The spec id names a folder of refs: one valid path element.
+	if !fs.ValidPath(id) || strings.Contains(id, "/") || id == "." {
+		return unusable(name, fmt.Errorf("spec id %q cannot name a reference folder", id))
+	}
+	refDir := refName(label, id)
+	if _, err := fs.Stat(refs, id); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(w, "%s: no reference in %s (not checked)\n", name, label)
+		return checkUnchecked
+	}
+	ref, err := results.ReadManifestFS(refs, path.Join(id, "manifest.json"))
+	if err != nil {
+		return unusable(name, fmt.Errorf("reference %s: %w", refDir, err))
+	}
+	if !named && run.Profile != ref.Profile {
+		fmt.Fprintf(w, "%s: not checked: the reference %s is of profile %q, this run of %q (name the run folder to compare it anyway)\n", name, refDir, ref.Profile, run.Profile)
+		return checkUnchecked
+	}
+	set, err := results.CompareSettings(ref, run)
+	if err != nil {
+		return unusable(name, fmt.Errorf("against %s: %w", refDir, err))
+	}
+	if len(set.Refused) > 0 {
+		// Not a regression: the reference measures something else, and
+		// refreshing it would hide that.
+		fmt.Fprintf(w, "%s: refused against %s: %s\n", name, refDir, strings.Join(set.Refused, "; "))
+		return checkUnusable
+	}
+	want, err := results.ReadSummaryCSVFS(refs, path.Join(id, "summary.csv"))
+	if err != nil {
+		return unusable(name, fmt.Errorf("reference %s: %w", refDir, err))
+	}
+	c, err := results.CompareSummaries(want, got, set.Exact(), z)
+	if err != nil {
+		return unusable(name, fmt.Errorf("against %s: %w", refDir, err))
+	}
+	mode := "exact"
+	if !c.Exact {
+		mode = fmt.Sprintf("tolerance z = %v; %s", z, strings.Join(set.Differs, "; "))
+	}
+	out := checkOK
+	switch {
+	case c.Failed > 0:
+		out = checkRegressed
+		fmt.Fprintf(w, "%s: FAIL against %s, %d of %d cells out of tolerance, spread grown, missing or new, %d moved within it [%s]\n", name, refDir, c.Failed, len(c.Cells), c.Moved, mode)
+	case c.Moved > 0 || c.Unjudged > 0:
+		fmt.Fprintf(w, "%s: ok, %d of %d cells moved within tolerance [%s]\n", name, c.Moved, len(c.Cells), mode)
+	default:
+		fmt.Fprintf(w, "%s: ok, all %d cells identical [%s]\n", name, len(c.Cells), mode)
+	}
+	if c.Unjudged > 0 {
+		fmt.Fprintf(w, "  %d cells moved that cannot be judged: their reference has one value (no CI), so no move can be told from sampling noise; they are listed as %q and do not fail the check\n", c.Unjudged, results.CellUnjudged)
+	}
+	printMoved(w, c)
+	return out
+}
+
+// refName names the reference folder of spec id in messages.
+func refName(label, id string) string {
+	if label == builtinReferences {
+		return "built-in reference/" + id
+	}
+	return filepath.Join(label, id)
+}
+
+// printMoved prints the cells that differ, furthest beyond their
+// tolerance first.
+func printMoved(w io.Writer, c results.Comparison) {
+	var moved []results.Cell
+	for _, cell := range c.Cells {
+		if cell.Status != results.CellSame {
+			moved = append(moved, cell)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	// excess is how far a cell is beyond its tolerance, as a ratio; +Inf
+	// for missing, new and exact-mode cells.
+	excess := func(x results.Cell) float64 {
+		r := math.Inf(1)
+		if x.Tol > 0 {
+			r = x.Diff / x.Tol
+		}
+		if x.Status == results.CellSpread && x.SDLimit > 0 {
+			r = x.GotSD / x.SDLimit
+		}
+		return r
+	}
+	sort.SliceStable(moved, func(i, j int) bool { return excess(moved[i]) > excess(moved[j]) })
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  cell\treference\trun\t|diff|\ttolerance\tsd ref\tsd run\tsd limit\tstatus")
+	for i, x := range moved {
+		if i == maxShown {
+			fmt.Fprintf(tw, "  … %d more\t\t\t\t\t\t\t\t\n", len(moved)-maxShown)
+			break
+		}
+		fmt.Fprintf(tw, "  %s\t%.6g\t%.6g\t%.3g\t%.3g\t%.3g\t%.3g\t%.3g\t%s\n", x.Key, x.Ref, x.Got, x.Diff, x.Tol, x.RefSD, x.GotSD, x.SDLimit, x.Status)
+	}
+	tw.Flush()
+}

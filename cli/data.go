@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
+)
+
+func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlagSet("list", stderr)
+	fs.StringVar(&f.specs, "specs", "", "`dir` of spec files to list instead of the built-in specs")
+	f.registerData(fs)
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("list: unexpected argument %q", rest[0])
+	}
+	dir := datasets.ResolveDataDir(f.dataDir, os.Getenv)
+	if err := dir.Check(); err != nil {
+		return usageError{fmt.Errorf("list: %w", err)}
+	}
+	fmt.Fprintf(stdout, "data: %s\n\n", dir)
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SPEC\tKIND\tFILE\tTITLE")
+	var files []string
+	load := func(file string) (*experiments.Spec, error) { return experiments.Load(file, "paper") }
+	if f.specs == "" {
+		files = experiments.BuiltinIDs()
+		load = func(id string) (*experiments.Spec, error) { return experiments.LoadBuiltin(id, "paper") }
+	} else {
+		files, _ = filepath.Glob(filepath.Join(f.specs, "*.toml"))
+	}
+	for _, file := range files {
+		s, err := load(file)
+		if err == nil && s.Source != nil {
+			file = s.Source.Path
+		}
+		if err != nil {
+			fmt.Fprintf(tw, "?\t?\t%s\tINVALID: %v\n", file, err)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Kind, file, s.Title)
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(tw, "(no specs in %s)\n", f.specs)
+	} else if f.specs == "" {
+		fmt.Fprintf(tw, "(built in: `dprepro run ID` runs one; --specs DIR lists the files of DIR)\n")
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "DATASET\tSTATUS\tFILES")
+	for _, name := range datasets.Names() {
+		st, err := datasets.Inspect(name, dir.Path)
+		status, files := describeStatus(st, err, dir.Named)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, status, files)
+	}
+	return tw.Flush()
+}
+
+// describeStatus summarizes a dataset's files as `dprepro list` shows
+// them, from the states datasets.Inspect gives (those `data verify` and
+// `run` use): real and verified; real, present and not pinned (with any
+// record-count warning); an error naming the state and the path; or absent,
+// with what a run then does (named: whether the directory was named).
+func describeStatus(st []datasets.FileStatus, err error, named bool) (status, files string) {
+	if err != nil {
+		return "error: " + err.Error(), ""
+	}
+	var names, failures, warnings []string
+	verified, unpinned, absent := 0, 0, 0
+	for _, s := range st {
+		names = append(names, s.Name)
+		switch {
+		case s.State.Failed():
+			failures = append(failures, s.State.String()+": "+s.Err.Error())
+		case s.State == datasets.StateVerified:
+			verified++
+		case s.State == datasets.StateUnpinned:
+			unpinned++
+		default:
+			absent++
+		}
+		if s.Warning != "" {
+			warnings = append(warnings, "warning: "+s.Warning)
+		}
+	}
+	files = strings.Join(names, ", ")
+	switch {
+	case len(failures) > 0:
+		return "ERROR: " + strings.Join(failures, "; "), files
+	case verified == len(st):
+		return "real, verified", files
+	case verified+unpinned == len(st):
+		return strings.Join(append([]string{"real, present, not pinned"}, warnings...), "; "), files
+	case absent == len(st) && named:
+		return "absent: runs need data.synthetic = \"allow\" for the stand-in", files
+	case absent == len(st):
+		return "absent: runs use the synthetic stand-in", files
+	}
+	return "partly present: the real data cannot be loaded", files
+}
+
+func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	names, d, err := dataArgs("data fetch", args, stderr)
+	if err != nil {
+		return err
+	}
+	dir := d.Path
+	fmt.Fprintf(stderr, "dprepro: data: %s\n", d)
+	client := &http.Client{Timeout: 30 * time.Minute}
+	all := len(names) == len(datasets.Names()) && !slices.ContainsFunc(args, func(a string) bool { return slices.Contains(names, a) })
+	var failed int
+	for _, n := range names {
+		if ctx.Err() != nil {
+			break // interrupted: the datasets not fetched yet are left alone
+		}
+		fmt.Fprintf(stderr, "dprepro: fetching %s into %s\n", n, dir)
+		if err := datasets.Fetch(ctx, client, n, dir, stderr); err != nil {
+			fmt.Fprintf(stderr, "dprepro: %s: %v\n", n, err)
+			if all && errors.Is(err, datasets.ErrNoDownload) {
+				// Fetching everything skips the datasets the user must
+				// supply (IPUMS); naming one makes its absence an error.
+				fmt.Fprintf(stdout, "%s: not downloadable; supply the file yourself (see above)\n", n)
+				continue
+			}
+			failed++
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: fetched and verified\n", n)
+	}
+	if failed > 0 {
+		return fmt.Errorf("data fetch: %d of %d datasets failed", failed, len(names))
+	}
+	return nil
+}
+
+// cmdDataVerify classifies every file of the named datasets (all by
+// default) as datasets.Inspect does, reading each present file to the end.
+// It fails (exit status 2) only for a file that is there but bad: a
+// checksum mismatch, a corrupt .gz, something that is not a regular file, a
+// broken link, an unreadable file. Absent files and files with no pinned
+// checksum are reported, not failures; a record count far from the
+// documented one is a warning on stderr.
+func cmdDataVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	names, dir, err := dataArgs("data verify", args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := dir.Check(); err != nil {
+		return usageError{fmt.Errorf("data verify: %w", err)}
+	}
+	fmt.Fprintf(stdout, "data: %s\n\n", dir)
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "DATASET\tFILE\tSTATE\tDETAIL\n")
+	var bad, warnings []string
+	for _, n := range names {
+		st, err := datasets.Inspect(n, dir.Path)
+		if err != nil {
+			return usageError{err}
+		}
+		for _, s := range st {
+			var detail string
+			switch {
+			case s.State.Failed():
+				detail = s.Err.Error()
+				bad = append(bad, s.Path)
+			case s.State == datasets.StateVerified:
+				detail = "sha256 " + s.SHA256 + " (" + s.Path + ")"
+			case s.State == datasets.StateUnpinned:
+				detail = fmt.Sprintf("sha256 %s (%s), %d records, no pinned checksum to verify against", s.SHA256, s.Path, s.Records)
+			}
+			if s.Warning != "" {
+				warnings = append(warnings, s.Warning)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, s.Name, s.State, detail)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "dprepro: data verify: warning: %s\n", w)
+	}
+	if len(bad) > 0 {
+		return usagef("data verify: %d file(s) fail verification: %s", len(bad), strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// dataArgs parses the flags and dataset names of a data subcommand: no
+// names means every registered dataset. The data directory comes from
+// datasets.ResolveDataDir (--data-dir, $DPREPRO_DATA, the user cache).
+func dataArgs(cmd string, args []string, stderr io.Writer) (names []string, dir datasets.DataDir, err error) {
+	var f runFlags
+	fs := newFlagSet(cmd, stderr)
+	fs.StringVar(&f.dataDir, "data-dir", "", "data directory (default $DPREPRO_DATA, else the user cache)")
+	if names, err = parseInterleaved(fs, args); err != nil {
+		return nil, dir, err
+	}
+	if len(names) == 0 {
+		names = datasets.Names()
+	}
+	for _, n := range names {
+		if _, ok := datasets.Lookup(n); !ok {
+			return nil, dir, usagef("%s: unknown dataset %q", cmd, n)
+		}
+	}
+	return names, datasets.ResolveDataDir(f.dataDir, os.Getenv), nil
+}

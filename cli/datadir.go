@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
+)
+
+// dataDir is the data folder of a command and where it came from
+// (datasets.ResolveDataDir: --data-dir, $DPREPRO_DATA, the per-user
+// folder).
+type dataDir = datasets.DataDir
+
+// resolveData resolves the data folder, prints it as the first line of the
+// run ("data: /path (from --data-dir)") and refuses a named folder that does
+// not exist (exit 2).
+func resolveData(flagValue string, stderr io.Writer) (dataDir, error) {
+	d := datasets.ResolveDataDir(flagValue, os.Getenv)
+	fmt.Fprintf(stderr, "dprepro: data: %s\n", d)
+	if err := d.Check(); err != nil {
+		return d, usageError{err}
+	}
+	return d, nil
+}
+
+// checkData checks, before any run starts, that every dataset of every spec
+// can be loaded as its data.synthetic policy requires (a stat of each file,
+// no reading): a named folder lacking a file a spec needs is exit 2 here,
+// naming the folder, the file and `dprepro data fetch`, instead of after
+// the specs before it have run.
+func checkData(specs []*experiments.Spec, dd dataDir) error {
+	for _, s := range specs {
+		for _, name := range specDatasets(s) {
+			if _, err := datasets.Available(name, dd, s.Data.Synthetic); err != nil {
+				return usageError{fmt.Errorf("%s: %w", s.ID, err)}
+			}
+		}
+	}
+	return nil
+}
+
+// specDatasets lists the datasets a spec reads: data.datasets and the
+// histogram kind's attributes.
+func specDatasets(s *experiments.Spec) []string {
+	names := append([]string(nil), s.Data.Datasets...)
+	for _, a := range s.Histogram.Attributes {
+		names = append(names, a.Dataset)
+	}
+	return names
+}
+
+// defaultDataDirDoc is the per-user data folder, for the manual.
+func defaultDataDirDoc() string {
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join("$XDG_CACHE_HOME", "dprepro", "data")
+	}
+	return filepath.Join(c, "dprepro", "data")
+}

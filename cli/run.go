@@ -1,0 +1,638 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/kinds/mechbounds"
+	"github.com/dprepro/dprepro/kinds/privaudit"
+	"github.com/dprepro/dprepro/runner"
+	"github.com/dprepro/dprepro/plots"
+	"github.com/dprepro/dprepro/results"
+)
+
+func init() {
+	experiments.DatasetNames = datasets.Names
+	// The memory estimate of a spec (experiments.Spec.CheckResources) reads
+	// the documented size of each dataset from the registry.
+	experiments.DatasetShape = func(name string) (int, int, []string, bool) {
+		e, ok := datasets.Lookup(name)
+		return e.Records, e.Dim, e.Numeric, ok
+	}
+}
+
+// runFlags are the flags of the commands that run specs; each command
+// registers the groups it accepts, so its help lists only those.
+type runFlags struct {
+	profile  string
+	out      string
+	workers  int
+	seed     string
+	dataDir  string
+	specs    string
+	interval time.Duration
+	shard    string   // "i/N", or from the scheduler's environment
+	shards   int      // the declared count with JOB_COMPLETION_INDEX
+	merge    []string // merge: the shards' output folders
+	secure   bool     // --secure-noise
+}
+
+// registerRun registers the flags every running command has.
+func (f *runFlags) registerRun(fs *flag.FlagSet) {
+	fs.StringVar(&f.profile, "profile", "quick", "profile: quick, paper, or another `name` the spec defines (a spec without a quick profile runs as written)")
+	fs.StringVar(&f.out, "out", filepath.Join("results", "runs"), "output `dir`: runs go to DIR/<spec id>/<profile>-seed<seed>/")
+	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel `workers`")
+	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (non-negative integer)")
+	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line `interval` when stderr is not a terminal")
+	fs.BoolVar(&f.secure, "secure-noise", false, "draw every release's noise from crypto/rand through floating-point-safe constructions where available (results do not replay; see the manifest's noise)")
+}
+
+// registerData registers --data-dir.
+func (f *runFlags) registerData(fs *flag.FlagSet) {
+	fs.StringVar(&f.dataDir, "data-dir", "", "data `dir` (default $DPREPRO_DATA, else the per-user directory; see dprepro help)")
+}
+
+// registerShard registers the sharding flags of run.
+func (f *runFlags) registerShard(fs *flag.FlagSet) {
+	fs.StringVar(&f.shard, "shard", "", "run shard `i/N` of the units only (0-based), or \"auto\": the index from the scheduler (SLURM_ARRAY_TASK_ID/_MIN/_COUNT, or JOB_COMPLETION_INDEX with --shard-count)")
+	fs.IntVar(&f.shards, "shard-count", 0, "number of shards when the index comes from JOB_COMPLETION_INDEX (Kubernetes indexed jobs)")
+}
+
+// check validates the flags every running command shares and returns the
+// --seed override (−1 when not given). The profile name is checked against
+// the spec when it is loaded.
+func (f *runFlags) check() (seed int64, err error) {
+	if f.workers < 1 {
+		return 0, usagef("--workers must be >= 1 (got %d)", f.workers)
+	}
+	if f.profile == "" {
+		return 0, usagef("--profile must name a profile (quick, paper, or one the spec defines)")
+	}
+	if f.seed == "" {
+		return -1, nil
+	}
+	seed, err = strconv.ParseInt(f.seed, 10, 64)
+	if err != nil || seed < 0 {
+		return 0, usagef("--seed must be a non-negative integer (got %q)", f.seed)
+	}
+	return seed, nil
+}
+
+// shardOf returns the shard to run: --shard i/N; with --shard auto, Slurm's
+// array task (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of
+// SLURM_ARRAY_TASK_COUNT), else a Kubernetes indexed job's
+// JOB_COMPLETION_INDEX of --shard-count (an error when neither is set); the
+// zero Shard (all units) without --shard. The scheduler's variables are read
+// only on request: an array job that sweeps seeds (run --seed
+// $SLURM_ARRAY_TASK_ID) must not be sharded behind the user's back.
+func (f *runFlags) shardOf(getenv func(string) string) (runner.Shard, error) {
+	parse := func(what, v string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0, usagef("%s: %q is not an integer", what, v)
+		}
+		return n, nil
+	}
+	var sh runner.Shard
+	var err error
+	switch {
+	case f.shard == "":
+		return sh, nil
+	case f.shard != "auto":
+		i, n, ok := strings.Cut(f.shard, "/")
+		if !ok {
+			return sh, usagef("--shard must be i/N (got %q)", f.shard)
+		}
+		if sh.Index, err = parse("--shard", i); err != nil {
+			return sh, err
+		}
+		if sh.Count, err = parse("--shard", n); err != nil {
+			return sh, err
+		}
+	case getenv("SLURM_ARRAY_TASK_ID") != "" && getenv("SLURM_ARRAY_TASK_COUNT") != "":
+		if sh.Index, err = parse("SLURM_ARRAY_TASK_ID", getenv("SLURM_ARRAY_TASK_ID")); err != nil {
+			return sh, err
+		}
+		if m := getenv("SLURM_ARRAY_TASK_MIN"); m != "" {
+			lo, err := parse("SLURM_ARRAY_TASK_MIN", m)
+			if err != nil {
+				return sh, err
+			}
+			sh.Index -= lo
+		}
+		if sh.Count, err = parse("SLURM_ARRAY_TASK_COUNT", getenv("SLURM_ARRAY_TASK_COUNT")); err != nil {
+			return sh, err
+		}
+	case getenv("JOB_COMPLETION_INDEX") != "" && f.shards > 0:
+		if sh.Index, err = parse("JOB_COMPLETION_INDEX", getenv("JOB_COMPLETION_INDEX")); err != nil {
+			return sh, err
+		}
+		sh.Count = f.shards
+	default:
+		return sh, usagef("--shard auto: no scheduler index (SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX with --shard-count N)")
+	}
+	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		return sh, usagef("shard %d/%d: want 0 <= i < N", sh.Index, sh.Count)
+	}
+	return sh, nil
+}
+
+// parseInterleaved parses flags that may stand before, between or after the
+// positional arguments, which it returns. -h returns a helpRequest holding
+// fs, so that the command's help lists exactly its flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, helpRequest{fs}
+			}
+			return nil, usagef("%v (see dprepro help %s)", err, fs.Name())
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet returns a flag set that reports errors only through
+// parseInterleaved's return value (no usage dump on stderr).
+func newFlagSet(name string, _ io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlagSet("run", stderr)
+	f.registerRun(fs)
+	f.registerData(fs)
+	f.registerShard(fs)
+	names, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return usagef("run: name at least one spec file or built-in spec id (see dprepro list)")
+	}
+	return runSpecs(ctx, names, &f, stdout, stderr)
+}
+
+func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlagSet("reproduce", stderr)
+	f.registerRun(fs)
+	f.registerData(fs)
+	fs.StringVar(&f.specs, "specs", "", "`dir` of spec files to run instead of the built-in specs")
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("reproduce: unexpected argument %q (it runs every built-in spec, or every spec in --specs DIR)", rest[0])
+	}
+	var names []string
+	if f.specs == "" {
+		names = experiments.BuiltinIDs()
+		fmt.Fprintf(stderr, "dprepro: specs: the %d built-in specs (experiments/ at build time; --specs DIR runs others)\n", len(names))
+	} else if names, err = specFiles(f.specs); err != nil {
+		return err
+	}
+	return runSpecs(ctx, names, &f, stdout, stderr)
+}
+
+func specFiles(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.toml"))
+	if err != nil {
+		return nil, usagef("specs: %v", err)
+	}
+	if len(files) == 0 {
+		return nil, usagef("specs: no *.toml files in %s", dir)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// loadSpec loads a spec named on the command line: a file when one exists
+// at that path, else the built-in spec of that id.
+func loadSpec(name, profile string) (*experiments.Spec, error) {
+	if st, err := os.Stat(name); err == nil && !st.IsDir() {
+		return experiments.Load(name, profile)
+	}
+	if experiments.IsBuiltin(name) {
+		return experiments.LoadBuiltin(name, profile)
+	}
+	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)", name, strings.Join(experiments.BuiltinIDs(), ", "))
+}
+
+// loadSpecs loads and validates every named spec with the flags applied, so
+// that a bad spec fails before any work.
+func loadSpecs(names []string, f *runFlags, seed int64, stderr io.Writer) ([]*experiments.Spec, error) {
+	var specs []*experiments.Spec
+	ids := map[string]string{}
+	for _, name := range names {
+		s, err := loadSpec(name, f.profile)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if prev, ok := ids[s.ID]; ok {
+			return nil, usagef("%s and %s have the same id %q", prev, name, s.ID)
+		}
+		ids[s.ID] = name
+		if seed >= 0 {
+			s.Seed = seed
+		}
+		if f.secure {
+			s.Output.SecureNoise = true
+		}
+		if s.ProfileFallback {
+			fmt.Fprintf(stderr, "dprepro: %s: the spec has no quick profile: --profile quick runs it as written\n", s.ID)
+		}
+		if err := s.CheckResources(f.workers); err != nil {
+			return nil, usageError{err}
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// runSpecs runs the named specs one after the other. Before any work it
+// loads and validates every spec, checks the data directory and every data
+// file the specs need, and locks every run folder (so a second process
+// aimed at one of them is refused at once, before it computes anything).
+// A spec whose run fails does not stop the others; the failures are
+// reported together at the end.
+func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr io.Writer) error {
+	seed, err := f.check()
+	if err != nil {
+		return err
+	}
+	specs, err := loadSpecs(names, f, seed, stderr)
+	if err != nil {
+		return err
+	}
+	dd, err := resolveData(f.dataDir, stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkData(specs, dd); err != nil {
+		return err
+	}
+	var shard runner.Shard
+	merging := len(f.merge) > 0
+	if !merging {
+		if shard, err = f.shardOf(os.Getenv); err != nil {
+			return err
+		}
+	}
+	locks, err := lockRuns(f.out, specs, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, l := range locks {
+			l.Release()
+		}
+	}()
+
+	var (
+		ciDirs   []string // runs of ci-coverage specs, for the figures across them
+		failures []error
+		entries  []indexEntry
+		stand    standIns
+	)
+	var notStarted []string
+	for _, s := range specs {
+		if ctx.Err() != nil {
+			notStarted = append(notStarted, s.ID)
+			continue
+		}
+		start := time.Now()
+		entry := newIndexEntry(f.out, s)
+		dir, exp, err := runOne(ctx, s, f, dd, shard, stdout, stderr)
+		entry.Finished = time.Now().UTC().Truncate(time.Second)
+		entry.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
+		if exp != nil {
+			entry.Data = describeData(exp.Datasets())
+			stand.add(s.ID, exp.Datasets())
+		}
+		entry.Status = runStatus(ctx, err, exp != nil)
+		if err == nil && shard.Sharded() {
+			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
+		}
+		entries = append(entries, entry)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			failures = append(failures, err)
+		case err != nil:
+			failures = append(failures, fmt.Errorf("%s: %w", s.ID, err))
+			if len(specs) > 1 {
+				fmt.Fprintf(stderr, "dprepro: %s: FAILED: %v\n", s.ID, err)
+			}
+		case shard.Sharded():
+			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
+		default:
+			fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
+			if s.Kind == experiments.KindCICoverage {
+				ciDirs = append(ciDirs, dir)
+			}
+		}
+	}
+	if ierr := updateIndex(f.out, entries); ierr != nil {
+		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
+	}
+	if len(ciDirs) > 1 && !shard.Sharded() && len(failures) == 0 && ctx.Err() == nil {
+		dir, err := ciFigures(ciDirs, f.out, specs[0].Profile, seed, f.secure)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
+	}
+	stand.report(stderr, len(specs), dd)
+	if ctx.Err() != nil && (len(failures) > 0 || len(notStarted) > 0) {
+		msg := errors.Join(failures...).Error()
+		if len(notStarted) > 0 {
+			msg += fmt.Sprintf("\nnot started: %s (run the same command again to run them)", strings.Join(notStarted, ", "))
+		}
+		return fmt.Errorf("%w: %s", errInterrupted, strings.TrimPrefix(msg, "\n"))
+	}
+	return joinFailures(failures, len(specs))
+}
+
+// runStatus is the index status of a run that ended with err; loaded
+// reports that its data loaded (otherwise its folder was not touched).
+func runStatus(ctx context.Context, err error, loaded bool) string {
+	switch {
+	case err == nil:
+		return "complete"
+	case ctx.Err() != nil:
+		return "interrupted"
+	case !loaded:
+		return "not run (an earlier run's files, if any, are untouched): " + firstLine(err.Error())
+	}
+	return "failed: " + firstLine(err.Error())
+}
+
+// runOne loads the data of one spec and runs it (or merges its shards).
+func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, shard runner.Shard, stdout, stderr io.Writer) (string, runner.Experiment, error) {
+	exp, err := load(s, dd)
+	if err != nil {
+		return "", nil, usageError{err}
+	}
+	for _, w := range exp.Warnings() {
+		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
+	}
+	if len(f.merge) > 0 {
+		if err := mergeShards(s, exp, f.merge, f.out, stdout); err != nil {
+			return "", exp, err
+		}
+	}
+	dir, err := runSecure(s, func() (string, error) {
+		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true})
+	}, stderr)
+	if errors.Is(err, runner.ErrFinishedRun) {
+		err = usageError{err}
+	}
+	return dir, exp, err
+}
+
+// joinFailures is the error of a command whose runs failed: exit 2 when
+// every failure was bad input (a data file), else 1.
+func joinFailures(failures []error, total int) error {
+	if len(failures) == 0 {
+		return nil
+	}
+	err := fmt.Errorf("%d of %d runs failed:\n%w", len(failures), total, errors.Join(failures...))
+	if len(failures) == 1 {
+		err = failures[0]
+	}
+	for _, e := range failures {
+		if !errors.As(e, new(usageError)) {
+			return err
+		}
+	}
+	return usageError{err}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// lockRuns takes the lock of every run folder of specs under out, or none:
+// a folder in use by another process refuses the whole command at once
+// (exit 2), naming the holder.
+func lockRuns(out string, specs []*experiments.Spec, stderr io.Writer) ([]*runner.DirLock, error) {
+	var locks []*runner.DirLock
+	for _, s := range specs {
+		l, err := runner.Lock(runner.RunDir(out, s))
+		if err != nil {
+			for _, l := range locks {
+				l.Release()
+			}
+			if errors.Is(err, runner.ErrLocked) {
+				return nil, usageError{fmt.Errorf("%s: %w", s.ID, err)}
+			}
+			return nil, err
+		}
+		if l.TookOver != nil {
+			fmt.Fprintf(stderr, "dprepro: %s: took over the lock of %s, left by a process that is no longer running (%s)\n", s.ID, runner.RunDir(out, s), l.TookOver)
+		}
+		locks = append(locks, l)
+	}
+	return locks, nil
+}
+
+// cmdMerge combines the checkpoints of the shard runs of each spec (their
+// --out folders, in --shards) into the run folder under --out and finishes
+// the run there from them: rows.csv and summary.csv are those of the
+// unsharded run, byte for byte. The shards must all be done, by the same
+// build, on the same data.
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlagSet("merge", stderr)
+	f.registerRun(fs)
+	f.registerData(fs)
+	shards := fs.String("shards", "", "comma-separated output `dirs` of the shard runs (their --out)")
+	specs, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(specs) == 0 {
+		return usagef("merge: name at least one spec file or built-in spec id")
+	}
+	for _, d := range strings.Split(*shards, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			f.merge = append(f.merge, d)
+		}
+	}
+	if len(f.merge) == 0 {
+		return usagef("merge: --shards must name the shard runs' output folders")
+	}
+	return runSpecs(ctx, specs, &f, stdout, stderr)
+}
+
+// mergeShards writes the union of the shards' checkpoints of spec s into
+// its run folder's checkpoint and checks that it holds every unit.
+func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, out string, stdout io.Writer) error {
+	var srcs []string
+	for _, d := range shards {
+		srcs = append(srcs, filepath.Join(runner.RunDir(d, s), ".checkpoint"))
+	}
+	n, err := results.MergeCheckpoints(filepath.Join(runner.RunDir(out, s), ".checkpoint"), runner.Header(exp), srcs, exp.Units())
+	if errors.Is(err, results.ErrIncompleteMerge) {
+		return fmt.Errorf("%w (run the unfinished shard again, then merge)", err)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: merged %d units from %d shards\n", s.ID, n, len(shards))
+	return nil
+}
+
+// ciFigures draws Figures 1–4 of Wang, Kifer & Lee from the summaries of
+// the ci-coverage runs in dirs into out/wkl-figures/<profile>[-seed<S>][-secure].
+func ciFigures(dirs []string, out, profile string, seed int64, secure bool) (string, error) {
+	var rows []results.SummaryRow
+	for _, d := range dirs {
+		r, err := results.ReadSummaryCSV(filepath.Join(d, "summary.csv"))
+		if err != nil {
+			return "", err
+		}
+		rows = append(rows, r...)
+	}
+	name := profile
+	if seed >= 0 {
+		name += fmt.Sprintf("-seed%d", seed)
+	}
+	if secure {
+		name += "-secure"
+	}
+	dir := filepath.Join(out, "wkl-figures", name)
+	lock, err := runner.Lock(dir)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Release()
+	for _, fs := range cicoverage.PaperFigures() {
+		has := false
+		for _, r := range rows {
+			has = has || slices.Contains(fs.Methods, r.Method)
+		}
+		if !has {
+			continue // no run requested these methods
+		}
+		if err := plots.Render(dir, fs, rows); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// runSecure runs fn with core/mech's secure mode set as the spec asks
+// (output.secure_noise, or --secure-noise), and restores the mode after.
+func runSecure(s *experiments.Spec, fn func() (string, error), stderr io.Writer) (string, error) {
+	if s.Output.SecureNoise {
+		fmt.Fprintf(stderr, "dprepro: %s: secure noise: releases draw from crypto/rand through floating-point-safe constructions where available; the results will not replay (manifest.json lists the constructions)\n", s.ID)
+	}
+	prev := mech.SetSecureNoise(s.Output.SecureNoise)
+	defer mech.SetSecureNoise(prev)
+	return fn()
+}
+
+// load builds the runnable experiment of a spec.
+func load(s *experiments.Spec, dd dataDir) (runner.Experiment, error) {
+	switch s.Kind {
+	case experiments.KindCVTuning:
+		return cvtune.New(s, cvtune.Options{DataDir: dd.Path, Named: dd.Named})
+	case experiments.KindExPost:
+		return expostsweep.New(s, expostsweep.Options{DataDir: dd.Path, Named: dd.Named})
+	case experiments.KindCICoverage:
+		return cicoverage.New(s, cicoverage.Options{DataDir: dd.Path, Named: dd.Named})
+	case experiments.KindHistogram:
+		return cvtune.NewHist(s, cvtune.Options{DataDir: dd.Path, Named: dd.Named})
+	case experiments.KindMechanisms:
+		return mechbounds.New(s)
+	case experiments.KindAudit:
+		return privaudit.New(s)
+	}
+	return nil, fmt.Errorf("%s: kind %q has no runner", s.ID, s.Kind)
+}
+
+// standIns counts the runs that used synthetic stand-ins.
+type standIns struct {
+	runs     []string
+	datasets map[string]bool
+}
+
+func (s *standIns) add(id string, ds []results.DatasetInfo) {
+	used := false
+	for _, d := range ds {
+		// A stand-in replaces a real file (stand_in_for); simulated data
+		// by design (the histogram kind's known densities) is not one.
+		if for_ := d.Params["stand_in_for"]; d.Source != "real" && for_ != "" {
+			used = true
+			if s.datasets == nil {
+				s.datasets = map[string]bool{}
+			}
+			s.datasets[for_] = true
+		}
+	}
+	if used {
+		s.runs = append(s.runs, id)
+	}
+}
+
+// report prints the one line that counts the runs on stand-ins.
+func (s *standIns) report(w io.Writer, total int, dd dataDir) {
+	if len(s.runs) == 0 {
+		return
+	}
+	var names []string
+	for n := range s.datasets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	why := "no data directory was named: name one with --data-dir or $DPREPRO_DATA, or download into " + dd.Path + " with `dprepro data fetch`"
+	if dd.Named {
+		why = "their specs allow it (data.synthetic = \"allow\" or \"always\")"
+	}
+	fmt.Fprintf(w, "dprepro: %d of %d runs used labelled SYNTHETIC stand-ins, not real data (%s): %s\n", len(s.runs), total, strings.Join(names, ", "), why)
+}
+
+// describeData summarizes a run's data for the index.
+func describeData(ds []results.DatasetInfo) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, d.Name+": "+d.Source)
+	}
+	return strings.Join(parts, ", ")
+}

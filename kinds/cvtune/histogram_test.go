@@ -1,0 +1,172 @@
+package cvtune
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dprepro/dprepro/core/histogram"
+	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/runner"
+	"github.com/dprepro/dprepro/results"
+)
+
+// histSpec: one synthetic density and Adult's age, 5-fold CV, a small and
+// a large α.
+const histSpec = `schema = 1
+id = "hist-small"
+kind = "histogram-tuning"
+seed = 9
+
+[data]
+datasets = ["adult"]
+column_scale = "none"
+intercept = false
+row_norm = "none"
+subsample = 6000
+
+[histogram]
+bins = [4, 16, 64]
+densities = ["bimodal"]
+records = 6000
+attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]
+
+[cv]
+repetitions = 1
+folds = 5
+
+[tuning]
+alphas = [1.0, 1000.0]
+methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]
+
+[output]
+bootstrap = 200
+`
+
+func loadHist(t *testing.T, src string) (*Hist, error) {
+	t.Helper()
+	experiments.DatasetNames = datasets.Names
+	s, err := experiments.Parse("hist.toml", []byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewHist(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
+}
+
+// TestHist_DensitiesListed checks that the spec's density names are the
+// ones core/histogram defines.
+func TestHist_DensitiesListed(t *testing.T) {
+	for _, name := range experiments.HistogramDensities {
+		if _, ok := histogram.Densities[name]; !ok {
+			t.Errorf("experiments lists density %q, core/histogram does not define it", name)
+		}
+	}
+	if len(histogram.Densities) != len(experiments.HistogramDensities) {
+		t.Errorf("core/histogram defines %d densities, experiments lists %d", len(histogram.Densities), len(experiments.HistogramDensities))
+	}
+}
+
+// TestHist_Run checks rows, accounting and determinism across workers, and
+// that with a huge budget Stability chooses as Control does and beats
+// dataSplit's ISE on the known density.
+func TestHist_Run(t *testing.T) {
+	var first, firstRows []byte
+	for _, w := range []int{1, 3} {
+		e, err := loadHist(t, histSpec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, _ := os.ReadFile(filepath.Join(dir, "summary.csv"))
+		srows, err := results.ReadSummaryCSV(filepath.Join(dir, "summary.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics := map[string]int{}
+		for _, r := range srows {
+			metrics[r.Dataset+" "+r.Metric]++
+		}
+		if metrics["adult:age ise"] != 0 || metrics["bimodal ise"] != 2*5 || metrics["adult:age ise_estimate"] != 2*5 {
+			t.Errorf("summary cells per (source, metric): %v; want exact ISE for the density only", metrics)
+		}
+		rows, _ := os.ReadFile(filepath.Join(dir, "rows.csv"))
+		for _, f := range []string{"ise.png", "ise-estimate.svg", "bin-width.png"} {
+			if _, err := os.Stat(filepath.Join(dir, "figures", f)); err != nil {
+				t.Error(err)
+			}
+		}
+		if first == nil {
+			first, firstRows = sum, rows
+			continue
+		}
+		if !bytes.Equal(first, sum) || !bytes.Equal(firstRows, rows) {
+			t.Error("outputs differ between 1 and 3 workers")
+		}
+	}
+
+	e, err := loadHist(t, histSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iseAt := map[string]float64{}
+	for _, key := range e.Units() {
+		rows, err := e.RunUnit(context.Background(), key)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		r := rows[0]
+		alpha, method := r.Float("alpha"), r["method"]
+		if w := r.Float("bin_width"); !slices.Contains([]float64{0.25, 1.0 / 16, 1.0 / 64}, w) {
+			t.Errorf("%s: bin width %v", key, w)
+		}
+		real := strings.HasPrefix(key, "adult:")
+		if real != math.IsNaN(r.Float("ise")) {
+			t.Errorf("%s: ise %v (exact ISE only for the known density)", key, r.Float("ise"))
+		}
+		if method == "control" {
+			if r["private"] != "false" || !math.IsInf(r.Float("eps_total"), 1) {
+				t.Errorf("%s: control must be non-private", key)
+			}
+		} else if r["private"] != "true" || r.Float("eps_total") != alpha {
+			t.Errorf("%s: eps_total %v, want %v", key, r.Float("eps_total"), alpha)
+		}
+		if (method == "stability") == math.IsNaN(r.Float("beta")) {
+			t.Errorf("%s: beta %v", key, r.Float("beta"))
+		}
+		if !real {
+			iseAt[method+"@"+r["alpha"]] += r.Float("ise") / 5
+			if alpha == 1000 && method == "stability" {
+				ctrl, _ := e.RunUnit(context.Background(), strings.Replace(key, "stability", "control", 1))
+				if ctrl[0]["bins"] != r["bins"] {
+					t.Errorf("%s: alpha = 1000: stability chose %s bins, control %s", key, r["bins"], ctrl[0]["bins"])
+				}
+			}
+		}
+	}
+	if s, d := iseAt["stability@1000"], iseAt["dataSplit@1000"]; !(s <= d) {
+		t.Errorf("mean ISE at alpha = 1000: stability %v above dataSplit %v (which trains on 1/k of T)", s, d)
+	}
+}
+
+// TestHist_RefusesSmallN checks Theorem 6's sample-size requirement.
+func TestHist_RefusesSmallN(t *testing.T) {
+	src := strings.Replace(strings.Replace(histSpec, "records = 6000", "records = 300", 1), "alphas = [1.0, 1000.0]", "alphas = [0.1, 1000.0]", 1)
+	src = strings.Replace(src, `attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]`, "", 1)
+	_, err := loadHist(t, src)
+	if err == nil || !strings.Contains(err.Error(), "Theorem 6 needs n >=") || !strings.Contains(err.Error(), "source bimodal") {
+		t.Errorf("err = %v, want Theorem 6's requirement naming the source", err)
+	}
+	bad := strings.Replace(histSpec, `column = "age"`, `column = "wage"`, 1)
+	if _, err := loadHist(t, bad); err == nil || !strings.Contains(err.Error(), `no numeric column "wage"`) {
+		t.Errorf("unknown column: err = %v", err)
+	}
+}

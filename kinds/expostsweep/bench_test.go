@@ -1,0 +1,57 @@
+package expostsweep
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
+)
+
+// benchExperiment loads a paper spec (full n = 100,000 subsample) with the
+// given calibration; the data and θ* are shared by the benchmark's trials.
+func benchExperiment(b *testing.B, file, cal string) *Experiment {
+	b.Helper()
+	experiments.DatasetNames = datasets.Names
+	s, err := experiments.Load(filepath.Join("..", "..", "experiments", file), "paper")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.AccuracyFirst.Calibration = cal
+	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkTrial measures one trial of each method at α = 0.05 on the
+// paper-size data (KDD-99: n = 100,000, p = 38; Twitter stand-in: n =
+// 100,000, p = 77). Each iteration is a fresh trial (different noise).
+//
+//	DPREPRO_DATA=../shared/datasets go test -run - -bench Trial ./kinds/expostsweep
+func BenchmarkTrial(b *testing.B) {
+	for _, file := range []string{"af17-kdd-logistic.toml", "af17-twitter-ridge.toml"} {
+		for _, cal := range []string{"authors-code", "paper"} {
+			var e *Experiment
+			for _, m := range []string{"noise-reduction", "doubling", "theory"} {
+				b.Run(fmt.Sprintf("%s/%s/%s", file[5:len(file)-5], cal, m), func(b *testing.B) {
+					if e == nil {
+						e = benchExperiment(b, file, cal)
+					}
+					name := e.data[0].Name
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						key := fmt.Sprintf("%s/%s/alpha=0.05/trial=%d", name, m, i%80+1)
+						if _, err := e.RunUnit(context.Background(), key); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

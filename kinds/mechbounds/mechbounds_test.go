@@ -1,0 +1,195 @@
+package mechbounds
+
+import (
+	"bytes"
+	"context"
+	"github.com/dprepro/dprepro/internal/stoptest"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/runner"
+	"github.com/dprepro/dprepro/internal/stattest"
+)
+
+var params = experiments.MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5}
+
+var levels = []float64{0.5, 0.1, 0.01, 0.001}
+
+// TestBoundsHold runs every mechanism at several ε and checks, at each tail
+// level, that the empirical tail is within its sampling error of the exact
+// tail (where known) and below the stated bound: a mechanism whose errors
+// are larger than the review's bound allows fails here.
+func TestBoundsHold(t *testing.T) {
+	const n = 40000
+	epsilons := []float64{0.1, 1, 5}
+	checks := len(mechanisms(params)) * len(epsilons) * len(levels) * 2
+	z := stattest.ZCrit(checks)
+	for _, seed := range stattest.Seeds(61) {
+		rng := rand.New(rand.NewPCG(seed, 62))
+		for name, m := range mechanisms(params) {
+			for _, eps := range epsilons {
+				cells := m.Cells(eps, levels)
+				counts, err := run(context.Background(), rng, m, eps, cells, n, params.Dim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for c, cl := range cells {
+					if !holds(counts[c], n, cl.bound, checks) {
+						t.Errorf("seed %d, %s, eps %v, level %v: tail %v above the bound %v", seed, name, eps, cl.level, float64(counts[c])/n, cl.bound)
+					}
+					if math.IsNaN(cl.exact) {
+						continue
+					}
+					se := math.Sqrt(cl.exact*(1-cl.exact)/n) + 1/float64(n)
+					if d := math.Abs(float64(counts[c])/n - cl.exact); d > z*se {
+						t.Errorf("seed %d, %s, eps %v, level %v: tail %v, exact %v (%.1f SE)", seed, name, eps, cl.level, float64(counts[c])/n, cl.exact, d/se)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBrokenMechanismsFlagged checks that the check catches mechanisms
+// whose errors are larger than their calibration allows: Laplace at twice
+// its scale, Gaussian at twice its σ, randomized response flipping twice as
+// often, the exponential mechanism at ε/8. (Too little noise makes an
+// accuracy bound easier to meet; it is a privacy bug, for the audits.)
+func TestBrokenMechanismsFlagged(t *testing.T) {
+	ms := mechanisms(params)
+	linf := func(noise func() float64) float64 {
+		var m float64
+		for range params.Dim {
+			m = math.Max(m, math.Abs(noise()))
+		}
+		return m
+	}
+	broken := map[string]func(rng *rand.Rand, eps float64) (float64, error){
+		"laplace": func(rng *rand.Rand, eps float64) (float64, error) {
+			return linf(func() float64 { return mech.LaplaceNoise(rng, 2/eps) }), nil
+		},
+		"gaussian": func(rng *rand.Rand, eps float64) (float64, error) {
+			s := 2 * ms["gaussian"].Sigma(eps)
+			return linf(func() float64 { return s * rng.NormFloat64() }), nil
+		},
+		"randomized-response": func(rng *rand.Rand, eps float64) (float64, error) {
+			flips := 0
+			for range params.Dim {
+				if rng.Float64() < 2*(1-mech.RRKeepProb(eps)) {
+					flips++
+				}
+			}
+			return float64(flips), nil
+		},
+		"exponential": func(rng *rand.Rand, eps float64) (float64, error) {
+			i, err := mech.Exponential(rng, scoresFor(params), eps/8, 1)
+			return float64(i), err // the gap: scores are 0, −1, …
+		},
+	}
+	const n = 20000
+	rng := rand.New(rand.NewPCG(63, 64))
+	for name, draw := range broken {
+		m := ms[name]
+		m.Draw = draw
+		eps := 1.0
+		cells := m.Cells(eps, levels)
+		counts, err := run(context.Background(), rng, m, eps, cells, n, params.Dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flagged := false
+		for c, cl := range cells {
+			flagged = flagged || !holds(counts[c], n, cl.bound, len(cells))
+		}
+		if !flagged {
+			t.Errorf("broken %s: no level flagged (counts %v of %d)", name, counts, n)
+		}
+	}
+}
+
+func scoresFor(p experiments.MechanismsSpec) []float64 {
+	s := make([]float64, p.Candidates)
+	for i := range s {
+		s[i] = -float64(i)
+	}
+	return s
+}
+
+const quickSpec = `schema = 1
+id = "mech-small"
+kind = "mechanism-bounds"
+seed = 3
+
+[mechanisms]
+mechanisms = ["randomized-response", "laplace", "exponential", "gaussian"]
+epsilons = [0.5, 2.0]
+levels = [0.1, 0.01]
+replicates = 3
+draws = 2000
+
+[output]
+bootstrap = 200
+`
+
+// TestRun_Deterministic checks that the kind runs end to end, flags no
+// bound, and writes the same bytes for 1 and 3 workers.
+func TestRun_Deterministic(t *testing.T) {
+	var first []byte
+	for _, w := range []int{1, 3} {
+		s, err := experiments.Parse("mech.toml", []byte(quickSpec), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ := os.ReadFile(filepath.Join(dir, "rows.csv"))
+		if bytes.Contains(rows, []byte("bound-violated")) {
+			t.Error("a bound is flagged as violated")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "figures", "tails.png")); err != nil {
+			t.Error(err)
+		}
+		if first == nil {
+			first = rows
+		} else if !bytes.Equal(first, rows) {
+			t.Error("rows differ between 1 and 3 workers")
+		}
+	}
+}
+
+// TestRunUnit_StopsPromptly gives units work for many seconds (5e7 draws
+// of 10 coordinates; 1e5 draws over 1e5 candidates) and checks that they
+// return the context's error at once when it is already done and within a
+// second of a cancellation.
+func TestRunUnit_StopsPromptly(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(quickSpec, "draws = 2000", "draws = 50000000", 1)
+	src = strings.Replace(src, `mechanisms = ["randomized-response", "laplace", "exponential", "gaussian"]`, `mechanisms = ["laplace", "exponential"]`+"\ncandidates = 100000", 1)
+	s, err := experiments.Parse("mech.toml", []byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"laplace/eps=0.5/rep=1", "exponential/eps=0.5/rep=1"} {
+		stoptest.Prompt(t, key, 50*time.Millisecond, func(ctx context.Context) error {
+			_, err := e.RunUnit(ctx, key)
+			return err
+		})
+	}
+}
