@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // indexEntry is one run in an output folder's index (OUT/index.json and

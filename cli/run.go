@@ -23,9 +23,9 @@ import (
 	"github.com/dprepro/dprepro/kinds/expostsweep"
 	"github.com/dprepro/dprepro/kinds/mechbounds"
 	"github.com/dprepro/dprepro/kinds/privaudit"
-	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 func init() {

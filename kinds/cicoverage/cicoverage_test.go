@@ -17,8 +17,8 @@ import (
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // smallSpec is a fast d sweep on the first 1,500 permuted Adult records

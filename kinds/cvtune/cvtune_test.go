@@ -12,8 +12,8 @@ import (
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // smallSpec is a fast spec on a 1,500-row subsample of Magic (real when

@@ -13,8 +13,8 @@ import (
 	"github.com/dprepro/dprepro/core/histogram"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // histSpec: one synthetic density and Adult's age, 5-fold CV, a small and

@@ -37,9 +37,9 @@ import (
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/runner/specdata"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner/specdata"
 )
 
 // Columns is the rows.csv schema of the kind. success_rate and

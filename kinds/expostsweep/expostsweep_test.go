@@ -11,8 +11,8 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // logisticSpec is a fast logistic sweep on a 3,000-row subsample of Magic

@@ -14,8 +14,8 @@ import (
 
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/internal/stattest"
+	"github.com/dprepro/dprepro/runner"
 )
 
 var params = experiments.MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5}
