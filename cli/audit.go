@@ -76,7 +76,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	correct := 0
 	for _, u := range exp.Units() {
-		if strings.Contains(u, "/"+privaudit.Correct+"/") {
+		if strings.Contains(u.Key(), "/"+privaudit.Correct+"/") {
 			correct++
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
@@ -504,7 +503,7 @@ func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, ou
 	for _, d := range shards {
 		srcs = append(srcs, filepath.Join(runner.RunDir(d, s), ".checkpoint"))
 	}
-	n, err := results.MergeCheckpoints(filepath.Join(runner.RunDir(out, s), ".checkpoint"), runner.Header(exp), srcs, exp.Units())
+	n, err := results.MergeCheckpoints(filepath.Join(runner.RunDir(out, s), ".checkpoint"), runner.Header(exp), srcs, unitKeys(exp))
 	if errors.Is(err, results.ErrIncompleteMerge) {
 		return fmt.Errorf("%w (run the unfinished shard again, then merge)", err)
 	}
@@ -554,14 +553,14 @@ func ciFigures(dirs []string, out, profile string, seed int64, secure bool) (str
 	return dir, nil
 }
 
-// runSecure runs fn with core/mech's secure mode set as the spec asks
-// (output.secure_noise, or --secure-noise), and restores the mode after.
+// runSecure runs fn, first saying on stderr what a run with secure noise
+// (output.secure_noise, or --secure-noise) means. The mode itself travels
+// in the spec: the runner hands the units of such a run mech.CryptoRand
+// (runner.Env).
 func runSecure(s *experiments.Spec, fn func() (string, error), stderr io.Writer) (string, error) {
 	if s.Output.SecureNoise {
 		fmt.Fprintf(stderr, "dprepro: %s: secure noise: releases draw from crypto/rand through floating-point-safe constructions where available; the results will not replay (manifest.json lists the constructions)\n", s.ID)
 	}
-	prev := mech.SetSecureNoise(s.Output.SecureNoise)
-	defer mech.SetSecureNoise(prev)
 	return fn()
 }
 
@@ -635,4 +634,14 @@ func describeData(ds []results.DatasetInfo) string {
 		parts = append(parts, d.Name+": "+d.Source)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// unitKeys returns the keys of exp's units, in order.
+func unitKeys(exp runner.Experiment) []string {
+	us := exp.Units()
+	keys := make([]string, len(us))
+	for i, u := range us {
+		keys[i] = u.Key()
+	}
+	return keys
 }

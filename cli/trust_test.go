@@ -375,7 +375,7 @@ func TestTrust_NamedDataDirMissing(t *testing.T) {
 func TestTrust_OversizedSpecs(t *testing.T) {
 	bin := sharedBinary(t)
 	env := cleanEnv(t)
-	af, err := os.ReadFile(filepath.Join("..", "..", "experiments", "af17-kdd-logistic.toml"))
+	af, err := os.ReadFile(filepath.Join("..", "experiments", "af17-kdd-logistic.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,16 +39,21 @@ import (
 	"github.com/dprepro/dprepro/results"
 )
 
-// Experiment is one resolved spec ready to run.
+// Experiment is one resolved spec ready to run. An experiment kind
+// (package kinds/<kind>, or a user's module) implements it; [Run] executes
+// it.
 type Experiment interface {
 	// Spec returns the resolved spec.
 	Spec() *experiments.Spec
-	// Units returns the stable keys of the replicate units, in output order.
-	Units() []string
-	// RunUnit computes one unit. It must draw randomness only from streams
-	// derived from (seed, key) and be safe to call concurrently for
-	// distinct keys.
-	RunUnit(ctx context.Context, key string) ([]results.Row, error)
+	// Units returns the replicate units, in output order. Their keys must
+	// be distinct and stable: they name the unit in the checkpoint and
+	// seed its streams.
+	Units() []Unit
+	// RunUnit computes one unit u (a value from Units). It must draw
+	// randomness only from env's streams, or from streams derived with
+	// [Stream] from the spec's seed, and be safe to call concurrently for
+	// distinct units.
+	RunUnit(ctx context.Context, u Unit, env Env) ([]results.Row, error)
 	// Columns is the rows.csv schema.
 	Columns() []string
 	// Summary summarizes all rows (in unit order).
@@ -194,6 +199,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if dup := firstDuplicate(units); dup != "" {
 		return "", fmt.Errorf("runner: duplicate unit key %q", dup)
 	}
+	secure := spec.Output.SecureNoise
 	mine := units
 	if o.Shard.Sharded() {
 		mine = nil
@@ -203,9 +209,9 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			}
 		}
 	}
-	var todo []string
+	var todo []Unit
 	for _, u := range mine {
-		if _, ok := cp.Done(u); !ok {
+		if _, ok := cp.Done(u.Key()); !ok {
 			todo = append(todo, u)
 		}
 	}
@@ -230,18 +236,18 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
-			rows, err := runUnit(gctx, exp, u)
+			rows, err := runUnit(gctx, exp, u, NewEnv(spec, u.Key(), secure))
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()
 				}
 				mu.Lock()
-				failures = append(failures, fmt.Errorf("unit %s: %w", u, err))
+				failures = append(failures, fmt.Errorf("unit %s: %w", u.Key(), err))
 				mu.Unlock()
 				return nil
 			}
 			mu.Lock()
-			err = cp.Append(u, rows)
+			err = cp.Append(u.Key(), rows)
 			mu.Unlock()
 			if err != nil {
 				return err // I/O: cancel the run
@@ -276,25 +282,26 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	}
 	var rows []results.Row
 	for _, u := range units {
-		r, _ := cp.Done(u)
+		r, _ := cp.Done(u.Key())
 		rows = append(rows, r...)
 	}
 	return dir, writeOutputs(dir, exp, rows, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)})
 }
 
 // runUnit calls RunUnit, turning a panic into that unit's error.
-func runUnit(ctx context.Context, exp Experiment, key string) (rows []results.Row, err error) {
+func runUnit(ctx context.Context, exp Experiment, u Unit, env Env) (rows []results.Row, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	return exp.RunUnit(ctx, key)
+	return exp.RunUnit(ctx, u, env)
 }
 
-func firstDuplicate(keys []string) string {
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
+func firstDuplicate(units []Unit) string {
+	seen := make(map[string]bool, len(units))
+	for _, u := range units {
+		k := u.Key()
 		if seen[k] {
 			return k
 		}

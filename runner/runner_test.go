@@ -41,11 +41,18 @@ func newFake(n int) *fakeExp {
 }
 
 func (e *fakeExp) Spec() *experiments.Spec { return e.spec }
-func (e *fakeExp) Units() []string         { return e.units }
+func (e *fakeExp) Units() []Unit {
+	us := make([]Unit, len(e.units))
+	for i, k := range e.units {
+		us[i] = Key(k)
+	}
+	return us
+}
 func (e *fakeExp) Columns() []string {
 	return []string{"dataset", "data_source", "method", "alpha", "unit", "value"}
 }
-func (e *fakeExp) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
+func (e *fakeExp) RunUnit(ctx context.Context, u Unit, env Env) ([]results.Row, error) {
+	key := u.Key()
 	e.calls.Add(1)
 	if e.onRun != nil {
 		e.onRun(key)

@@ -284,7 +284,7 @@ func OutPertNoise(dst []float64, rng *rand.Rand, thetaHat []float64, n, c, phi f
 			return nil, err
 		}
 	}
-	if privacy == ZCDP && mech.SecureNoise() {
+	if privacy == ZCDP && mech.IsSecure(rng) {
 		// Secure mode: the floating-point-safe Gaussian on θ̂ itself.
 		sigma := 1 / (n * c * math.Sqrt(2*phi))
 		for j, v := range thetaHat {

@@ -169,7 +169,7 @@ func PrivSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, c
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
 			v := m.At(i, j)
-			if privacy == ZCDP && mech.SecureNoise() {
+			if privacy == ZCDP && mech.IsSecure(rng) {
 				// Secure mode: the entries on the noise's grid (the noise
 				// below is then grid noise too, so the release carries
 				// no low bits of m).

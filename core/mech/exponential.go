@@ -108,7 +108,6 @@ func Exponential(rng *rand.Rand, scores []float64, epsilon, sensitivity float64)
 	if err != nil {
 		return 0, err
 	}
-	rng = NoiseRand(rng)
 	w := make([]float64, len(scores))
 	shiftedLogWeights(w, scores, lambda)
 	var total float64
@@ -155,7 +154,6 @@ func ReportNoisyMax(rng *rand.Rand, scores []float64, epsilon, sensitivity float
 	if err != nil {
 		return 0, err
 	}
-	rng = NoiseRand(rng)
 	m := maxOf(scores)
 	best, arg := math.Inf(-1), 0
 	for i, s := range scores {
@@ -186,7 +184,7 @@ func ExponentialNoise(rng *rand.Rand, mean float64) float64 {
 	if !(mean > 0) || math.IsInf(mean, 1) {
 		panic("mech: ExponentialNoise: mean must be finite and > 0")
 	}
-	return mean * NoiseRand(rng).ExpFloat64()
+	return mean * rng.ExpFloat64()
 }
 
 // exponentialLambda validates the inputs of the selection mechanisms and

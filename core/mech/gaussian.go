@@ -120,7 +120,7 @@ func (g *Gaussian) Rho() float64 {
 // Sample returns one N(0, σ²) draw from rng.
 // In secure mode the bits come from crypto/rand ([NoiseRand]); use AddNoise
 // for a floating-point-safe release.
-func (g *Gaussian) Sample(rng *rand.Rand) float64 { return g.sigma * NoiseRand(rng).NormFloat64() }
+func (g *Gaussian) Sample(rng *rand.Rand) float64 { return g.sigma * rng.NormFloat64() }
 
 // AddNoise sets dst[i] = x[i] + N(0, σ²) ([AddGaussian]: [SecureGaussian]
 // in secure mode), drawing the noise in index order,

@@ -28,7 +28,7 @@ func RandomizedResponse(rng *rand.Rand, bit bool, epsilon float64) (bool, error)
 	if err := checkPositive("randomized response", "epsilon", epsilon); err != nil {
 		return false, err
 	}
-	if NoiseRand(rng).Float64() < RRKeepProb(epsilon) {
+	if rng.Float64() < RRKeepProb(epsilon) {
 		return bit, nil
 	}
 	return !bit, nil

@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 )
 
 // # Secure noise
@@ -65,31 +64,15 @@ import (
 // from crypto/rand in secure mode but keep their floating-point samplers;
 // [SecureNoiseReport] says so and the manifest records it.
 
-// secureMode is the process-wide switch of [SetSecureNoise].
-var secureMode atomic.Bool
-
-// SetSecureNoise switches every release in this process to secure noise
-// (on = true) or back to seeded simulation noise, and returns the previous
-// setting. In secure mode [AddLaplace], [Laplace.AddNoise] and
-// [Gaussian.AddNoise] use [SecureLaplace] and [SecureGaussian] with
-// [CryptoRand], and [NoiseRand] hands out [CryptoRand] instead of the caller's
-// stream, so results no longer replay. The command line sets it for the
-// runs of --secure-noise and resets it afterwards.
-func SetSecureNoise(on bool) bool { return secureMode.Swap(on) }
-
-// SecureNoise reports whether secure mode is on.
-func SecureNoise() bool { return secureMode.Load() }
-
-// NoiseRand returns the generator a release should draw its noise from:
-// rng in simulation mode, [CryptoRand] in secure mode. Code whose noise has
-// no floating-point-safe construction calls it so that at least its bits
-// come from crypto/rand.
-func NoiseRand(rng *rand.Rand) *rand.Rand {
-	if secureMode.Load() {
-		return CryptoRand()
-	}
-	return rng
-}
+// IsSecure reports whether rng is [CryptoRand]: the mark of a release in
+// secure mode. The mode travels as a value — the generator the caller hands
+// down (the runner hands every unit CryptoRand in a run with secure noise;
+// see runner.Env) — not as a process-wide switch: [AddLaplace] and
+// [AddGaussian] given CryptoRand use [SecureLaplace] and [SecureGaussian];
+// given a seeded stream, the seeded floating-point samplers. Code whose
+// noise has no floating-point-safe construction draws from the generator it
+// is given, so in secure mode its bits come from crypto/rand.
+func IsSecure(rng *rand.Rand) bool { return rng == cryptoRand }
 
 // cryptoSource is a math/rand/v2 Source reading crypto/rand through a
 // 4 KiB buffer (one read per 512 draws instead of one per draw), guarded by
@@ -127,21 +110,21 @@ var cryptoRand = rand.New(&cryptoSource{})
 func CryptoRand() *rand.Rand { return cryptoRand }
 
 // AddLaplace returns x + Lap(0, scale) as one release of the Laplace
-// mechanism (scale = Δ₁/ε): x + [LaplaceNoise](rng, scale) in simulation
-// mode, [SecureLaplace]([CryptoRand](), x, scale) in secure mode.
+// mechanism (scale = Δ₁/ε): x + [LaplaceNoise](rng, scale) for a seeded
+// rng, [SecureLaplace](rng, x, scale) when rng is [CryptoRand] ([IsSecure]).
 func AddLaplace(rng *rand.Rand, x, scale float64) float64 {
-	if secureMode.Load() {
-		return SecureLaplace(cryptoRand, x, scale)
+	if IsSecure(rng) {
+		return SecureLaplace(rng, x, scale)
 	}
 	return x + LaplaceNoise(rng, scale)
 }
 
 // AddGaussian returns x + N(0, σ²) as one release of the Gaussian
-// mechanism: x + σ·rng.NormFloat64() in simulation mode,
-// [SecureGaussian]([CryptoRand](), x, σ) in secure mode.
+// mechanism: x + σ·rng.NormFloat64() for a seeded rng,
+// [SecureGaussian](rng, x, σ) when rng is [CryptoRand] ([IsSecure]).
 func AddGaussian(rng *rand.Rand, x, sigma float64) float64 {
-	if secureMode.Load() {
-		return SecureGaussian(cryptoRand, x, sigma)
+	if IsSecure(rng) {
+		return SecureGaussian(rng, x, sigma)
 	}
 	return x + sigma*rng.NormFloat64()
 }

@@ -250,35 +250,28 @@ func TestSecureGaussian(t *testing.T) {
 	}
 }
 
-// TestSecureMode checks the switch: in secure mode AddLaplace and
-// AddGaussian release on the grid and leave the caller's seeded stream
-// untouched (their bits come from crypto/rand); back in simulation mode they
-// are x + the seeded sample, as before.
+// TestSecureMode checks that the mode travels with the generator: given
+// CryptoRand, AddLaplace and AddGaussian release on the grid of the secure
+// samplers; given a seeded stream they are x + the seeded sample, and no
+// other stream is touched.
 func TestSecureMode(t *testing.T) {
-	r1 := rand.New(rand.NewPCG(1, 2))
-	r2 := rand.New(rand.NewPCG(1, 2))
-	prev := SetSecureNoise(true)
-	if !SecureNoise() {
-		t.Fatal("SecureNoise() false after SetSecureNoise(true)")
+	if !IsSecure(CryptoRand()) {
+		t.Fatal("IsSecure(CryptoRand()) = false")
 	}
-	if NoiseRand(r1) != CryptoRand() {
-		t.Error("NoiseRand does not hand out CryptoRand in secure mode")
-	}
-	v := AddLaplace(r1, 0.3, 1)
-	w := AddGaussian(r1, 0.3, 1)
-	SetSecureNoise(prev)
+	v := AddLaplace(CryptoRand(), 0.3, 1)
+	w := AddGaussian(CryptoRand(), 0.3, 1)
 	if v/GridGranularity(1) != math.Trunc(v/GridGranularity(1)) || w/GridGranularity(1) != math.Trunc(w/GridGranularity(1)) {
 		t.Errorf("secure releases %v, %v are not on the grid", v, w)
 	}
-	if r1.Uint64() != r2.Uint64() {
-		t.Error("secure mode drew from the caller's seeded stream")
+	r1, r2 := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+	if IsSecure(r1) {
+		t.Error("IsSecure(seeded stream) = true")
 	}
-	r1, r2 = rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
 	if got, want := AddLaplace(r1, 0.3, 1), 0.3+LaplaceNoise(r2, 1); got != want {
 		t.Errorf("simulation AddLaplace = %v, want %v", got, want)
 	}
-	if NoiseRand(r1) != r1 {
-		t.Error("NoiseRand replaced the stream in simulation mode")
+	if got, want := AddGaussian(r1, 0.3, 2), 0.3+2*r2.NormFloat64(); got != want {
+		t.Errorf("simulation AddGaussian = %v, want %v", got, want)
 	}
 	if len(NoiseReport(true)) < 3 || len(NoiseReport(false)) != 1 {
 		t.Error("NoiseReport does not describe both modes")

@@ -34,7 +34,6 @@ import (
 //
 // [Chaudhuri et al. 2011]: https://jmlr.org/papers/v12/chaudhuri11a.html
 func SphericalLaplace(dst []float64, rng *rand.Rand, gamma float64) error {
-	rng = NoiseRand(rng)
 	const op = "spherical Laplace"
 	d := len(dst)
 	if d == 0 {

@@ -95,10 +95,9 @@ func New(rng *rand.Rand, v []float64, delta float64, eps []float64) (*Chain, err
 	if err := validate("new", v, delta, eps); err != nil {
 		return nil, err
 	}
-	// Secure mode: the resampling coins decide which levels add fresh
-	// noise, so they are as private as the noise and come from the same
-	// source (crypto/rand), not from the seeded stream.
-	rng = mech.NoiseRand(rng)
+	// The resampling coins decide which levels add fresh noise, so they
+	// are as private as the noise: they come from the same generator (in
+	// secure mode, mech.CryptoRand; see mech.IsSecure).
 	n, T := len(v), len(eps)
 	scale := make([]float64, T)
 	expAdds := 0.0

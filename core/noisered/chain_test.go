@@ -473,24 +473,18 @@ func TestNew_ExtremeGrid(t *testing.T) {
 	}
 }
 
-// TestSecureNoise checks that in secure mode (mech.SetSecureNoise) New and
-// Reduce draw nothing from the caller's seeded stream — the resampling
-// coins as well as the Laplace draws: coins from a published seed would
-// tell which levels added noise to which coordinate — and that one seed
-// then gives different schedules.
+// TestSecureNoise checks New and Reduce given mech.CryptoRand, the
+// generator of a run with secure noise: the resampling coins come from it
+// as well as the Laplace draws (coins from a published seed would tell which
+// levels added noise to which coordinate), so two chains on one input give
+// different schedules.
 func TestSecureNoise(t *testing.T) {
 	v := testVector(500)
 	eps := irregularGrid()
-	prev := mech.SetSecureNoise(true)
-	defer mech.SetSecureNoise(prev)
 	schedule := func() (changed [][]int) {
-		rng, fresh := newRNG(4, "secure"), newRNG(4, "secure")
-		c, err := New(rng, v, 1, eps)
+		c, err := New(mech.CryptoRand(), v, 1, eps)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if rng.Uint64() != fresh.Uint64() {
-			t.Error("New drew from the seeded stream in secure mode")
 		}
 		for c.Next() {
 			changed = append(changed, slices.Clone(c.Changed()))
@@ -498,13 +492,9 @@ func TestSecureNoise(t *testing.T) {
 		return changed
 	}
 	if a, b := schedule(), schedule(); slices.EqualFunc(a, b, slices.Equal[[]int]) {
-		t.Error("New: one seed gave the same resampling schedule twice in secure mode")
+		t.Error("New: two chains gave the same resampling schedule with crypto/rand")
 	}
-	rng, fresh := newRNG(4, "secure"), newRNG(4, "secure")
-	if _, err := Reduce(rng, v, 1, eps); err != nil {
+	if _, err := Reduce(mech.CryptoRand(), v, 1, eps); err != nil {
 		t.Fatal(err)
-	}
-	if rng.Uint64() != fresh.Uint64() {
-		t.Error("Reduce drew from the seeded stream in secure mode")
 	}
 }

@@ -37,7 +37,6 @@ func Reduce(rng *rand.Rand, v []float64, delta float64, eps []float64) ([][]floa
 	if err := validate("reduce", v, delta, eps); err != nil {
 		return nil, err
 	}
-	rng = mech.NoiseRand(rng) // the coins too (see New)
 	n, T := len(v), len(eps)
 	// One backing block, cut with full slice expressions so that the T
 	// slices do not overlap and appending to one cannot clobber another.

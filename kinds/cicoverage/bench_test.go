@@ -2,6 +2,7 @@ package cicoverage
 
 import (
 	"context"
+	"github.com/dprepro/dprepro/runner"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,7 +44,7 @@ func BenchmarkUnit(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := e.RunUnit(context.Background(), c.key); err != nil {
+				if _, err := runner.RunKey(context.Background(), e, c.key); err != nil {
 					b.Fatal(err)
 				}
 			}

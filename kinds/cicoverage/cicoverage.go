@@ -63,11 +63,11 @@ import (
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
-	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/runner/specdata"
 )
 
@@ -121,12 +121,16 @@ type point struct {
 }
 
 type unit struct {
+	key    string // the unit key (runner.Unit)
 	pt     int
 	model  dpci.Model
 	vi     bool
 	group  []int // VI units: the points served, pt first
 	lo, hi int   // coverage replicates [lo, hi), 0-based
 }
+
+// Key implements runner.Unit.
+func (u unit) Key() string { return u.key }
 
 // Options configures New.
 type Options struct {
@@ -166,7 +170,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; ci-coverage needs ±1 labels", spec.ID, name, ds.Task)
 		}
 		e.data = append(e.data, ds)
-		perm := randx.New(uint64(spec.Seed), "ci-coverage", "permutation", name).Perm(len(ds.Y))
+		perm := runner.Stream(spec, "ci-coverage", "permutation", name).Perm(len(ds.Y))
 		for _, x := range ci.Values {
 			pt := &point{ds: di, x: x, n: ci.N1, d: ci.D1, eps: [3]float64{ci.Eps1, ci.Eps2, ci.Eps3}, theta0: map[dpci.Model][]float64{}}
 			switch ci.Sweep {
@@ -364,7 +368,15 @@ func rho(eps float64) float64 { return eps * eps / 2 }
 func (e *Experiment) Spec() *experiments.Spec { return e.spec }
 
 // Units implements runner.Experiment.
-func (e *Experiment) Units() []string { return e.units }
+func (e *Experiment) Units() []runner.Unit {
+	us := make([]runner.Unit, len(e.units))
+	for i, k := range e.units {
+		u := e.byKey[k]
+		u.key = k
+		us[i] = u
+	}
+	return us
+}
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
@@ -372,13 +384,13 @@ func (e *Experiment) Columns() []string { return Columns }
 // viStream returns the random stream of one step of one variability fit:
 // keyed by pt.viKey, not by the swept value, so that points which share a
 // VI unit share its draws.
-func (e *Experiment) viStream(pt *point, model dpci.Model, i int, step string) *rand.Rand {
-	return randx.New(uint64(e.spec.Seed), "ci-coverage", e.data[pt.ds].Name, "vi", pt.viKey, string(model), fmt.Sprint(i), step)
+func (e *Experiment) viStream(env runner.Env, pt *point, model dpci.Model, i int, step string) *rand.Rand {
+	return env.Stream(e.data[pt.ds].Name, "vi", pt.viKey, string(model), fmt.Sprint(i), step)
 }
 
 // stream returns the random stream of one step of one replicate.
-func (e *Experiment) stream(pt *point, model dpci.Model, kind string, rep int, step string) *rand.Rand {
-	return randx.New(uint64(e.spec.Seed), "ci-coverage", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep,
+func (e *Experiment) stream(env runner.Env, pt *point, model dpci.Model, kind string, rep int, step string) *rand.Rand {
+	return env.Stream(e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep,
 		results.FormatFloat(pt.x), string(model), kind, fmt.Sprint(rep), step)
 }
 
@@ -438,15 +450,16 @@ func privMatrices(rng *rand.Rand, rows *erm.Rows, p dpci.Params, theta []float64
 }
 
 // RunUnit implements runner.Experiment.
-func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
-	u, ok := e.byKey[key]
+func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
+	u, ok := ru.(unit)
 	if !ok {
-		return nil, fmt.Errorf("cicoverage: unknown unit %q", key)
+		return nil, fmt.Errorf("cicoverage: unit %q is not of this experiment", ru.Key())
 	}
+	key := u.key
 	if u.vi {
-		return e.runVI(ctx, key, u)
+		return e.runVI(ctx, env, key, u)
 	}
-	return e.runCI(ctx, key, u)
+	return e.runCI(ctx, env, key, u)
 }
 
 // sel returns the requested methods of model.
@@ -465,7 +478,7 @@ func (e *Experiment) sel(model dpci.Model) (obj, out []method) {
 }
 
 // runCI computes the coverage replicates [u.lo, u.hi) of one model.
-func (e *Experiment) runCI(ctx context.Context, key string, u unit) ([]results.Row, error) {
+func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	objMs, outMs := e.sel(u.model)
@@ -476,7 +489,7 @@ func (e *Experiment) runCI(ctx context.Context, key string, u unit) ([]results.R
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		byMethod, err := e.replicate(ctx, key, pt, u.model, rep, objMs, outMs, fit, rs)
+		byMethod, err := e.replicate(ctx, env, key, pt, u.model, rep, objMs, outMs, fit, rs)
 		if err != nil {
 			return nil, err
 		}
@@ -491,10 +504,10 @@ func (e *Experiment) runCI(ctx context.Context, key string, u unit) ([]results.R
 
 // replicate computes the intervals of one bootstrap replicate for the
 // requested methods of one model, keyed by method name.
-func (e *Experiment) replicate(ctx context.Context, key string, pt *point, model dpci.Model, rep int, objMs, outMs []method, fit erm.FitOptions, rs *resampler) (map[string]results.Row, error) {
+func (e *Experiment) replicate(ctx context.Context, env runner.Env, key string, pt *point, model dpci.Model, rep int, objMs, outMs []method, fit erm.FitOptions, rs *resampler) (map[string]results.Row, error) {
 	theta0 := pt.theta0[model]
 	out := map[string]results.Row{}
-	rows := rs.draw(e.stream(pt, model, "ci", rep, "resample"))
+	rows := rs.draw(e.stream(env, pt, model, "ci", rep, "resample"))
 	n := rows.SumWeights()
 	if len(outMs) > 0 {
 		p := e.params(model, dpci.DP, pt)
@@ -504,7 +517,7 @@ func (e *Experiment) replicate(ctx context.Context, key string, pt *point, model
 		}
 		for _, m := range outMs {
 			p := e.params(model, m.privacy, pt)
-			rng := e.stream(pt, model, "ci", rep, string(m.privacy)+"-output")
+			rng := e.stream(env, pt, model, "ci", rep, string(m.privacy)+"-output")
 			theta, err := dpci.OutPertNoise(nil, rng, hat.W, n, p.C, p.Phi1, p.Privacy)
 			if err != nil {
 				return nil, err
@@ -524,7 +537,7 @@ func (e *Experiment) replicate(ctx context.Context, key string, pt *point, model
 		// One Algorithm 1 run at ε₁ serves DP and zCDP (ρ₁ = ε₁²/2).
 		p := e.params(model, dpci.DP, pt)
 		p.Fit = fit
-		res, ep, err := dpci.ObjPertFit(e.stream(pt, model, "ci", rep, "obj-fit"), rows, p)
+		res, ep, err := dpci.ObjPertFit(e.stream(env, pt, model, "ci", rep, "obj-fit"), rows, p)
 		if errors.Is(err, dpci.ErrEpsilonPrime) {
 			for _, m := range objMs {
 				out[m.name] = e.failRow(key, pt, m, rep, ep, "epsilon-prime<=0")
@@ -536,7 +549,7 @@ func (e *Experiment) replicate(ctx context.Context, key string, pt *point, model
 		}
 		for _, m := range objMs {
 			p := e.params(model, m.privacy, pt)
-			rng := e.stream(pt, model, "ci", rep, string(m.privacy)+"-obj-ci")
+			rng := e.stream(env, pt, model, "ci", rep, string(m.privacy)+"-obj-ci")
 			h, sigma, err := privMatrices(rng, rows, p, res.W)
 			if err != nil {
 				return nil, err
@@ -553,7 +566,7 @@ func (e *Experiment) replicate(ctx context.Context, key string, pt *point, model
 
 // runVI computes the variability intervals of one model: VIFits private
 // fits (budget φ₁ only) on bootstrap replicates.
-func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.Row, error) {
+func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	ci := e.spec.ConfidenceIntervals
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
@@ -583,7 +596,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rows := rs.draw(e.viStream(pt, u.model, i, "resample"))
+		rows := rs.draw(e.viStream(env, pt, u.model, i, "resample"))
 		n := rows.SumWeights()
 		if len(outMs) > 0 {
 			hat, err := dpci.FitNonPrivate(rows, e.params(u.model, dpci.DP, pt), fit)
@@ -595,7 +608,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 			}
 			for _, m := range outMs {
 				p := e.params(u.model, m.privacy, pt)
-				theta, err := dpci.OutPertNoise(nil, e.viStream(pt, u.model, i, string(m.privacy)+"-output"), hat.W, n, p.C, p.Phi1, p.Privacy)
+				theta, err := dpci.OutPertNoise(nil, e.viStream(env, pt, u.model, i, string(m.privacy)+"-output"), hat.W, n, p.C, p.Phi1, p.Privacy)
 				if err != nil {
 					return nil, err
 				}
@@ -605,7 +618,7 @@ func (e *Experiment) runVI(ctx context.Context, key string, u unit) ([]results.R
 		if len(objMs) > 0 {
 			p := e.params(u.model, dpci.DP, pt)
 			p.Fit = fit
-			res, e1, err := dpci.ObjPertFit(e.viStream(pt, u.model, i, "obj-fit"), rows, p)
+			res, e1, err := dpci.ObjPertFit(e.viStream(env, pt, u.model, i, "obj-fit"), rows, p)
 			ep = e1
 			if errors.Is(err, dpci.ErrEpsilonPrime) {
 				delete(samples, "obj") // its rows report epsilon-prime<=0 below

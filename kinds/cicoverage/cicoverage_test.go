@@ -264,7 +264,7 @@ func TestBootstrap_SandwichCoverage(t *testing.T) {
 	p := e.params(dpci.LR, dpci.ZCDP, pt)
 	var covered, total int
 	for rep := 0; rep < 400; rep++ {
-		rows := newResampler(pt.data).draw(e.stream(pt, dpci.LR, "ci", rep, "resample"))
+		rows := newResampler(pt.data).draw(e.stream(runner.NewEnv(e.spec, "", false), pt, dpci.LR, "ci", rep, "resample"))
 		hat, err := dpci.FitNonPrivate(rows, p, erm.FitOptions{Init: th0})
 		if err != nil {
 			t.Fatal(err)
@@ -377,7 +377,7 @@ values = [0.2, 0.9]`, 1)
 		if !u.vi {
 			continue
 		}
-		rows, err := e.RunUnit(context.Background(), key)
+		rows, err := runner.RunKey(context.Background(), e, key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,7 +405,7 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 		"mc_samples = 200", "mc_samples = 2000000", "vi_fits = 40", "vi_fits = 1000000", "block_size = 4", "block_size = 100").Replace(smallSpec)
 	e := load(t, src)
 	var keys []string
-	for _, k := range e.Units() {
+	for _, k := range unitKeys(e) {
 		if strings.Contains(k, "/lr") || strings.HasSuffix(k, "/lr") {
 			keys = append(keys, k)
 		}
@@ -415,7 +415,7 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 	}
 	for _, key := range keys {
 		stoptest.Prompt(t, key, 100*time.Millisecond, func(ctx context.Context) error {
-			_, err := e.RunUnit(ctx, key)
+			_, err := runner.RunKey(ctx, e, key)
 			return err
 		})
 	}

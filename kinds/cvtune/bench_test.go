@@ -3,6 +3,7 @@ package cvtune
 import (
 	"context"
 	"fmt"
+	"github.com/dprepro/dprepro/runner"
 	"os"
 	"testing"
 
@@ -80,7 +81,7 @@ func BenchmarkCVCell(b *testing.B) {
 				key := fmt.Sprintf("%s/alpha=1/%s/rep=1/fold=1", name, m)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if _, err := e.RunUnit(context.Background(), key); err != nil {
+					if _, err := runner.RunKey(context.Background(), e, key); err != nil {
 						b.Fatal(err)
 					}
 				}

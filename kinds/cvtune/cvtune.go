@@ -22,12 +22,12 @@ import (
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/perturb"
-	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/runner/specdata"
 )
 
@@ -50,12 +50,16 @@ type Experiment struct {
 }
 
 type unit struct {
+	key    string // the unit key (runner.Unit)
 	ds     int
 	alpha  float64
 	method string
 	rep    int // 1-based
 	fold   int // 1-based
 }
+
+// Key implements runner.Unit.
+func (u unit) Key() string { return u.key }
 
 // Options configures New.
 type Options struct {
@@ -89,7 +93,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
-			e.folds[foldKey(name, rep)] = Partition(randx.New(uint64(spec.Seed), "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
+			e.folds[foldKey(name, rep)] = Partition(runner.Stream(spec, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
 	}
 	for di, ds := range e.data {
@@ -182,24 +186,33 @@ func roles(folds [][]int, f int) (train, val, test []int) {
 func (e *Experiment) Spec() *experiments.Spec { return e.spec }
 
 // Units implements runner.Experiment.
-func (e *Experiment) Units() []string { return e.units }
+func (e *Experiment) Units() []runner.Unit {
+	us := make([]runner.Unit, len(e.units))
+	for i, k := range e.units {
+		u := e.byKey[k]
+		u.key = k
+		us[i] = u
+	}
+	return us
+}
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
 
 // RunUnit implements runner.Experiment.
-func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
-	u, ok := e.byKey[key]
+func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
+	u, ok := ru.(unit)
 	if !ok {
-		return nil, fmt.Errorf("cvtune: unknown unit %q", key)
+		return nil, fmt.Errorf("cvtune: unit %q is not of this experiment", ru.Key())
 	}
+	key := u.key
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	ds := e.data[u.ds]
 	train, val, test := roles(e.folds[foldKey(ds.Name, u.rep)], u.fold)
 
-	rng := randx.New(uint64(e.spec.Seed), "cv-tuning", key)
+	rng := env.RNG()
 	p, err := newProcedure(e.spec, ds, train, val, u.method == "dataSplit", rng)
 	if err != nil {
 		return nil, err

@@ -83,8 +83,8 @@ func TestUnits(t *testing.T) {
 	if got, want := len(e.Units()), 1*2*5*1*5; got != want {
 		t.Fatalf("%d units, want %d", got, want)
 	}
-	if e.Units()[0] != "magic/alpha=0.5/stability/rep=1/fold=1" {
-		t.Errorf("first unit key %q", e.Units()[0])
+	if unitKeys(e)[0] != "magic/alpha=0.5/stability/rep=1/fold=1" {
+		t.Errorf("first unit key %q", unitKeys(e)[0])
 	}
 }
 
@@ -121,8 +121,8 @@ func TestRun_Small(t *testing.T) {
 func TestRunUnit_Accounting(t *testing.T) {
 	e := loadSmall(t)
 	k := float64(len(e.spec.Tuning.Lambdas))
-	for _, key := range e.Units() {
-		rows, err := e.RunUnit(context.Background(), key)
+	for _, key := range unitKeys(e) {
+		rows, err := runner.RunKey(context.Background(), e, key)
 		if err != nil {
 			t.Fatalf("%s: %v", key, err)
 		}
@@ -179,7 +179,7 @@ func TestRunUnit_LargeAlpha(t *testing.T) {
 			{"magic/alpha=50/control/rep=1/fold=", &ctrl},
 			{"magic/alpha=0.5/stability/rep=1/fold=", &stabSmall},
 		} {
-			rows, err := e.RunUnit(context.Background(), c.key+string(rune('0'+f)))
+			rows, err := runner.RunKey(context.Background(), e, c.key+string(rune('0'+f)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,12 +8,12 @@ import (
 	"strconv"
 
 	"github.com/dprepro/dprepro/core/histogram"
-	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/runner/specdata"
 )
 
@@ -68,11 +68,15 @@ type histSource struct {
 }
 
 type histUnit struct {
+	key       string // the unit key (runner.Unit)
 	src       int
 	alpha     float64
 	method    string
 	rep, fold int // 1-based
 }
+
+// Key implements runner.Unit.
+func (u histUnit) Key() string { return u.key }
 
 // NewHist loads the sources of spec, lays out folds and units, and checks
 // Theorem 6's sample-size requirement.
@@ -87,7 +91,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: unknown density %q", spec.ID, name)
 		}
-		rng := randx.New(uint64(spec.Seed), "histogram-tuning", "density", name)
+		rng := runner.Stream(spec, "histogram-tuning", "density", name)
 		x := make([]float64, h.Records)
 		for i := range x {
 			x[i] = f.Rand(rng)
@@ -143,7 +147,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 			}
 		}
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
-			s.folds = append(s.folds, Partition(randx.New(uint64(spec.Seed), "cv-partition", s.name, strconv.Itoa(rep)), n, spec.CV.Folds))
+			s.folds = append(s.folds, Partition(runner.Stream(spec, "cv-partition", s.name, strconv.Itoa(rep)), n, spec.CV.Folds))
 		}
 		for _, a := range spec.Tuning.Alphas {
 			for _, m := range spec.Tuning.Methods {
@@ -164,7 +168,15 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 func (e *Hist) Spec() *experiments.Spec { return e.spec }
 
 // Units implements runner.Experiment.
-func (e *Hist) Units() []string { return e.units }
+func (e *Hist) Units() []runner.Unit {
+	us := make([]runner.Unit, len(e.units))
+	for i, k := range e.units {
+		u := e.byKey[k]
+		u.key = k
+		us[i] = u
+	}
+	return us
+}
 
 // Columns implements runner.Experiment.
 func (e *Hist) Columns() []string { return HistColumns }
@@ -178,11 +190,12 @@ func values(x []float64, idx []int) []float64 {
 }
 
 // RunUnit implements runner.Experiment.
-func (e *Hist) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
-	u, ok := e.byKey[key]
+func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
+	u, ok := ru.(histUnit)
 	if !ok {
-		return nil, fmt.Errorf("cvtune: unknown unit %q", key)
+		return nil, fmt.Errorf("cvtune: unit %q is not of this experiment", ru.Key())
 	}
+	key := u.key
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -194,7 +207,7 @@ func (e *Hist) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	rng := randx.New(uint64(e.spec.Seed), "histogram-tuning", key)
+	rng := env.RNG()
 	alpha := u.alpha
 	// Theorem 6's β at the training α₁ = α/2 (only Stability uses it).
 	beta := math.NaN()

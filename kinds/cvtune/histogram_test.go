@@ -118,8 +118,8 @@ func TestHist_Run(t *testing.T) {
 		t.Fatal(err)
 	}
 	iseAt := map[string]float64{}
-	for _, key := range e.Units() {
-		rows, err := e.RunUnit(context.Background(), key)
+	for _, key := range unitKeys(e) {
+		rows, err := runner.RunKey(context.Background(), e, key)
 		if err != nil {
 			t.Fatalf("%s: %v", key, err)
 		}
@@ -145,7 +145,7 @@ func TestHist_Run(t *testing.T) {
 		if !real {
 			iseAt[method+"@"+r["alpha"]] += r.Float("ise") / 5
 			if alpha == 1000 && method == "stability" {
-				ctrl, _ := e.RunUnit(context.Background(), strings.Replace(key, "stability", "control", 1))
+				ctrl, _ := runner.RunKey(context.Background(), e, strings.Replace(key, "stability", "control", 1))
 				if ctrl[0]["bins"] != r["bins"] {
 					t.Errorf("%s: alpha = 1000: stability chose %s bins, control %s", key, r["bins"], ctrl[0]["bins"])
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/dprepro/dprepro/internal/stoptest"
+	"github.com/dprepro/dprepro/runner"
 	"os"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := "magic/alpha=0.5/stability/rep=1/fold=1"
-	stopsPromptly(t, key, func(ctx context.Context) error { _, err := e.RunUnit(ctx, key); return err })
+	stopsPromptly(t, key, func(ctx context.Context) error { _, err := runner.RunKey(ctx, e, key); return err })
 }
 
 // TestHist_StopsPromptly gives a histogram unit 50 candidate bin counts of
@@ -67,9 +68,9 @@ func TestHist_StopsPromptly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := e.Units()[0]
+	key := unitKeys(e)[0]
 	if !strings.HasPrefix(key, "bimodal/") || !strings.Contains(key, "/control/") {
 		t.Fatalf("first unit %q", key)
 	}
-	stopsPromptly(t, key, func(ctx context.Context) error { _, err := e.RunUnit(ctx, key); return err })
+	stopsPromptly(t, key, func(ctx context.Context) error { _, err := runner.RunKey(ctx, e, key); return err })
 }

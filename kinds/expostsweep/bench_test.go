@@ -3,6 +3,7 @@ package expostsweep
 import (
 	"context"
 	"fmt"
+	"github.com/dprepro/dprepro/runner"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,7 +47,7 @@ func BenchmarkTrial(b *testing.B) {
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						key := fmt.Sprintf("%s/%s/alpha=0.05/trial=%d", name, m, i%80+1)
-						if _, err := e.RunUnit(context.Background(), key); err != nil {
+						if _, err := runner.RunKey(context.Background(), e, key); err != nil {
 							b.Fatal(err)
 						}
 					}

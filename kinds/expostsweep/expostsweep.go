@@ -34,11 +34,11 @@ import (
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/noisered"
-	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/runner/specdata"
 )
 
@@ -71,11 +71,15 @@ type Experiment struct {
 }
 
 type unit struct {
+	key    string // the unit key (runner.Unit)
 	ds     int
 	method string
 	alpha  float64
 	trial  int // 1-based
 }
+
+// Key implements runner.Unit.
+func (u unit) Key() string { return u.key }
 
 // Options configures New.
 type Options struct {
@@ -177,24 +181,33 @@ func (e *Experiment) covMode() accfirst.CovMode {
 func (e *Experiment) Spec() *experiments.Spec { return e.spec }
 
 // Units implements runner.Experiment.
-func (e *Experiment) Units() []string { return e.units }
+func (e *Experiment) Units() []runner.Unit {
+	us := make([]runner.Unit, len(e.units))
+	for i, k := range e.units {
+		u := e.byKey[k]
+		u.key = k
+		us[i] = u
+	}
+	return us
+}
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
 
 // RunUnit implements runner.Experiment.
-func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
-	u, ok := e.byKey[key]
+func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
+	u, ok := ru.(unit)
 	if !ok {
-		return nil, fmt.Errorf("expostsweep: unknown unit %q", key)
+		return nil, fmt.Errorf("expostsweep: unit %q is not of this experiment", ru.Key())
 	}
+	key := u.key
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	af := e.spec.AccuracyFirst
 	ds, pr := e.data[u.ds], e.probs[u.ds]
-	genRNG := randx.New(uint64(e.spec.Seed), "expost-sweep", key, "generate")
-	testRNG := randx.New(uint64(e.spec.Seed), "expost-sweep", key, "test")
+	genRNG := env.RNG("generate")
+	testRNG := env.RNG("test")
 
 	E := e.theory("theory", pr, u.alpha)
 	epsMin := af.EpsMin

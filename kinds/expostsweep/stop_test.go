@@ -3,6 +3,7 @@ package expostsweep
 import (
 	"context"
 	"github.com/dprepro/dprepro/internal/stoptest"
+	"github.com/dprepro/dprepro/runner"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,9 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 	src := strings.NewReplacer("steps = 300", "steps = 1000000", "alphas = [0.05, 0.2]", "alphas = [0.000001]",
 		"trials = 4", "trials = 1", `methods = ["noise-reduction", "doubling", "theory", "theory-output"]`, `methods = ["noise-reduction"]`).Replace(ridgeSpec)
 	e := load(t, src, "paper")
-	key := e.Units()[0]
+	key := unitKeys(e)[0]
 	stoptest.Prompt(t, key, 300*time.Millisecond, func(ctx context.Context) error {
-		_, err := e.RunUnit(ctx, key)
+		_, err := runner.RunKey(ctx, e, key)
 		return err
 	})
 }

@@ -26,11 +26,11 @@ import (
 	"strconv"
 
 	"github.com/dprepro/dprepro/core/mech"
-	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/stattest"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // Columns is the rows.csv schema of the kind.
@@ -50,10 +50,14 @@ type Experiment struct {
 }
 
 type unit struct {
+	key  string // the unit key (runner.Unit)
 	mech string
 	eps  float64
 	rep  int // 1-based
 }
+
+// Key implements runner.Unit.
+func (u unit) Key() string { return u.key }
 
 // New lays out the units of spec.
 func New(spec *experiments.Spec) (*Experiment, error) {
@@ -78,7 +82,15 @@ func New(spec *experiments.Spec) (*Experiment, error) {
 func (e *Experiment) Spec() *experiments.Spec { return e.spec }
 
 // Units implements runner.Experiment.
-func (e *Experiment) Units() []string { return e.units }
+func (e *Experiment) Units() []runner.Unit {
+	us := make([]runner.Unit, len(e.units))
+	for i, k := range e.units {
+		u := e.byKey[k]
+		u.key = k
+		us[i] = u
+	}
+	return us
+}
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
@@ -242,11 +254,12 @@ func run(ctx context.Context, rng *rand.Rand, m mechanism, eps float64, cells []
 }
 
 // RunUnit implements runner.Experiment.
-func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
-	u, ok := e.byKey[key]
+func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
+	u, ok := ru.(unit)
 	if !ok {
-		return nil, fmt.Errorf("mechbounds: unknown unit %q", key)
+		return nil, fmt.Errorf("mechbounds: unit %q is not of this experiment", ru.Key())
 	}
+	key := u.key
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -257,7 +270,7 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 	if u.mech == "exponential" {
 		cost = p.Candidates
 	}
-	counts, err := run(ctx, randx.New(uint64(e.spec.Seed), "mechanism-bounds", key), m, u.eps, cells, p.Draws, cost)
+	counts, err := run(ctx, env.RNG(), m, u.eps, cells, p.Draws, cost)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

@@ -188,7 +188,7 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 	}
 	for _, key := range []string{"laplace/eps=0.5/rep=1", "exponential/eps=0.5/rep=1"} {
 		stoptest.Prompt(t, key, 50*time.Millisecond, func(ctx context.Context) error {
-			_, err := e.RunUnit(ctx, key)
+			_, err := runner.RunKey(ctx, e, key)
 			return err
 		})
 	}

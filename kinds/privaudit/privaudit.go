@@ -49,10 +49,10 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/core/audit"
-	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // Mechanisms lists the audited mechanisms in output order.
@@ -98,9 +98,13 @@ type Experiment struct {
 }
 
 type unit struct {
+	key           string // the unit key (runner.Unit)
 	mech, variant string
 	x             float64
 }
+
+// Key implements runner.Unit.
+func (u unit) Key() string { return u.key }
 
 // New lays out the units of spec: every (mechanism, variant, ε) the
 // mechanism supports, the correct variant first.
@@ -139,18 +143,27 @@ func New(spec *experiments.Spec) (*Experiment, error) {
 func (e *Experiment) Spec() *experiments.Spec { return e.spec }
 
 // Units implements runner.Experiment.
-func (e *Experiment) Units() []string { return e.units }
+func (e *Experiment) Units() []runner.Unit {
+	us := make([]runner.Unit, len(e.units))
+	for i, k := range e.units {
+		u := e.byKey[k]
+		u.key = k
+		us[i] = u
+	}
+	return us
+}
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
 
 // RunUnit implements runner.Experiment: one audit (selection, then
 // measurement) of one mechanism in one variant at one ε.
-func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, error) {
-	u, ok := e.byKey[key]
+func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
+	u, ok := ru.(unit)
 	if !ok {
-		return nil, fmt.Errorf("privaudit: unknown unit %q", key)
+		return nil, fmt.Errorf("privaudit: unit %q is not of this experiment", ru.Key())
 	}
+	key := u.key
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -168,7 +181,7 @@ func (e *Experiment) RunUnit(ctx context.Context, key string) ([]results.Row, er
 		n *= t.drawsMul
 	}
 	claim := t.claim(u.x, a.Delta)
-	rng := randx.New(uint64(e.spec.Seed), "privacy-audit", key)
+	rng := env.RNG()
 	r, err := audit.Run(ctx, rng, sample, claim, audit.Options{Stats: t.stats, Select: n / 4, Measure: n, Confidence: a.Confidence})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)

@@ -2,6 +2,7 @@ package privaudit
 
 import (
 	"context"
+	"github.com/dprepro/dprepro/runner"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -64,8 +65,8 @@ func TestAuditQuick(t *testing.T) {
 	}
 	spec.Audit.Confidence = 1 - stattest.FamilyAlpha/float64(len(e.Units()))
 	caught := map[string][]float64{} // mechanism/variant → the ε where caught
-	for _, key := range e.Units() {
-		rows, err := e.RunUnit(context.Background(), key)
+	for _, key := range unitKeys(e) {
+		rows, err := runner.RunKey(context.Background(), e, key)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package privaudit
 import (
 	"context"
 	"github.com/dprepro/dprepro/internal/stoptest"
+	"github.com/dprepro/dprepro/runner"
 	"testing"
 	"time"
 
@@ -32,9 +33,9 @@ fit_draws = 1000000
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range e.Units() {
+	for _, key := range unitKeys(e) {
 		stoptest.Prompt(t, key, 100*time.Millisecond, func(ctx context.Context) error {
-			_, err := e.RunUnit(ctx, key)
+			_, err := runner.RunKey(ctx, e, key)
 			return err
 		})
 	}

@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/randx"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/results"
+)
+
+// Unit is one replicate unit of an experiment: a value of the kind's own
+// type (its dataset, method, grid point, repetition, …), handed back to
+// Experiment.RunUnit as it was returned by Experiment.Units. Key is its
+// stable identity: it names the unit in the checkpoint and in rows.csv and
+// seeds the unit's random streams ([Env.RNG]), so it must not depend on
+// anything but the spec (no pointers, no order of a map).
+type Unit interface {
+	Key() string
+}
+
+// Key is the simplest Unit: a unit that is only its key.
+type Key string
+
+// Key returns k.
+func (k Key) Key() string { return string(k) }
+
+// Env is what the runner hands a unit besides the unit itself: its random
+// streams and the noise mode of the run. An Env is a small value; copy it
+// freely. The generators it returns are for one goroutine (the unit's),
+// except in secure mode.
+//
+// # Streams
+//
+// Env.RNG(names...) is the stream keyed by (root seed, kind, unit key,
+// names...), Env.Stream(parts...) the stream keyed by (root seed, kind,
+// parts...) for draws that several units share on purpose (common random
+// numbers, such as the variability interval's bootstrap fits of the
+// ci-coverage kind). Both are ChaCha8 generators seeded by [randx.Seed], so
+// a unit's draws depend on nothing but the seed and its identity: results
+// are bit-identical for any worker count, shard or order.
+//
+// # Noise mode
+//
+// In a run with secure noise (output.secure_noise, --secure-noise) every
+// generator an Env returns is [mech.CryptoRand], whose bits come from
+// crypto/rand; the releases of package mech recognise it ([mech.IsSecure])
+// and use their floating-point-safe constructions. The mode is thus a value
+// that travels with the generator a unit hands down: there is no
+// process-wide switch.
+type Env struct {
+	seed   uint64
+	kind   string
+	key    string
+	secure bool
+}
+
+// NewEnv returns the Env of the unit with key in a run of spec; secure
+// selects secure noise (normally spec.Output.SecureNoise).
+func NewEnv(spec *experiments.Spec, key string, secure bool) Env {
+	return Env{seed: uint64(spec.Seed), kind: spec.Kind, key: key, secure: secure}
+}
+
+// RNG returns the unit's stream named names (none for the unit's main
+// stream): randx.New(seed, kind, key, names...), or [mech.CryptoRand] in
+// secure mode.
+func (e Env) RNG(names ...string) *rand.Rand {
+	if e.secure {
+		return mech.CryptoRand()
+	}
+	return randx.New(e.seed, append([]string{e.kind, e.key}, names...)...)
+}
+
+// Stream returns a stream shared by the units that name the same parts:
+// randx.New(seed, kind, parts...), or [mech.CryptoRand] in secure mode.
+func (e Env) Stream(parts ...string) *rand.Rand {
+	if e.secure {
+		return mech.CryptoRand()
+	}
+	return randx.New(e.seed, append([]string{e.kind}, parts...)...)
+}
+
+// Secure reports whether the run draws secure noise.
+func (e Env) Secure() bool { return e.secure }
+
+// Key returns the key of the unit the Env belongs to.
+func (e Env) Key() string { return e.key }
+
+// Stream returns the seeded stream randx.New(spec seed, parts...) for the
+// draws an experiment makes while it is built, before any unit runs (a
+// cross-validation partition, a permutation of the records): these are part
+// of the design, not releases, and stay seeded in secure mode too.
+func Stream(spec *experiments.Spec, parts ...string) *rand.Rand {
+	return randx.New(uint64(spec.Seed), parts...)
+}
+
+// RunKey runs the unit of exp whose key is key, with the Env a run of exp's
+// spec gives it: for tests and for recomputing one row.
+func RunKey(ctx context.Context, exp Experiment, key string) ([]results.Row, error) {
+	for _, u := range exp.Units() {
+		if u.Key() == key {
+			spec := exp.Spec()
+			return exp.RunUnit(ctx, u, NewEnv(spec, key, spec.Output.SecureNoise))
+		}
+	}
+	return nil, fmt.Errorf("runner: %s has no unit %q", exp.Spec().ID, key)
+}
