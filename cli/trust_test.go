@@ -1,7 +1,7 @@
 package cli
 
-// Process tests of the built binary for issue 13: results whose provenance
-// cannot lie. Each runs bin/dprepro as a user would, with its own
+// Process tests of the built binary: results whose provenance cannot lie.
+// Each runs bin/dprepro as a user would, with its own
 // environment, and looks at the files and exit codes.
 
 import (
@@ -120,7 +120,7 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
-// TestTrust_StandInThenRealData is the newcomer's path of issue 13: a run
+// TestTrust_StandInThenRealData is the newcomer's path: a run
 // with no data directory (stand-ins), then the same command with the data
 // directory named. Every unit is recomputed (stderr says the data changed),
 // summary.csv and manifest.json both say real, and the bytes equal a fresh

@@ -37,8 +37,9 @@
 //
 // # Checksums
 //
-// The registry pins the SHA-256 of each decompressed file (from
-// /work/shared/datasets/README.md). Loaders hash while they parse and
+// The registry pins the SHA-256 of each decompressed file (docs/datasets.md
+// gives the digests, sources and how they were checked). Loaders hash while
+// they parse and
 // report a mismatch as a *ChecksumError naming the file and both digests; a
 // present but bad file is never silently replaced by synthetic data. The Twitter
 // file and the IPUMS extracts have no pinned checksum: they are read if

@@ -69,7 +69,8 @@ var kddFormat = &format{
 }
 
 func kddLabels() map[string]float64 {
-	// The 23 classes of kddcup.data_10_percent (README.md: 23 distinct labels).
+	// The 23 classes of kddcup.data_10_percent (docs/datasets.md, kddcup99:
+	// 23 distinct labels in the pinned file).
 	attacks := []string{"back", "buffer_overflow", "ftp_write", "guess_passwd", "imap",
 		"ipsweep", "land", "loadmodule", "multihop", "neptune", "nmap", "perl", "phf",
 		"pod", "portsweep", "rootkit", "satan", "smurf", "spy", "teardrop",

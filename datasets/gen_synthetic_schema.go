@@ -3,9 +3,10 @@
 // gen_synthetic_schema writes synthetic_schema.go: the pinned marginals
 // (numeric quantiles at quantileProbs, categorical level counts) from which
 // the synthetic stand-ins are drawn. It reads the checksum-verified real
-// files, so every constant in the output is reproducible:
+// files, so every constant in the output is reproducible. DIR is a data
+// directory holding the verified files (docs/datasets.md):
 //
-//	cd datasets && go run gen_synthetic_schema.go -data /work/shared/datasets > synthetic_schema.go.new && mv synthetic_schema.go.new synthetic_schema.go && gofmt -w synthetic_schema.go
+//	cd datasets && go run gen_synthetic_schema.go -data DIR > synthetic_schema.go.new && mv synthetic_schema.go.new synthetic_schema.go && gofmt -w synthetic_schema.go
 package main
 
 import (

@@ -74,8 +74,8 @@ func stateCases(t *testing.T) []stateCase {
 			}},
 		{name: "not gzip", dataset: "magic", want: StateCorrupt, wantErr: ErrCorrupt, statOnly: true,
 			setup: func(t *testing.T, dir string) { write(t, filepath.Join(dir, "magic04.data.gz"), magic) }},
-		// ipums_ok.txt: 3 records (and a blank line), against the 39,928 of
-		// /work/shared/datasets/README.md: present, not pinned, a warning.
+		// ipums_ok.txt: 3 records (and a blank line), against the documented
+		// 39,928 (docs/datasets.md): present, not pinned, a warning.
 		{name: "unpinned, few records", dataset: "ipums-us", want: StateUnpinned,
 			warning: "ipums-us.txt: 3 records, documented 39,928",
 			setup:   func(t *testing.T, dir string) { write(t, filepath.Join(dir, "ipums-us.txt"), ipums) }},

@@ -18,9 +18,9 @@ func TestNames(t *testing.T) {
 }
 
 // TestRegistry_PinnedShapes pins the real shapes. Provenance:
-// /work/shared/datasets/README.md ("What I checked") for records and
-// labels; Dim counts the observed levels (TestRealData_* re-derive all of
-// them from the files when present).
+// docs/datasets.md (sources, counts and the commands that checked them) for
+// records and labels; Dim counts the observed levels (TestRealData_*
+// re-derive all of them from the files when present).
 func TestRegistry_PinnedShapes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -34,8 +34,9 @@ func TestRegistry_PinnedShapes(t *testing.T) {
 		{"kddcup99", 494021, 396743, 38, 3, 118, TaskClassification},
 		{"bank", 45211, 5289, 7, 9, 51, TaskClassification},
 		{"twitter", 583250, 0, 77, 0, 77, TaskRegression},
-		// README.md "Not included": 39,928 and 38,000 records, 57 and 52
-		// coded features; class balance unknown.
+		// docs/datasets.md, ipums: 39,928 and 38,000 records (Wang, Kifer &
+		// Lee 2019, Section 7), 57 and 52 coded features; class balance
+		// unknown.
 		{"ipums-us", 39928, 0, 57, 0, 57, TaskClassification},
 		{"ipums-br", 38000, 0, 52, 0, 52, TaskClassification},
 	}

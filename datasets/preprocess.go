@@ -88,10 +88,10 @@ type Preprocessing struct {
 	// constant under zscore) becomes all zero.
 	//
 	// maxabs is the package default (used for Chaudhuri & Vinterbo 2013
-	// unless a spec says otherwise). zscore is the labelled "centred" option of the harness notes
-	// (cv13-objective-perturbation.md, note 3): with centred features the
-	// penalised, unpenalised and absent intercept give nearly the same AUC on
-	// Magic. Ligett et al. (2017) use "none" (raw, log-transformed columns,
+	// unless a spec says otherwise). zscore is the labelled "centred" option
+	// (docs/original-code.md, CV-3): on Magic at λ = 1 the penalised,
+	// unpenalised and absent intercept change test AUC by more than 0.2, and
+	// with centred features they give nearly the same AUC. Ligett et al. (2017) use "none" (raw, log-transformed columns,
 	// then l1-max rows).
 	ColumnScale string `toml:"column_scale"`
 
@@ -100,7 +100,8 @@ type Preprocessing struct {
 	// with the intercept included and the intercept shrinks with the row.
 	// Deviation: Chaudhuri & Vinterbo's R package PrivateLR (dplr) prepends
 	// the constant after scaling rows to the unit ball, so ‖x‖₂ reaches √2
-	// and the delivered ε is not the stated one (harness notes, note 2).
+	// and the delivered ε is not the stated one (docs/original-code.md,
+	// CV-2).
 	// Default false.
 	Intercept bool `toml:"intercept"`
 
@@ -118,8 +119,8 @@ type Preprocessing struct {
 	// the geometry (angles, relative norms) is preserved; it is the harness's
 	// reading of "scaled to the unit ball" in Chaudhuri & Vinterbo, "A
 	// Stability-based Validation Procedure for Differentially Private
-	// Machine Learning" (NIPS 2013), which says no more (harness notes, note
-	// 3), and the package default for Wang, Kifer & Lee, "Differentially Private
+	// Machine Learning" (NIPS 2013), which says no more (docs/original-code.md,
+	// CV-3), and the package default for Wang, Kifer & Lee, "Differentially Private
 	// Confidence Intervals for Empirical Risk Minimization" (JPC 9(1), 2019,
 	// arXiv:1804.03794), whose mechanisms assume ‖x‖₂ ≤ 1; the exact row
 	// scaling of their experiments is not recorded here, so record the

@@ -24,7 +24,7 @@ func realDataDir(t *testing.T, name string) string {
 }
 
 // TestRealData checks the real files against the counts in
-// /work/shared/datasets/README.md: records after cleaning, positives,
+// docs/datasets.md: records after cleaning, positives,
 // checksum, and that the synthetic stand-in has exactly the real feature
 // names.
 func TestRealData(t *testing.T) {

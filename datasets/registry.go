@@ -37,7 +37,7 @@ type Entry struct {
 	Name string
 	// Description says in one sentence what a record is and what is predicted.
 	Description string
-	// Citation is the dataset citation (from /work/shared/datasets/README.md).
+	// Citation is the dataset citation (docs/datasets.md lists them).
 	Citation string
 	// License is the licence the data is distributed under.
 	License string
@@ -156,9 +156,10 @@ func (e *Entry) clone() Entry {
 }
 
 // Pinned shapes of the real files. Provenance: the record and label counts
-// are those stated in /work/shared/datasets/README.md ("What I checked"),
-// and TestRealData_* re-derives them from the checksum-pinned files. The
-// one-hot dimensions are the numbers of observed levels in those files.
+// are those of docs/datasets.md, which gives the commands that count them
+// in the checksum-pinned files, and TestRealData_* re-derives them from
+// those files. The one-hot dimensions are the numbers of observed levels in
+// those files.
 const (
 	adultRecords   = 30162 // 32,561 records minus 2,399 containing '?'
 	adultPositives = 7508  // ">50K" among the 30,162 complete records
@@ -180,9 +181,10 @@ const (
 	twitterDim     = 77
 
 	// IPUMS extracts of PrivGene (Zhang et al. 2013) as used by Wang, Kifer
-	// & Lee (2019): record counts and coded dimensions from
-	// /work/shared/datasets/README.md ("Not included"); no local copy to
-	// check, and the class balance is not documented (Positives = 0).
+	// & Lee (2019): record counts from their Section 7 and Table 1, coded
+	// dimensions of the plain-matrix form (docs/datasets.md, ipums, which
+	// notes that their Table 1 gives 53 for BR); no local copy to check, and
+	// the class balance is not documented (Positives = 0).
 	ipumsUSRecords = 39928
 	ipumsUSDim     = 57
 	ipumsBRRecords = 38000

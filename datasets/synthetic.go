@@ -396,8 +396,8 @@ var twitterSynth = &synthSchema{twitter: true}
 // rows divided by the largest ℓ1 norm, no intercept, y ↦ log(1+y) divided by
 // its maximum, λ = 0.005 and excess-risk targets α up to 0.2. The authors'
 // own synthetic ridge data was nearly trivial after that scaling: θ = 0
-// already had excess risk below every α (harness notes,
-// af17-authors-code.md, note 6), and so was v1 of this generator
+// already had excess risk below every α (datasets/synthetic/gen_ridge_data.py
+// of their repository; docs/original-code.md, AF-6), and so was v1 of this generator
 // (log-normal counts around a shared latent level with sd 1.5–1.6: median
 // ‖x_i‖₁ ≈ 0.001 after scaling, L(0) − L(θ*) < 10⁻⁴). The excess of θ = 0 is large only if (1)
 // log(1+Y)/max is concentrated away from 0: here log Y has mean 6 and sd

@@ -244,8 +244,9 @@ func TestSolveIntercept(t *testing.T) {
 
 // TestTwitterStandInRidgeSignal checks that the Twitter stand-in leaves the
 // Accuracy First ridge experiment something to learn: the excess risk of
-// θ = 0 must be well above the largest target α = 0.2 (harness notes,
-// af17-authors-code.md, note 6), here at least 0.25.
+// θ = 0 must be well above the largest target α = 0.2, here at least 0.25
+// (the authors' own synthetic ridge data failed this: docs/original-code.md,
+// AF-6; "note 6" in the failure message below).
 //
 // Setup as in Ligett et al. (2017), arXiv:1705.10829v1, Appendix B.1:
 // λ = 0.005, n = 100,000 rows drawn without replacement (fixed seed) from

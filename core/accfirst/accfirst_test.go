@@ -138,7 +138,8 @@ func TestRidgeExcessMatchesDirectRisk(t *testing.T) {
 		}
 		if risk == RiskAuthorsCode {
 			// θ* minimizes the paper's L, not the code's risk: some
-			// nearby θ has a negative code excess (note 3).
+			// nearby θ has a negative code excess (docs/original-code.md,
+			// AF-3).
 			neg := false
 			for k := 0; k < 200 && !neg; k++ {
 				theta := append([]float64(nil), star...)
@@ -254,7 +255,9 @@ func TestTheoryInversions(t *testing.T) {
 			t.Errorf("Theorem 3.3 at E: %v, want %v", got, alpha)
 		}
 	}
-	// The reference point: the ridge theory ε at α = 0.05 is large.
+	// Reference point: the ridge theory ε at α = 0.05 is large. Theorem 3.1
+	// inverted at n = 100,000, p = 77, λ = 0.005 gives
+	// 4√2·(2√(p/λ) + p/λ)/(nα) ≈ 17.7, far above noise reduction's ε.
 	if e := TheoryCovariance(n, p, lambda, 0.05); e < 17 || e > 18.5 {
 		t.Errorf("ridge theory E(0.05) = %v", e)
 	}

@@ -102,15 +102,16 @@ const (
 	// RiskPaper is the paper's L(θ) = (1/2n)‖y − Xθ‖² + (λ/2)‖θ‖².
 	RiskPaper RidgeRisk = "paper"
 	// RiskAuthorsCode is the authors' code's ½[(1/2n)‖y − Xθ‖² + λ‖θ‖²]
-	// = 0.25·MSE + 0.5·λ‖θ‖² (harness notes, af17-authors-code.md, note 3),
+	// = 0.25·MSE + 0.5·λ‖θ‖² (compute_err in code/ridge.py of their
+	// repository; docs/original-code.md, AF-3),
 	// measured against the θ* that minimizes the paper's L, so an excess
 	// can be slightly negative.
 	RiskAuthorsCode RidgeRisk = "authors-code"
 )
 
 // Ridge is the ridge problem of Ligett et al. Section 3.1 held as
-// sufficient statistics (design hint 2): with XᵀX, Xᵀy and yᵀy every risk
-// is O(p²).
+// sufficient statistics: with XᵀX, Xᵀy and yᵀy, L(θ) = (yᵀy − 2θᵀXᵀy +
+// θᵀXᵀXθ)/(2n) + (λ/2)‖θ‖², so every risk is O(p²), not O(np).
 type Ridge struct {
 	n, p    int
 	lambda  float64
@@ -251,8 +252,9 @@ func (r *Ridge) QuerySensitivity(c expost.Calibration) float64 {
 }
 
 // OutputSensitivity implements Problem: Lemma A.8, (M + 1)·√(p/(nλ)) with
-// M = 1/√λ. (The logistic-style 2√p/(nλ) is an order of magnitude
-// smaller and does not hold for ridge; harness notes, note 5.)
+// M = 1/√λ, as in the authors' code (compute_opt_sensitivity in
+// code/ridge.py). (The logistic-style 2√p/(nλ) is an order of magnitude
+// smaller and does not hold for ridge; docs/original-code.md, AF-5.)
 func (r *Ridge) OutputSensitivity() float64 {
 	return (r.Radius() + 1) * math.Sqrt(float64(r.p)/(float64(r.n)*r.lambda))
 }

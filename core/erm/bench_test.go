@@ -34,7 +34,8 @@ type benchCase struct {
 	// warm: start from the solution at 1.5λ (a regularization path).
 	warm bool
 	// bootstrap: multinomial weights, started from the full-data solution
-	// (bootstrap by multiplicity, design hint 4).
+	// (bootstrap by multiplicity: a replicate is a vector of row weights,
+	// so no data is copied).
 	bootstrap bool
 }
 

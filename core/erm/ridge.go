@@ -18,7 +18,7 @@ import (
 //
 //	L(θ) = (yᵀΩy − 2θᵀXᵀΩy + θᵀXᵀΩXθ)/(2N) + (λ/2)‖θ‖²
 //
-// in O(d²) (design hint 2). The cost is one pass over the nonzero pairs of
+// in O(d²), not O(Nd). The cost is one pass over the nonzero pairs of
 // each row, done once per Rows and cached (the returned matrix is a copy).
 // Gram does not check [Rows.Err]: invalid values propagate.
 func Gram(rows *Rows) (*mat.SymDense, []float64) {

@@ -88,8 +88,9 @@ func (c Calibration) NRTest(alpha, gamma float64, T int, delta float64) (eps, th
 
 // ReportedTestEps returns a test's loss (ε_A of AboveThreshold, or the
 // doubling method's k·ε_test) as the calibration reports it: the authors'
-// plotting code multiplies both by 2 (a comment there says the algorithm
-// under-estimated them; harness notes, af17-authors-code.md, note 1), and
+// plotting code multiplies both by 2 (code/collect_results_ridge.py and
+// code/collect_results_logist.py of their repository; a comment there says
+// the algorithms under-estimated them; docs/original-code.md, AF-1), and
 // the paper's figures show the doubled values. Under Paper the value is
 // unchanged: the proven ε of Lemma 2.8 and Theorem A.2.
 func (c Calibration) ReportedTestEps(epsA float64) float64 {

@@ -48,8 +48,12 @@ func (s *seq) Len() int         { return len(s.hs) }
 func exactOnly(e float64) fixed { return fixed{e: e, lo: math.Inf(-1), hi: math.Inf(1)} }
 
 // TestCalibrationConstants checks the two calibrations against the numbers
-// worked out by hand from the formulas for the paper's ridge
-// setting (n = 100,000, λ = 0.005, T = 1000, γ = 0.1).
+// worked out by hand for the paper's ridge setting (n = 100,000, λ = 0.005,
+// T = 1000, γ = 0.1; Ligett et al. 2017, Appendix B.1). Paper: Algorithm 3
+// (CovNR) sets ε₀ = 16Δ·log(2T/γ)/α and W = −α/2 with Δ = (√(1/λ) + 1)²/n,
+// so ε₀ = 16·(15.142²/10⁵)·ln(20,000)/0.05 ≈ 7.27 at α = 0.05. Authors'
+// code: Δ = (√(1/λ) + 1)²/(2n) and the threshold of code/sparsevec.py
+// (compute_epsilon), doubled in the plots (docs/original-code.md, AF-1).
 func TestCalibrationConstants(t *testing.T) {
 	n, lambda := 1e5, 0.005
 	m := 1/math.Sqrt(lambda) + 1

@@ -37,8 +37,9 @@
 //
 // # Notes from the reproduction
 //
-// From /work/shared/notes/cv13-objective-perturbation.md (facts about the
-// co-author's R package PrivateLR 1.2-22, function dplr): it matches CMS11
+// From docs/original-code.md, CV-1 and CV-2 (facts about the co-author's R
+// package PrivateLR 1.2-22, function dplr, on CRAN and mirrored at
+// https://github.com/cran/PrivateLR): it matches CMS11
 // in λ and ε, but prepends its intercept column after scaling rows to the
 // unit ball, so ‖x‖ reaches √2 and the delivered ε is about 1.4× the stated
 // one. This package does not prepend anything: callers append the constant

@@ -7,9 +7,10 @@
 // passed in explicitly. Streams are derived by hashing (root seed, key parts)
 // with SHA-256 into a ChaCha8 seed, so a unit's numbers depend only on its
 // identity (spec, dataset, method, grid point, repetition, fold), never on the
-// worker count, scheduling order, or on which other units exist
-// (design hint 5). The global math/rand source is never used; a repo-wide test
-// enforces this.
+// worker count, scheduling order, or on which other units exist (adding a
+// method or a grid point changes no other unit's numbers). The global
+// math/rand source is never used; a repo-wide test (internal/lint) enforces
+// this.
 //
 // Seeded streams are for simulation and reproducibility only. They are not a
 // secure source of noise for protecting real data.

@@ -26,8 +26,8 @@
 // # Method
 //
 // θ is a global minimizer if and only if there is a multiplier μ with
-// (the characterization used by Moré & Sorensen [MS83]; the paper is not in
-// /work/shared/papers, so its lemma and section numbers are not cited here)
+// (the characterization used by Moré & Sorensen [MS83]; its lemma and
+// section numbers were not checked against the paper, so none are cited)
 //
 //	(A + μI)θ = g,   A + μI ⪰ 0,   μ ≥ 0,   μ·(R − ‖θ‖) = 0,   ‖θ‖ ≤ R.
 //

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The randomness policy (STYLE.md §4): every draw comes from a *rand.Rand
+// The randomness policy (package core/randx, "Policy"): every draw comes from a *rand.Rand
 // passed in. These patterns catch the ways to break it: the v1 math/rand
 // package, top-level functions of math/rand/v2 (the global source), time
 // seeds, and gonum distributions built without a Src (which silently use

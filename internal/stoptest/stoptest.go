@@ -1,6 +1,6 @@
 // Package stoptest checks that a piece of work stops promptly when its
-// context is cancelled (issue 13: Ctrl-C stops a run within about a second,
-// even in the middle of a long unit).
+// context is cancelled (the requirement: Ctrl-C stops a run within about a
+// second, even in the middle of a long unit).
 package stoptest
 
 import (

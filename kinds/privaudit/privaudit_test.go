@@ -14,8 +14,8 @@ import (
 )
 
 // mustCatch are the broken variants the audit must flag at every ε of the
-// quick profile (see largeEpsOnly): each kind of bug the issue names (half the noise scale,
-// sensitivity off by 2, AboveThreshold without threshold noise) on the
+// quick profile (see largeEpsOnly): each kind of bug the audit is built to catch (half the
+// noise scale, sensitivity off by 2, AboveThreshold without threshold noise) on the
 // mechanisms whose claim is tight enough for the bug to exceed it.
 var mustCatch = map[string][]string{
 	"laplace":              {HalfNoise, Sensitivity2},
