@@ -51,8 +51,9 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := s.CheckResources(f.workers); err != nil {
 		return usageError{err}
 	}
-	if s.Kind != experiments.KindAudit {
-		return usagef("%s: kind %q is not %s", *specFile, s.Kind, experiments.KindAudit)
+	sec, ok := s.Section.(*privaudit.Section)
+	if !ok {
+		return usagef("%s: kind %q is not %s", *specFile, s.Kind, privaudit.Name)
 	}
 	if seed >= 0 {
 		s.Seed = seed
@@ -63,7 +64,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return usagef("audit: unknown mechanism %q (known: %s)", n, strings.Join(privaudit.Mechanisms, ", "))
 			}
 		}
-		s.Audit.Mechanisms = names
+		sec.Audit.Mechanisms = names
 		s.ID += "-selected" // not the whole audit: keep it apart from the reference run
 	}
 	if f.secure {
@@ -81,7 +82,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *family {
-		s.Audit.Confidence = 1 - (1-s.Audit.Confidence)/float64(correct)
+		sec.Audit.Confidence = 1 - (1-sec.Audit.Confidence)/float64(correct)
 		s.ID += "-family"
 		if exp, err = privaudit.New(s); err != nil {
 			return usageError{err}
@@ -121,13 +122,13 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if !*family {
 		// Union bound over the correct audits: with m of them at level c,
 		// P(any false alarm) ≤ m(1 − c); say so plainly when that is vacuous.
-		union := float64(correct) * (1 - s.Audit.Confidence)
+		union := float64(correct) * (1 - sec.Audit.Confidence)
 		guarantee := fmt.Sprintf("a false alarm somewhere has probability at most %.3g", union)
 		if union >= 1 {
-			guarantee = fmt.Sprintf("the union bound gives no run-wide guarantee (%d × %.3g %% ≥ 1)", correct, 100*(1-s.Audit.Confidence))
+			guarantee = fmt.Sprintf("the union bound gives no run-wide guarantee (%d × %.3g %% ≥ 1)", correct, 100*(1-sec.Audit.Confidence))
 		}
 		fmt.Fprintf(stdout, "audit: each bound holds at %.3g %%; over the %d correct audits %s (--family makes it %.3g %% for the run)\n",
-			100*s.Audit.Confidence, correct, guarantee, 100*(1-s.Audit.Confidence))
+			100*sec.Audit.Confidence, correct, guarantee, 100*(1-sec.Audit.Confidence))
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("audit: %d correct mechanisms have a lower bound on ε above their claim: %s", len(bad), strings.Join(bad, ", "))

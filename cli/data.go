@@ -15,6 +15,7 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/runner"
 )
 
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -37,10 +38,10 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SPEC\tKIND\tFILE\tTITLE")
 	var files []string
-	load := func(file string) (*experiments.Spec, error) { return experiments.Load(file, "paper") }
+	load := func(file string) (*experiments.Spec, error) { return runner.Kinds.Load(file, "paper") }
 	if f.specs == "" {
 		files = experiments.BuiltinIDs()
-		load = func(id string) (*experiments.Spec, error) { return experiments.LoadBuiltin(id, "paper") }
+		load = func(id string) (*experiments.Spec, error) { return runner.Kinds.LoadBuiltin(id, "paper") }
 	} else {
 		files, _ = filepath.Glob(filepath.Join(f.specs, "*.toml"))
 	}

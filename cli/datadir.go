@@ -43,14 +43,11 @@ func checkData(specs []*experiments.Spec, dd dataDir) error {
 	return nil
 }
 
-// specDatasets lists the datasets a spec reads: data.datasets and the
-// histogram kind's attributes.
+// specDatasets lists the datasets a spec reads: data.datasets (every kind
+// reads its data from there; the histogram kind's attributes must name one
+// of them).
 func specDatasets(s *experiments.Spec) []string {
-	names := append([]string(nil), s.Data.Datasets...)
-	for _, a := range s.Histogram.Attributes {
-		names = append(names, a.Dataset)
-	}
-	return names
+	return append([]string(nil), s.Data.Datasets...)
 }
 
 // defaultDataDirDoc is the per-user data folder, for the manual.

@@ -18,10 +18,14 @@
 package cli
 
 import (
+	"sync"
+
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dprepro/dprepro/kinds"
+	"github.com/dprepro/dprepro/runner"
 	"io"
 	"os"
 	"os/signal"
@@ -189,6 +193,10 @@ func lookupCommand(name string) (command, bool) {
 
 // run dispatches a command line and maps its error to an exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if err := registerBuiltins(); err != nil {
+		fmt.Fprintf(stderr, "dprepro: %v\n", err)
+		return 2
+	}
 	err := dispatch(ctx, args, stdout, stderr)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, errInterrupted) && !errors.Is(err, errHelp) {
 		// Any command cut short by Ctrl-C or SIGTERM (a download, a check)
@@ -301,3 +309,9 @@ func commandNames() string {
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
+
+// registerBuiltins adds the built-in experiment kinds (package kinds) to
+// runner.Kinds, once per process: the command's composition of the
+// harness, beside whatever kinds a user's module registered before calling
+// Main. A user's kind with a built-in name is refused here, naming it.
+var registerBuiltins = sync.OnceValue(func() error { return kinds.Register(runner.Kinds) })

@@ -18,10 +18,6 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
-	"github.com/dprepro/dprepro/kinds/cvtune"
-	"github.com/dprepro/dprepro/kinds/expostsweep"
-	"github.com/dprepro/dprepro/kinds/mechbounds"
-	"github.com/dprepro/dprepro/kinds/privaudit"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -241,10 +237,10 @@ func specFiles(dir string) ([]string, error) {
 // at that path, else the built-in spec of that id.
 func loadSpec(name, profile string) (*experiments.Spec, error) {
 	if st, err := os.Stat(name); err == nil && !st.IsDir() {
-		return experiments.Load(name, profile)
+		return runner.Kinds.Load(name, profile)
 	}
 	if experiments.IsBuiltin(name) {
-		return experiments.LoadBuiltin(name, profile)
+		return runner.Kinds.LoadBuiltin(name, profile)
 	}
 	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)", name, strings.Join(experiments.BuiltinIDs(), ", "))
 }
@@ -357,7 +353,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
 		default:
 			fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
-			if s.Kind == experiments.KindCICoverage {
+			if s.Kind == cicoverage.Name {
 				ciDirs = append(ciDirs, dir)
 			}
 		}
@@ -564,23 +560,9 @@ func runSecure(s *experiments.Spec, fn func() (string, error), stderr io.Writer)
 	return fn()
 }
 
-// load builds the runnable experiment of a spec.
+// load builds the runnable experiment of a spec with its kind.
 func load(s *experiments.Spec, dd dataDir) (runner.Experiment, error) {
-	switch s.Kind {
-	case experiments.KindCVTuning:
-		return cvtune.New(s, cvtune.Options{DataDir: dd.Path, Named: dd.Named})
-	case experiments.KindExPost:
-		return expostsweep.New(s, expostsweep.Options{DataDir: dd.Path, Named: dd.Named})
-	case experiments.KindCICoverage:
-		return cicoverage.New(s, cicoverage.Options{DataDir: dd.Path, Named: dd.Named})
-	case experiments.KindHistogram:
-		return cvtune.NewHist(s, cvtune.Options{DataDir: dd.Path, Named: dd.Named})
-	case experiments.KindMechanisms:
-		return mechbounds.New(s)
-	case experiments.KindAudit:
-		return privaudit.New(s)
-	}
-	return nil, fmt.Errorf("%s: kind %q has no runner", s.ID, s.Kind)
+	return runner.Kinds.New(s, runner.DataOptions{DataDir: dd.Path, Named: dd.Named})
 }
 
 // standIns counts the runs that used synthetic stand-ins.

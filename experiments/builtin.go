@@ -28,14 +28,15 @@ func BuiltinFiles() []string {
 }
 
 // LoadBuiltin loads the built-in spec named by its id or file name (with or
-// without .toml) at the named profile (see [Parse]).
-func LoadBuiltin(name, profile string) (*Spec, error) {
+// without .toml) at the named profile, with the experiment kinds kinds
+// (see [Parse]).
+func LoadBuiltin(name, profile string, kinds Kinds) (*Spec, error) {
 	file := strings.TrimSuffix(path.Base(name), ".toml") + ".toml"
 	src, err := builtin.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("spec: no built-in spec %q (built in: %s)", name, strings.Join(BuiltinIDs(), ", "))
 	}
-	return Parse(BuiltinPrefix+file, src, profile)
+	return Parse(BuiltinPrefix+file, src, profile, kinds)
 }
 
 // BuiltinIDs returns the ids of the built-in specs (their file names

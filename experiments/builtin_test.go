@@ -1,6 +1,7 @@
-package experiments
+package experiments_test
 
 import (
+	. "github.com/dprepro/dprepro/experiments"
 	"path/filepath"
 	"testing"
 )
@@ -13,11 +14,11 @@ func TestBuiltin_MatchesFiles(t *testing.T) {
 		t.Fatalf("built in %v, on disk %v", got, files)
 	}
 	for _, f := range files {
-		disk, err := Load(f, "quick")
+		disk, err := Load(f, "quick", testKinds)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := LoadBuiltin(disk.ID, "quick")
+		b, err := LoadBuiltin(disk.ID, "quick", testKinds)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -28,7 +29,7 @@ func TestBuiltin_MatchesFiles(t *testing.T) {
 			t.Errorf("%s: source %q", f, b.Source.Path)
 		}
 	}
-	if _, err := LoadBuiltin("nope", "quick"); err == nil {
+	if _, err := LoadBuiltin("nope", "quick", testKinds); err == nil {
 		t.Error("unknown built-in spec loaded")
 	}
 }

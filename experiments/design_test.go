@@ -1,6 +1,7 @@
-package experiments
+package experiments_test
 
 import (
+	. "github.com/dprepro/dprepro/experiments"
 	"strings"
 	"testing"
 )
@@ -12,7 +13,7 @@ func TestSpec_DesignHash(t *testing.T) {
 	withDatasets(t)
 	parse := func(src, profile string) *Spec {
 		t.Helper()
-		s, err := Parse("good.toml", []byte(src), profile)
+		s, err := Parse("good.toml", []byte(src), profile, testKinds)
 		if err != nil {
 			t.Fatal(err)
 		}

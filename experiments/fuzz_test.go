@@ -1,6 +1,7 @@
-package experiments
+package experiments_test
 
 import (
+	. "github.com/dprepro/dprepro/experiments"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,14 +24,14 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[profile.quick]\nx = 1\n"), "quick")
 	f.Add([]byte("\x00\"\"\"\n[[["), "")
 	f.Fuzz(func(t *testing.T, src []byte, profile string) {
-		s, err := Parse("fuzz.toml", src, profile)
+		s, err := Parse("fuzz.toml", src, profile, testKinds)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "fuzz.toml") && !strings.HasPrefix(err.Error(), "spec: fuzz.toml") {
 				t.Errorf("error %q does not name the file", err)
 			}
 			return
 		}
-		if errs := s.validate(); len(errs) > 0 {
+		if errs := s.Problems(); len(errs) > 0 {
 			t.Errorf("accepted a spec that does not validate: %v", errs)
 		}
 	})

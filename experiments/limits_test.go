@@ -1,6 +1,12 @@
-package experiments
+package experiments_test
 
 import (
+	. "github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/kinds/mechbounds"
+	"github.com/dprepro/dprepro/kinds/privaudit"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -97,7 +103,7 @@ draws = 100
 				file = "cv.toml"
 			}
 			start := time.Now()
-			_, err := Parse(file, []byte(strings.Replace(c.base, c.old, c.new, 1)), "quick")
+			_, err := Parse(file, []byte(strings.Replace(c.base, c.old, c.new, 1)), "quick", testKinds)
 			if el := time.Since(start); el > time.Second {
 				t.Errorf("refusing took %v, want < 1 s", el)
 			}
@@ -152,7 +158,7 @@ func TestLimits_SpecFiles(t *testing.T) {
 	}
 	for _, f := range files {
 		for _, p := range []string{"paper", "quick"} {
-			s, err := Load(f, p)
+			s, err := Load(f, p, testKinds)
 			if err != nil {
 				t.Errorf("%s (%s): %v", f, p, err)
 				continue
@@ -161,7 +167,7 @@ func TestLimits_SpecFiles(t *testing.T) {
 				t.Errorf("%s (%s): %v", f, p, err)
 			}
 			b, key := s.EstimateMemory(2)
-			t.Logf("%-32s %-6s %9s  largest: %s", f, p, formatBytes(float64(b)), key)
+			t.Logf("%-32s %-6s %9s  largest: %s", f, p, FormatBytes(float64(b)), key)
 		}
 	}
 }
@@ -174,7 +180,7 @@ func TestCheckResources_Message(t *testing.T) {
 	withShapes(t)
 	withBudget(t, 24<<30)
 	src := strings.Replace(goodCI, "mc_samples = 500", "mc_samples = 5000000", 1)
-	s, err := Parse("wkl.toml", []byte(src), "")
+	s, err := Parse("wkl.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +207,7 @@ func TestCheckResources_Message(t *testing.T) {
 	}
 	// Load refuses a spec that does not fit with one worker.
 	MemoryBudget = 100 << 20
-	if _, err := Parse("wkl.toml", []byte(src), ""); err == nil || !strings.HasPrefix(err.Error(), "wkl.toml:15: confidence_intervals.mc_samples: estimated memory") {
+	if _, err := Parse("wkl.toml", []byte(src), "", testKinds); err == nil || !strings.HasPrefix(err.Error(), "wkl.toml:15: confidence_intervals.mc_samples: estimated memory") {
 		t.Errorf("Parse over the budget: %v", err)
 	}
 }
@@ -211,36 +217,54 @@ func TestCheckResources_Message(t *testing.T) {
 // key.
 func TestEstimateMemory_AtLimits(t *testing.T) {
 	withShapes(t)
-	for _, kind := range Kinds {
+	for _, kind := range testKinds.Names() {
 		s := DefaultSpec()
 		s.Kind = kind
 		s.Data.Datasets = []string{"twitter", "kddcup99"}
 		s.Data.Subsample = 1e8
 		s.Output.Bootstrap = 1e6
-		s.AccuracyFirst.Steps, s.AccuracyFirst.Trials = 1e6, 1e5
-		s.AccuracyFirst.Alphas = make([]float64, 1e4)
-		s.AccuracyFirst.Methods = ExPostMethods
-		s.AccuracyFirst.Generator = "covariance"
-		c := &s.ConfidenceIntervals
-		c.Replicates, c.MCSamples, c.VIFits, c.BlockSize, c.N1, c.D1 = 1e6, 1e7, 1e7, 1, 1e8, 1e5
-		c.Values = make([]float64, 1000)
-		for i := range c.Values {
-			c.Values[i] = 1e8
+		sec, _ := testKinds.Section(kind)
+		s.Section = sec
+		switch sec := sec.(type) {
+		case *expostsweep.Section:
+			a := &sec.AccuracyFirst
+			a.Steps, a.Trials = 1e6, 1e5
+			a.Alphas = make([]float64, 1e4)
+			a.Methods = expostsweep.Methods
+			a.Generator = "covariance"
+		case *cicoverage.Section:
+			c := &sec.ConfidenceIntervals
+			c.Replicates, c.MCSamples, c.VIFits, c.BlockSize, c.N1, c.D1 = 1e6, 1e7, 1e7, 1, 1e8, 1e5
+			c.Values = make([]float64, 1000)
+			for i := range c.Values {
+				c.Values[i] = 1e8
+			}
+			c.Sweep = "n"
+			c.Methods = cicoverage.Methods
+		case *cvtune.Section:
+			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
+			sec.Tuning.Lambdas, sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), cvtune.Methods
+		case *cvtune.HistSection:
+			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
+			sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), cvtune.Methods
+			h := &sec.Histogram
+			h.Bins = make([]int, 1e4)
+			for i := range h.Bins {
+				h.Bins[i] = 1e7
+			}
+			h.Densities, h.Records = cvtune.HistogramDensities, 1e8
+			h.Attributes = make([]cvtune.AttributeSpec, 1000)
+		case *mechbounds.Section:
+			m := &sec.Mechanisms
+			m.Mechanisms, m.Dim, m.Candidates = mechbounds.MechanismNames, 1e6, 1e6
+			m.Replicates, m.Draws = 1e5, 1e9
+			m.Epsilons, m.Levels = make([]float64, 1000), make([]float64, 1000)
+		case *privaudit.Section:
+			a := &sec.Audit
+			a.Mechanisms, a.Epsilons, a.Draws, a.FitDraws = make([]string, 30), make([]float64, 1000), 1e8, 1e7
+		default:
+			t.Fatalf("kind %s: no case for section %T", kind, sec)
 		}
-		c.Sweep = "n"
-		c.Methods = CIMethods
-		s.CV.Repetitions, s.CV.Folds = 1e4, 1e5
-		s.Tuning.Lambdas, s.Tuning.Alphas, s.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), CVTuningMethods
-		s.Histogram.Bins = make([]int, 1e4)
-		for i := range s.Histogram.Bins {
-			s.Histogram.Bins[i] = 1e7
-		}
-		s.Histogram.Densities, s.Histogram.Records = HistogramDensities, 1e8
-		s.Histogram.Attributes = make([]AttributeSpec, 1000)
-		s.Mechanisms.Mechanisms, s.Mechanisms.Dim, s.Mechanisms.Candidates = MechanismNames, 1e6, 1e6
-		s.Mechanisms.Replicates, s.Mechanisms.Draws = 1e5, 1e9
-		s.Mechanisms.Epsilons, s.Mechanisms.Levels = make([]float64, 1000), make([]float64, 1000)
-		s.Audit.Mechanisms, s.Audit.Epsilons, s.Audit.Draws, s.Audit.FitDraws = make([]string, 30), make([]float64, 1000), 1e8, 1e7
 		for _, w := range []int{1, 2, math.MaxInt} {
 			b, key := s.EstimateMemory(w)
 			if b <= 0 || key == "" {
@@ -254,8 +278,8 @@ func TestEstimateMemory_AtLimits(t *testing.T) {
 }
 
 func TestPhysicalMemory(t *testing.T) {
-	if b := physicalMemory(); b < 64<<20 {
-		t.Errorf("physicalMemory() = %d", b)
+	if b := PhysicalMemory(); b < 64<<20 {
+		t.Errorf("PhysicalMemory() = %d", b)
 	}
 }
 

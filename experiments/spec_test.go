@@ -1,6 +1,13 @@
-package experiments
+package experiments_test
 
 import (
+	. "github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/kinds"
+	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/kinds/mechbounds"
+	"github.com/dprepro/dprepro/kinds/privaudit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,24 +46,24 @@ func withDatasets(t *testing.T) {
 
 func TestParse_Good(t *testing.T) {
 	withDatasets(t)
-	s, err := Parse("good.toml", []byte(goodSpec), "")
+	s, err := Parse("good.toml", []byte(goodSpec), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.CV.Repetitions != 3 || s.Profile != "paper" || s.Tuning.Delta != 0.01 || s.Data.RowNorm != "l2-max" {
+	if sec := s.Section.(*cvtune.Section); sec.CV.Repetitions != 3 || s.Profile != "paper" || sec.Tuning.Delta != 0.01 || s.Data.RowNorm != "l2-max" {
 		t.Errorf("base spec resolved wrong: %+v", s)
 	}
-	q, err := Parse("good.toml", []byte(goodSpec), "quick")
+	q, err := Parse("good.toml", []byte(goodSpec), "quick", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.CV.Repetitions != 1 || q.CV.Folds != 10 || len(q.Tuning.Lambdas) != 2 || q.Profile != "quick" {
-		t.Errorf("quick profile resolved wrong: %+v", q.CV)
+	if sec := q.Section.(*cvtune.Section); sec.CV.Repetitions != 1 || sec.CV.Folds != 10 || len(sec.Tuning.Lambdas) != 2 || q.Profile != "quick" {
+		t.Errorf("quick profile resolved wrong: %+v", cvOf(q))
 	}
 	if s.Hash() == q.Hash() {
 		t.Error("profiles with different settings have the same hash")
 	}
-	if _, err := Parse("good.toml", []byte(goodSpec), "huge"); err == nil || !strings.Contains(err.Error(), `no profile "huge"`) {
+	if _, err := Parse("good.toml", []byte(goodSpec), "huge", testKinds); err == nil || !strings.Contains(err.Error(), `no profile "huge"`) {
 		t.Errorf("unknown profile: got %v", err)
 	}
 }
@@ -103,7 +110,7 @@ func TestParse_Errors(t *testing.T) {
 				t.Fatalf("test case: %q not in the good spec", c.old)
 			}
 			src := strings.Replace(goodSpec, c.old, c.new, 1)
-			_, err := Parse("dir/bad.toml", []byte(src), "")
+			_, err := Parse("dir/bad.toml", []byte(src), "", testKinds)
 			if err == nil {
 				t.Fatalf("no error; want %q", c.want)
 			}
@@ -123,7 +130,7 @@ func TestSpecFiles(t *testing.T) {
 	}
 	for _, f := range files {
 		for _, p := range []string{"paper", "quick"} {
-			s, err := Load(f, p)
+			s, err := Load(f, p, testKinds)
 			if err != nil {
 				t.Errorf("%s (%s): %v", f, p, err)
 				continue
@@ -139,7 +146,7 @@ func TestSpecFiles(t *testing.T) {
 }
 
 func TestLoad_MissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"), "")
+	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"), "", testKinds)
 	if err == nil || !os.IsNotExist(unwrapAll(err)) {
 		t.Errorf("missing file: got %v", err)
 	}
@@ -179,12 +186,12 @@ methods = ["noise-reduction", "doubling", "theory"]
 // TestParse_ExPostErrors checks the accuracy_first section's validation.
 func TestParse_ExPostErrors(t *testing.T) {
 	withDatasets(t)
-	s, err := Parse("af.toml", []byte(goodExPost), "")
+	s, err := Parse("af.toml", []byte(goodExPost), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.AccuracyFirst.EpsMaxFactor != 4 || s.Data.TargetScale != "none" {
-		t.Errorf("defaults not applied: %+v %q", s.AccuracyFirst, s.Data.TargetScale)
+	if af := s.Section.(*expostsweep.Section).AccuracyFirst; af.EpsMaxFactor != 4 || s.Data.TargetScale != "none" {
+		t.Errorf("defaults not applied: %+v %q", af, s.Data.TargetScale)
 	}
 	cases := []struct{ old, new, want string }{
 		{`task = "logistic"`, `task = "lasso"`, `af.toml:11: accuracy_first.task: must be one of ridge, logistic (got "lasso")`},
@@ -207,7 +214,7 @@ func TestParse_ExPostErrors(t *testing.T) {
 			if !strings.Contains(goodExPost, c.old) {
 				t.Fatalf("%q not in the good spec", c.old)
 			}
-			_, err := Parse("af.toml", []byte(strings.Replace(goodExPost, c.old, c.new, 1)), "")
+			_, err := Parse("af.toml", []byte(strings.Replace(goodExPost, c.old, c.new, 1)), "", testKinds)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
 			}
@@ -236,13 +243,13 @@ vi_fits = 200
 // TestParse_CIErrors checks the confidence_intervals section's validation.
 func TestParse_CIErrors(t *testing.T) {
 	withDatasets(t)
-	s, err := Parse("wkl.toml", []byte(goodCI), "")
+	s, err := Parse("wkl.toml", []byte(goodCI), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Defaults: Wang, Kifer & Lee 2019, Section 7 (α = 0.05, c = 0.001,
 	// h = 1, ε₁ = 0.5, ε₂ = ε₃ = 0.25).
-	if c := s.ConfidenceIntervals; c.Alpha != 0.05 || c.C != 0.001 || c.H != 1 || c.Eps1 != 0.5 || c.Eps2 != 0.25 || c.Eps3 != 0.25 || c.BlockSize != 50 {
+	if c := s.Section.(*cicoverage.Section).ConfidenceIntervals; c.Alpha != 0.05 || c.C != 0.001 || c.H != 1 || c.Eps1 != 0.5 || c.Eps2 != 0.25 || c.Eps3 != 0.25 || c.BlockSize != 50 {
 		t.Errorf("defaults not applied: %+v", c)
 	}
 	cases := []struct{ old, new, want string }{
@@ -267,7 +274,7 @@ func TestParse_CIErrors(t *testing.T) {
 			if !strings.Contains(goodCI, c.old) {
 				t.Fatalf("%q not in the good spec", c.old)
 			}
-			_, err := Parse("wkl.toml", []byte(strings.Replace(goodCI, c.old, c.new, 1)), "")
+			_, err := Parse("wkl.toml", []byte(strings.Replace(goodCI, c.old, c.new, 1)), "", testKinds)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
 			}
@@ -295,12 +302,12 @@ methods = ["stability", "control"]
 
 func TestParse_HistogramErrors(t *testing.T) {
 	withDatasets(t)
-	if _, err := Parse("hist.toml", []byte(goodHist), ""); err != nil {
+	if _, err := Parse("hist.toml", []byte(goodHist), "", testKinds); err != nil {
 		t.Fatal(err)
 	}
 	// Densities alone need no dataset.
 	onlyDensities := strings.Replace(strings.Replace(goodHist, `datasets = ["adult"]`, "", 1), `attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]`, "", 1)
-	if _, err := Parse("hist.toml", []byte(onlyDensities), ""); err != nil {
+	if _, err := Parse("hist.toml", []byte(onlyDensities), "", testKinds); err != nil {
 		t.Errorf("densities only: %v", err)
 	}
 	cases := []struct{ old, new, want string }{
@@ -321,7 +328,7 @@ func TestParse_HistogramErrors(t *testing.T) {
 			if !strings.Contains(goodHist, c.old) {
 				t.Fatalf("%q not in the good spec", c.old)
 			}
-			_, err := Parse("hist.toml", []byte(strings.Replace(goodHist, c.old, c.new, 1)), "")
+			_, err := Parse("hist.toml", []byte(strings.Replace(goodHist, c.old, c.new, 1)), "", testKinds)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
 			}
@@ -342,11 +349,11 @@ draws = 100
 
 func TestParse_MechanismErrors(t *testing.T) {
 	withDatasets(t)
-	s, err := Parse("mech.toml", []byte(goodMech), "")
+	s, err := Parse("mech.toml", []byte(goodMech), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := s.Mechanisms; m.Dim != 10 || m.Candidates != 100 || m.GaussianDelta != 1e-5 {
+	if m := s.Section.(*mechbounds.Section).Mechanisms; m.Dim != 10 || m.Candidates != 100 || m.GaussianDelta != 1e-5 {
 		t.Errorf("defaults not applied: %+v", m)
 	}
 	cases := []struct{ old, new, want string }{
@@ -361,7 +368,7 @@ func TestParse_MechanismErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			_, err := Parse("mech.toml", []byte(strings.Replace(goodMech, c.old, c.new, 1)), "")
+			_, err := Parse("mech.toml", []byte(strings.Replace(goodMech, c.old, c.new, 1)), "", testKinds)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
 			}
@@ -382,14 +389,11 @@ fit_draws = 500
 
 func TestParse_AuditErrors(t *testing.T) {
 	withDatasets(t)
-	old, oldV := AuditMechanisms, AuditVariants
-	AuditMechanisms, AuditVariants = []string{"laplace", "histogram"}, []string{"half-noise"}
-	t.Cleanup(func() { AuditMechanisms, AuditVariants = old, oldV })
-	s, err := Parse("aud.toml", []byte(goodAudit), "")
+	s, err := Parse("aud.toml", []byte(goodAudit), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := s.Audit; a.Delta != 1e-5 || a.Confidence != 0.95 {
+	if a := s.Section.(*privaudit.Section).Audit; a.Delta != 1e-5 || a.Confidence != 0.95 {
 		t.Errorf("defaults not applied: %+v", a)
 	}
 	cases := []struct{ old, new, want string }{
@@ -404,7 +408,7 @@ func TestParse_AuditErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			_, err := Parse("aud.toml", []byte(strings.Replace(goodAudit, c.old, c.new, 1)), "")
+			_, err := Parse("aud.toml", []byte(strings.Replace(goodAudit, c.old, c.new, 1)), "", testKinds)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error\n%v\nwant it to contain\n%s", err, c.want)
 			}
@@ -418,25 +422,31 @@ func TestParse_AuditErrors(t *testing.T) {
 func TestParse_Profiles(t *testing.T) {
 	withDatasets(t)
 	noQuick := strings.Replace(goodSpec, "[profile.quick.cv]\nrepetitions = 1\n", "[profile.tiny.cv]\nrepetitions = 2\n", 1)
-	q, err := Parse("nq.toml", []byte(noQuick), "quick")
+	q, err := Parse("nq.toml", []byte(noQuick), "quick", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !q.ProfileFallback || q.Profile != "quick" || q.CV.Repetitions != 3 {
-		t.Errorf("quick without a quick profile: fallback %v profile %q repetitions %d", q.ProfileFallback, q.Profile, q.CV.Repetitions)
+	if !q.ProfileFallback || q.Profile != "quick" || cvOf(q).Repetitions != 3 {
+		t.Errorf("quick without a quick profile: fallback %v profile %q repetitions %d", q.ProfileFallback, q.Profile, cvOf(q).Repetitions)
 	}
-	tiny, err := Parse("nq.toml", []byte(noQuick), "tiny")
+	tiny, err := Parse("nq.toml", []byte(noQuick), "tiny", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tiny.ProfileFallback || tiny.Profile != "tiny" || tiny.CV.Repetitions != 2 {
-		t.Errorf("user profile: fallback %v profile %q repetitions %d", tiny.ProfileFallback, tiny.Profile, tiny.CV.Repetitions)
+	if tiny.ProfileFallback || tiny.Profile != "tiny" || cvOf(tiny).Repetitions != 2 {
+		t.Errorf("user profile: fallback %v profile %q repetitions %d", tiny.ProfileFallback, tiny.Profile, cvOf(tiny).Repetitions)
 	}
-	if _, err := Parse("nq.toml", []byte(noQuick), "huge"); err == nil || !strings.Contains(err.Error(), `no profile "huge" (has: paper, tiny)`) {
+	if _, err := Parse("nq.toml", []byte(noQuick), "huge", testKinds); err == nil || !strings.Contains(err.Error(), `no profile "huge" (has: paper, tiny)`) {
 		t.Errorf("unknown profile: %v", err)
 	}
-	p, err := Parse("good.toml", []byte(goodSpec), "quick")
+	p, err := Parse("good.toml", []byte(goodSpec), "quick", testKinds)
 	if err != nil || p.ProfileFallback {
 		t.Errorf("a spec with a quick profile reported a fallback (%v)", err)
 	}
 }
+
+// testKinds is the registry of the built-in kinds the tests load with.
+var testKinds = kinds.Registry()
+
+// cvOf returns the [cv] table of a cv-tuning spec.
+func cvOf(s *Spec) cvtune.CVSpec { return s.Section.(*cvtune.Section).CV }

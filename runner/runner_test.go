@@ -31,7 +31,7 @@ type fakeExp struct {
 
 func newFake(n int) *fakeExp {
 	s := experiments.DefaultSpec()
-	s.ID, s.Kind, s.Seed, s.Profile = "fake", experiments.KindCVTuning, 99, "paper"
+	s.ID, s.Kind, s.Seed, s.Profile = "fake", "cv-tuning", 99, "paper"
 	s.Data.Datasets = []string{"d"}
 	e := &fakeExp{spec: &s}
 	for i := 0; i < n; i++ {

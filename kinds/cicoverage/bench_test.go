@@ -19,15 +19,15 @@ import (
 //	DPREPRO_DATA=../shared/datasets go test -run - -bench Unit ./kinds/cicoverage
 func BenchmarkUnit(b *testing.B) {
 	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Load(filepath.Join("..", "..", "experiments", "wkl-table3-adult.toml"), "paper")
+	s, err := experiments.Load(filepath.Join("..", "..", "experiments", "wkl-table3-adult.toml"), "paper", testKinds)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.ConfidenceIntervals.Values = []float64{10}
-	s.ConfidenceIntervals.Replicates = 10
-	s.ConfidenceIntervals.BlockSize = 10
-	s.ConfidenceIntervals.VIFits = 200
-	s.ConfidenceIntervals.Methods = []string{"dp-obj-lr", "dp-output-lr", "zcdp-obj-lr", "zcdp-output-lr"}
+	s.Section.(*Section).ConfidenceIntervals.Values = []float64{10}
+	s.Section.(*Section).ConfidenceIntervals.Replicates = 10
+	s.Section.(*Section).ConfidenceIntervals.BlockSize = 10
+	s.Section.(*Section).ConfidenceIntervals.VIFits = 200
+	s.Section.(*Section).ConfidenceIntervals.Methods = []string{"dp-obj-lr", "dp-output-lr", "zcdp-obj-lr", "zcdp-output-lr"}
 	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
 	if err != nil {
 		b.Fatal(err)

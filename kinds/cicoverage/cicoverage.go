@@ -88,7 +88,7 @@ var Metrics = []string{"coverage", "ci_length", "vi_length"}
 
 // Experiment is a loaded ci-coverage spec.
 type Experiment struct {
-	spec    *experiments.Spec
+	spec    *Spec
 	data    []*datasets.Dataset
 	points  []*point
 	methods []method
@@ -145,9 +145,10 @@ type Options struct {
 
 // New loads the datasets of spec, builds each swept (sub)dataset, fits θ₀
 // and lays out the units.
-func New(spec *experiments.Spec, o Options) (*Experiment, error) {
-	if spec.Kind != experiments.KindCICoverage {
-		return nil, fmt.Errorf("cicoverage: spec %s has kind %q", spec.ID, spec.Kind)
+func New(es *experiments.Spec, o Options) (*Experiment, error) {
+	spec, err := ciSpec(es)
+	if err != nil {
+		return nil, err
 	}
 	ci := spec.ConfidenceIntervals
 	e := &Experiment{spec: spec, byKey: map[string]unit{}}
@@ -162,7 +163,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 		}
 	}
 	for di, name := range spec.Data.Datasets {
-		ds, err := specdata.Load(spec, name, o.DataDir, o.Named)
+		ds, err := specdata.Load(es, name, o.DataDir, o.Named)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +171,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; ci-coverage needs ±1 labels", spec.ID, name, ds.Task)
 		}
 		e.data = append(e.data, ds)
-		perm := runner.Stream(spec, "ci-coverage", "permutation", name).Perm(len(ds.Y))
+		perm := runner.Stream(es, "ci-coverage", "permutation", name).Perm(len(ds.Y))
 		for _, x := range ci.Values {
 			pt := &point{ds: di, x: x, n: ci.N1, d: ci.D1, eps: [3]float64{ci.Eps1, ci.Eps2, ci.Eps3}, theta0: map[dpci.Model][]float64{}}
 			switch ci.Sweep {
@@ -365,7 +366,7 @@ func (e *Experiment) params(model dpci.Model, privacy dpci.Privacy, pt *point) d
 func rho(eps float64) float64 { return eps * eps / 2 }
 
 // Spec implements runner.Experiment.
-func (e *Experiment) Spec() *experiments.Spec { return e.spec }
+func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit {
@@ -907,7 +908,7 @@ func modelPanel(r results.SummaryRow) string {
 func (e *Experiment) Datasets() []results.DatasetInfo {
 	var out []results.DatasetInfo
 	for _, ds := range e.data {
-		out = append(out, specdata.Info(e.spec, ds))
+		out = append(out, specdata.Info(e.spec.Spec, ds))
 	}
 	return out
 }

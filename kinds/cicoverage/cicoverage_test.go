@@ -49,7 +49,7 @@ bootstrap = 200
 func load(t *testing.T, src string) *Experiment {
 	t.Helper()
 	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Parse("spec.toml", []byte(src), "")
+	s, err := experiments.Parse("spec.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestBootstrap_SandwichCoverage(t *testing.T) {
 	p := e.params(dpci.LR, dpci.ZCDP, pt)
 	var covered, total int
 	for rep := 0; rep < 400; rep++ {
-		rows := newResampler(pt.data).draw(e.stream(runner.NewEnv(e.spec, "", false), pt, dpci.LR, "ci", rep, "resample"))
+		rows := newResampler(pt.data).draw(e.stream(runner.NewEnv(e.spec.Spec, "", false), pt, dpci.LR, "ci", rep, "resample"))
 		hat, err := dpci.FitNonPrivate(rows, p, erm.FitOptions{Init: th0})
 		if err != nil {
 			t.Fatal(err)
@@ -303,7 +303,7 @@ func TestNew_Errors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
 			experiments.DatasetNames = datasets.Names
-			s, err := experiments.Parse("spec.toml", []byte(strings.Replace(smallSpec, c.old, c.new, 1)), "")
+			s, err := experiments.Parse("spec.toml", []byte(strings.Replace(smallSpec, c.old, c.new, 1)), "", testKinds)
 			if err != nil {
 				t.Fatal(err)
 			}

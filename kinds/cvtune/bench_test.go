@@ -19,7 +19,7 @@ import (
 func benchExperiment(b *testing.B, name string) *Experiment {
 	b.Helper()
 	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Load("../../experiments/cv13-"+name+".toml", "paper")
+	s, err := experiments.Load("../../experiments/cv13-"+name+".toml", "paper", testKinds)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -42,7 +42,7 @@ var Columns = []string{
 
 // Experiment is a loaded cv-tuning spec.
 type Experiment struct {
-	spec  *experiments.Spec
+	spec  *Spec
 	data  []*datasets.Dataset
 	folds map[string][][]int // "dataset/rep" -> fold -> row indices
 	units []string
@@ -73,13 +73,14 @@ type Options struct {
 }
 
 // New loads the datasets of spec and lays out the folds and units.
-func New(spec *experiments.Spec, o Options) (*Experiment, error) {
-	if spec.Kind != experiments.KindCVTuning {
-		return nil, fmt.Errorf("cvtune: spec %s has kind %q", spec.ID, spec.Kind)
+func New(es *experiments.Spec, o Options) (*Experiment, error) {
+	spec, err := tuningSpec(es)
+	if err != nil {
+		return nil, err
 	}
 	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}}
 	for _, name := range spec.Data.Datasets {
-		ds, err := specdata.Load(spec, name, o.DataDir, o.Named)
+		ds, err := specdata.Load(es, name, o.DataDir, o.Named)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +94,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
-			e.folds[foldKey(name, rep)] = Partition(runner.Stream(spec, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
+			e.folds[foldKey(name, rep)] = Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
 	}
 	for di, ds := range e.data {
@@ -183,7 +184,7 @@ func roles(folds [][]int, f int) (train, val, test []int) {
 }
 
 // Spec implements runner.Experiment.
-func (e *Experiment) Spec() *experiments.Spec { return e.spec }
+func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit {
@@ -337,7 +338,7 @@ type procedure struct {
 	ctx context.Context // the unit's, for the fits; nil never stops
 }
 
-func newProcedure(spec *experiments.Spec, ds *datasets.Dataset, train, val []int, split bool, rng *rand.Rand) (*procedure, error) {
+func newProcedure(spec *Spec, ds *datasets.Dataset, train, val []int, split bool, rng *rand.Rand) (*procedure, error) {
 	var loss erm.Loss = erm.Logistic{}
 	if spec.Tuning.Loss == "huber" {
 		loss = erm.Huber{H: spec.Tuning.HuberH}
@@ -440,7 +441,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 func (e *Experiment) Datasets() []results.DatasetInfo {
 	var out []results.DatasetInfo
 	for _, ds := range e.data {
-		out = append(out, specdata.Info(e.spec, ds))
+		out = append(out, specdata.Info(e.spec.Spec, ds))
 	}
 	return out
 }
@@ -457,12 +458,12 @@ func (e *Experiment) Warnings() []string {
 // Ledger implements runner.Experiment: for each method and α, the largest
 // charge seen over the units.
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
-	return ledger(e.spec, rows, classifierWords)
+	return ledger(&e.spec.Tuning, rows, classifierWords)
 }
 
 // ledger is the ledger of both tuning kinds from their rows' eps_train,
 // eps_tuning, delta and eps_total columns.
-func ledger(spec *experiments.Spec, rows []results.Row, w ledgerWords) []results.LedgerEntry {
+func ledger(t *TuningSpec, rows []results.Row, w ledgerWords) []results.LedgerEntry {
 	type agg struct{ train, tuning, delta, total float64 }
 	seen := map[string]*agg{}
 	for _, r := range rows {
@@ -478,8 +479,8 @@ func ledger(spec *experiments.Spec, rows []results.Row, w ledgerWords) []results
 		a.total = math.Max(a.total, r.Float("eps_total"))
 	}
 	var out []results.LedgerEntry
-	for _, m := range spec.Tuning.Methods {
-		for _, alpha := range spec.Tuning.Alphas {
+	for _, m := range t.Methods {
+		for _, alpha := range t.Alphas {
 			a := seen[m+"|"+results.FormatFloat(alpha)]
 			if a == nil {
 				continue

@@ -43,7 +43,7 @@ bootstrap = 200
 func loadSmall(t *testing.T) *Experiment {
 	t.Helper()
 	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Parse("small.toml", []byte(smallSpec), "")
+	s, err := experiments.Parse("small.toml", []byte(smallSpec), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestRunUnit_LargeAlpha(t *testing.T) {
 func TestNew_TooFewRows(t *testing.T) {
 	experiments.DatasetNames = datasets.Names
 	src := strings.Replace(smallSpec, "subsample = 1500", "subsample = 29", 1)
-	s, err := experiments.Parse("small.toml", []byte(src), "")
+	s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}

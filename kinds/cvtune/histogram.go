@@ -50,7 +50,7 @@ var histWords = ledgerWords{
 // at the training α₁ and h_min; New refuses a spec whose training folds are
 // smaller than Theorem 6 requires at the smallest α.
 type Hist struct {
-	spec    *experiments.Spec
+	spec    *HistSpec
 	data    []*datasets.Dataset // real datasets, for provenance
 	sources []*histSource
 	units   []string
@@ -80,9 +80,10 @@ func (u histUnit) Key() string { return u.key }
 
 // NewHist loads the sources of spec, lays out folds and units, and checks
 // Theorem 6's sample-size requirement.
-func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
-	if spec.Kind != experiments.KindHistogram {
-		return nil, fmt.Errorf("cvtune: spec %s has kind %q", spec.ID, spec.Kind)
+func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
+	spec, err := histSpec(es)
+	if err != nil {
+		return nil, err
 	}
 	h := spec.Histogram
 	e := &Hist{spec: spec, byKey: map[string]histUnit{}}
@@ -91,7 +92,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: unknown density %q", spec.ID, name)
 		}
-		rng := runner.Stream(spec, "histogram-tuning", "density", name)
+		rng := runner.Stream(es, "histogram-tuning", "density", name)
 		x := make([]float64, h.Records)
 		for i := range x {
 			x[i] = f.Rand(rng)
@@ -105,7 +106,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 		ds := loaded[a.Dataset]
 		if ds == nil {
 			var err error
-			if ds, err = specdata.Load(spec, a.Dataset, o.DataDir, o.Named); err != nil {
+			if ds, err = specdata.Load(es, a.Dataset, o.DataDir, o.Named); err != nil {
 				return nil, err
 			}
 			loaded[a.Dataset] = ds
@@ -125,7 +126,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 			}
 			s.x[i] = v
 		}
-		s.info = specdata.Info(spec, ds)
+		s.info = specdata.Info(es, ds)
 		s.info.Name = s.name
 		s.info.D = 1
 		s.info.Preproc += fmt.Sprintf("; column %s mapped to [0, 1] by public bounds [%v, %v], %d values clipped", a.Column, a.Lo, a.Hi, s.clipped)
@@ -147,7 +148,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 			}
 		}
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
-			s.folds = append(s.folds, Partition(runner.Stream(spec, "cv-partition", s.name, strconv.Itoa(rep)), n, spec.CV.Folds))
+			s.folds = append(s.folds, Partition(runner.Stream(es, "cv-partition", s.name, strconv.Itoa(rep)), n, spec.CV.Folds))
 		}
 		for _, a := range spec.Tuning.Alphas {
 			for _, m := range spec.Tuning.Methods {
@@ -165,7 +166,7 @@ func NewHist(spec *experiments.Spec, o Options) (*Hist, error) {
 }
 
 // Spec implements runner.Experiment.
-func (e *Hist) Spec() *experiments.Spec { return e.spec }
+func (e *Hist) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
 func (e *Hist) Units() []runner.Unit {
@@ -322,5 +323,5 @@ func (e *Hist) Warnings() []string {
 
 // Ledger implements runner.Experiment.
 func (e *Hist) Ledger(rows []results.Row) []results.LedgerEntry {
-	return ledger(e.spec, rows, histWords)
+	return ledger(&e.spec.Tuning, rows, histWords)
 }

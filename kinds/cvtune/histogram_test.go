@@ -17,9 +17,9 @@ import (
 	"github.com/dprepro/dprepro/runner"
 )
 
-// histSpec: one synthetic density and Adult's age, 5-fold CV, a small and
+// histSpecSrc: one synthetic density and Adult's age, 5-fold CV, a small and
 // a large α.
-const histSpec = `schema = 1
+const histSpecSrc = `schema = 1
 id = "hist-small"
 kind = "histogram-tuning"
 seed = 9
@@ -52,7 +52,7 @@ bootstrap = 200
 func loadHist(t *testing.T, src string) (*Hist, error) {
 	t.Helper()
 	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Parse("hist.toml", []byte(src), "")
+	s, err := experiments.Parse("hist.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +62,13 @@ func loadHist(t *testing.T, src string) (*Hist, error) {
 // TestHist_DensitiesListed checks that the spec's density names are the
 // ones core/histogram defines.
 func TestHist_DensitiesListed(t *testing.T) {
-	for _, name := range experiments.HistogramDensities {
+	for _, name := range HistogramDensities {
 		if _, ok := histogram.Densities[name]; !ok {
 			t.Errorf("experiments lists density %q, core/histogram does not define it", name)
 		}
 	}
-	if len(histogram.Densities) != len(experiments.HistogramDensities) {
-		t.Errorf("core/histogram defines %d densities, experiments lists %d", len(histogram.Densities), len(experiments.HistogramDensities))
+	if len(histogram.Densities) != len(HistogramDensities) {
+		t.Errorf("core/histogram defines %d densities, experiments lists %d", len(histogram.Densities), len(HistogramDensities))
 	}
 }
 
@@ -78,7 +78,7 @@ func TestHist_DensitiesListed(t *testing.T) {
 func TestHist_Run(t *testing.T) {
 	var first, firstRows []byte
 	for _, w := range []int{1, 3} {
-		e, err := loadHist(t, histSpec)
+		e, err := loadHist(t, histSpecSrc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestHist_Run(t *testing.T) {
 		}
 	}
 
-	e, err := loadHist(t, histSpec)
+	e, err := loadHist(t, histSpecSrc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,13 +159,13 @@ func TestHist_Run(t *testing.T) {
 
 // TestHist_RefusesSmallN checks Theorem 6's sample-size requirement.
 func TestHist_RefusesSmallN(t *testing.T) {
-	src := strings.Replace(strings.Replace(histSpec, "records = 6000", "records = 300", 1), "alphas = [1.0, 1000.0]", "alphas = [0.1, 1000.0]", 1)
+	src := strings.Replace(strings.Replace(histSpecSrc, "records = 6000", "records = 300", 1), "alphas = [1.0, 1000.0]", "alphas = [0.1, 1000.0]", 1)
 	src = strings.Replace(src, `attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]`, "", 1)
 	_, err := loadHist(t, src)
 	if err == nil || !strings.Contains(err.Error(), "Theorem 6 needs n >=") || !strings.Contains(err.Error(), "source bimodal") {
 		t.Errorf("err = %v, want Theorem 6's requirement naming the source", err)
 	}
-	bad := strings.Replace(histSpec, `column = "age"`, `column = "wage"`, 1)
+	bad := strings.Replace(histSpecSrc, `column = "age"`, `column = "wage"`, 1)
 	if _, err := loadHist(t, bad); err == nil || !strings.Contains(err.Error(), `no numeric column "wage"`) {
 		t.Errorf("unknown column: err = %v", err)
 	}

@@ -46,7 +46,7 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 	src := strings.NewReplacer("subsample = 1500", "subsample = 12000",
 		"lambdas = [0.01, 0.1, 1.0]", "lambdas = ["+grid(400, 0.001, 0.0001)+"]").Replace(smallSpec)
 	experiments.DatasetNames = datasets.Names
-	spec, err := experiments.Parse("small.toml", []byte(src), "")
+	spec, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 // checks that it stops promptly.
 func TestHist_StopsPromptly(t *testing.T) {
 	src := strings.NewReplacer("bins = [4, 16, 64]", "bins = ["+gridInt(50, 1000000)+"]",
-		`methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`, `methods = ["control"]`).Replace(histSpec)
+		`methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`, `methods = ["control"]`).Replace(histSpecSrc)
 	e, err := loadHist(t, src)
 	if err != nil {
 		t.Fatal(err)

@@ -17,11 +17,11 @@ import (
 func benchExperiment(b *testing.B, file, cal string) *Experiment {
 	b.Helper()
 	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Load(filepath.Join("..", "..", "experiments", file), "paper")
+	s, err := experiments.Load(filepath.Join("..", "..", "experiments", file), "paper", testKinds)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.AccuracyFirst.Calibration = cal
+	s.Section.(*Section).AccuracyFirst.Calibration = cal
 	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
 	if err != nil {
 		b.Fatal(err)

@@ -62,7 +62,7 @@ var Metrics = []string{
 
 // Experiment is a loaded expost-sweep spec.
 type Experiment struct {
-	spec  *experiments.Spec
+	spec  *Spec
 	cal   expost.Calibration
 	data  []*datasets.Dataset
 	probs []accfirst.Problem
@@ -93,9 +93,10 @@ type Options struct {
 }
 
 // New loads the datasets of spec, fits θ* on each and lays out the units.
-func New(spec *experiments.Spec, o Options) (*Experiment, error) {
-	if spec.Kind != experiments.KindExPost {
-		return nil, fmt.Errorf("expostsweep: spec %s has kind %q", spec.ID, spec.Kind)
+func New(es *experiments.Spec, o Options) (*Experiment, error) {
+	spec, err := expostSpec(es)
+	if err != nil {
+		return nil, err
 	}
 	af := spec.AccuracyFirst
 	e := &Experiment{spec: spec, cal: expost.Calibration(af.Calibration), byKey: map[string]unit{}}
@@ -103,7 +104,7 @@ func New(spec *experiments.Spec, o Options) (*Experiment, error) {
 		return nil, err
 	}
 	for _, name := range spec.Data.Datasets {
-		ds, err := specdata.Load(spec, name, o.DataDir, o.Named)
+		ds, err := specdata.Load(es, name, o.DataDir, o.Named)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +179,7 @@ func (e *Experiment) covMode() accfirst.CovMode {
 }
 
 // Spec implements runner.Experiment.
-func (e *Experiment) Spec() *experiments.Spec { return e.spec }
+func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit {
@@ -446,7 +447,7 @@ func boundName(task string) string {
 func (e *Experiment) Datasets() []results.DatasetInfo {
 	var out []results.DatasetInfo
 	for _, ds := range e.data {
-		out = append(out, specdata.Info(e.spec, ds))
+		out = append(out, specdata.Info(e.spec.Spec, ds))
 	}
 	return out
 }

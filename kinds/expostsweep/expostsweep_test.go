@@ -78,7 +78,7 @@ bootstrap = 200
 func load(t *testing.T, src, cal string) *Experiment {
 	t.Helper()
 	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Parse("spec.toml", []byte(strings.Replace(src, "CAL", cal, 1)), "")
+	s, err := experiments.Parse("spec.toml", []byte(strings.Replace(src, "CAL", cal, 1)), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}

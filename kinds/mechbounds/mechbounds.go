@@ -44,7 +44,7 @@ var Metrics = []string{"tail", "bound", "exact"}
 
 // Experiment is a loaded mechanism-bounds spec.
 type Experiment struct {
-	spec  *experiments.Spec
+	spec  *Spec
 	units []string
 	byKey map[string]unit
 }
@@ -60,9 +60,10 @@ type unit struct {
 func (u unit) Key() string { return u.key }
 
 // New lays out the units of spec.
-func New(spec *experiments.Spec) (*Experiment, error) {
-	if spec.Kind != experiments.KindMechanisms {
-		return nil, fmt.Errorf("mechbounds: spec %s has kind %q", spec.ID, spec.Kind)
+func New(es *experiments.Spec) (*Experiment, error) {
+	spec, err := mechSpec(es)
+	if err != nil {
+		return nil, err
 	}
 	e := &Experiment{spec: spec, byKey: map[string]unit{}}
 	m := spec.Mechanisms
@@ -79,7 +80,7 @@ func New(spec *experiments.Spec) (*Experiment, error) {
 }
 
 // Spec implements runner.Experiment.
-func (e *Experiment) Spec() *experiments.Spec { return e.spec }
+func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit {
@@ -114,7 +115,7 @@ type mechanism struct {
 
 // mechanisms returns the mechanisms of the kind for the spec's parameters
 // (k, |Y|, the Gaussian δ), each drawing through package mech.
-func mechanisms(p experiments.MechanismsSpec) map[string]mechanism {
+func mechanisms(p MechanismsSpec) map[string]mechanism {
 	k := p.Dim
 	nan := func(float64) float64 { return math.NaN() }
 	scores := make([]float64, p.Candidates)

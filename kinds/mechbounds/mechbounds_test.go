@@ -18,7 +18,7 @@ import (
 	"github.com/dprepro/dprepro/runner"
 )
 
-var params = experiments.MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5}
+var params = MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5}
 
 var levels = []float64{0.5, 0.1, 0.01, 0.001}
 
@@ -114,7 +114,7 @@ func TestBrokenMechanismsFlagged(t *testing.T) {
 	}
 }
 
-func scoresFor(p experiments.MechanismsSpec) []float64 {
+func scoresFor(p MechanismsSpec) []float64 {
 	s := make([]float64, p.Candidates)
 	for i := range s {
 		s[i] = -float64(i)
@@ -143,7 +143,7 @@ bootstrap = 200
 func TestRun_Deterministic(t *testing.T) {
 	var first []byte
 	for _, w := range []int{1, 3} {
-		s, err := experiments.Parse("mech.toml", []byte(quickSpec), "")
+		s, err := experiments.Parse("mech.toml", []byte(quickSpec), "", testKinds)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 	t.Parallel()
 	src := strings.Replace(quickSpec, "draws = 2000", "draws = 50000000", 1)
 	src = strings.Replace(src, `mechanisms = ["randomized-response", "laplace", "exponential", "gaussian"]`, `mechanisms = ["laplace", "exponential"]`+"\ncandidates = 100000", 1)
-	s, err := experiments.Parse("mech.toml", []byte(src), "")
+	s, err := experiments.Parse("mech.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,11 +65,6 @@ var Mechanisms = []string{
 	"privspdmat-dp", "privspdmat-zcdp", "histogram",
 }
 
-func init() {
-	experiments.AuditMechanisms = Mechanisms
-	experiments.AuditVariants = Variants
-}
-
 // Columns is the rows.csv schema of the kind.
 var Columns = []string{
 	"experiment", "dataset", "data_source", "method", "mechanism", "variant", "expected", "epsilon", "unit",
@@ -90,7 +85,7 @@ const (
 
 // Experiment is a loaded privacy-audit spec.
 type Experiment struct {
-	spec    *experiments.Spec
+	spec    *Spec
 	targets map[string]target
 	units   []string
 	byKey   map[string]unit
@@ -108,9 +103,10 @@ func (u unit) Key() string { return u.key }
 
 // New lays out the units of spec: every (mechanism, variant, ε) the
 // mechanism supports, the correct variant first.
-func New(spec *experiments.Spec) (*Experiment, error) {
-	if spec.Kind != experiments.KindAudit {
-		return nil, fmt.Errorf("privaudit: spec %s has kind %q", spec.ID, spec.Kind)
+func New(es *experiments.Spec) (*Experiment, error) {
+	spec, err := auditSpec(es)
+	if err != nil {
+		return nil, err
 	}
 	e := &Experiment{spec: spec, targets: targets(), byKey: map[string]unit{}}
 	a := spec.Audit
@@ -140,7 +136,7 @@ func New(spec *experiments.Spec) (*Experiment, error) {
 }
 
 // Spec implements runner.Experiment.
-func (e *Experiment) Spec() *experiments.Spec { return e.spec }
+func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit {

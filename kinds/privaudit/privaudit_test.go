@@ -55,7 +55,7 @@ func TestAuditQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the quick audit")
 	}
-	spec, err := experiments.Load(filepath.Join("..", "..", "experiments", "audit.toml"), "quick")
+	spec, err := experiments.Load(filepath.Join("..", "..", "experiments", "audit.toml"), "quick", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestAuditQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec.Audit.Confidence = 1 - stattest.FamilyAlpha/float64(len(e.Units()))
+	spec.Section.(*Section).Audit.Confidence = 1 - stattest.FamilyAlpha/float64(len(e.Units()))
 	caught := map[string][]float64{} // mechanism/variant → the ε where caught
 	for _, key := range unitKeys(e) {
 		rows, err := runner.RunKey(context.Background(), e, key)
@@ -83,11 +83,11 @@ func TestAuditQuick(t *testing.T) {
 		}
 	}
 	for m, vs := range mustCatch {
-		if !slices.Contains(spec.Audit.Mechanisms, m) {
+		if !slices.Contains(spec.Section.(*Section).Audit.Mechanisms, m) {
 			t.Errorf("%s is not in the quick audit", m)
 		}
 		for _, v := range vs {
-			want := spec.Audit.Epsilons
+			want := spec.Section.(*Section).Audit.Epsilons
 			if largeEpsOnly[m+"/"+v] {
 				want = []float64{slices.Max(want)}
 			}

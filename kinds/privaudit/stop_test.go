@@ -25,7 +25,7 @@ epsilons = [1.0]
 draws = 10000000
 fit_draws = 1000000
 `
-	spec, err := experiments.Parse("audit.toml", []byte(src), "")
+	spec, err := experiments.Parse("audit.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,221 @@
+package expostsweep
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/runner"
+)
+
+// Name is the kind of Ligett et al. 2017: the ex-post privacy loss of
+// accuracy-first searches.
+const Name = "expost-sweep"
+
+// Kind is the expost-sweep experiment kind (runner.Kind).
+type Kind struct{}
+
+// Name implements runner.Kind.
+func (Kind) Name() string { return Name }
+
+// NewSection implements runner.Kind: the [accuracy_first] table with its
+// defaults.
+func (Kind) NewSection() experiments.Section {
+	return &Section{AccuracyFirst: AccuracyFirstSpec{
+		Generator: "output", Calibration: "authors-code",
+		Lambda: 0.005, Gamma: 0.1, Steps: 1000, EpsMaxFactor: 4,
+	}}
+}
+
+// New implements runner.Kind.
+func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
+	return New(spec, Options{DataDir: data.DataDir, Named: data.Named})
+}
+
+// Section is the expost-sweep kind's part of a spec.
+type Section struct {
+	AccuracyFirst AccuracyFirstSpec `toml:"accuracy_first"`
+}
+
+// Spec is a resolved expost-sweep spec: the shared part and the section.
+type Spec struct {
+	*experiments.Spec
+	*Section
+}
+
+// expostSpec returns spec with its expost-sweep section.
+func expostSpec(spec *experiments.Spec) (*Spec, error) {
+	sec, ok := spec.Section.(*Section)
+	if spec.Kind != Name || !ok {
+		return nil, fmt.Errorf("expostsweep: spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, Name)
+	}
+	return &Spec{spec, sec}, nil
+}
+
+// AccuracyFirstSpec is the ex-post privacy sweep of Ligett, Neel, Roth,
+// Waggoner & Wu, "Accuracy First" (NeurIPS 2017), Section 4 and Appendix B.
+type AccuracyFirstSpec struct {
+	// Task is "ridge" (Section 3.1) or "logistic" (Section 3.2).
+	Task string `toml:"task"`
+	// Generator is the private ERM method that noise reduction and the
+	// doubling method drive: "covariance" (ridge only; Algorithm 3) or
+	// "output" (Algorithm 5).
+	Generator string `toml:"generator"`
+	// Calibration of the accuracy tests: "authors-code" or "paper".
+	Calibration string `toml:"calibration"`
+	// Lambda is the regularization λ; Gamma the failure probability γ.
+	Lambda float64 `toml:"lambda"`
+	Gamma  float64 `toml:"gamma"`
+	// Steps is the number T of noise-reduction levels.
+	Steps int `toml:"steps"`
+	// Alphas is the grid of requested excess risks α.
+	Alphas []float64 `toml:"alphas"`
+	// Trials is the number of independent trials per (method, α).
+	Trials int `toml:"trials"`
+	// Methods: "noise-reduction", "doubling", "theory" (the generator's
+	// utility theorem inverted) and, for ridge, "theory-output"
+	// (Theorem A.9).
+	Methods []string `toml:"methods"`
+	// EpsMin is the most private level ε_min; 0 means 1/n.
+	EpsMin float64 `toml:"eps_min"`
+	// EpsMaxFactor sets ε_max = EpsMaxFactor·E, E the theory ε for α.
+	EpsMaxFactor float64 `toml:"eps_max_factor"`
+}
+
+// Methods are the methods of the expost-sweep kind.
+var Methods = []string{"noise-reduction", "doubling", "theory", "theory-output"}
+
+// Validate implements experiments.Section.
+func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
+	if len(s.Data.Datasets) == 0 {
+		p.At("data.datasets", "must list at least one dataset")
+	}
+	c.validateExPost(s, p)
+}
+
+// validateExPost checks the accuracy_first section.
+func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
+	a := &c.AccuracyFirst
+	k := func(name string) string { return "accuracy_first." + name }
+	oneOf := func(name, v string, allowed ...string) {
+		if !slices.Contains(allowed, v) {
+			p.Add(k(name), k(name), "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
+		}
+	}
+	oneOf("task", a.Task, "ridge", "logistic")
+	oneOf("generator", a.Generator, "covariance", "output")
+	oneOf("calibration", a.Calibration, "authors-code", "paper")
+	if a.Task == "logistic" && a.Generator == "covariance" {
+		p.Add(k("generator"), k("generator"), "covariance perturbation is defined for ridge regression only (task = \"ridge\")")
+	}
+	if !(a.Lambda > 0) || math.IsInf(a.Lambda, 1) {
+		p.Add(k("lambda"), k("lambda"), "must be finite and > 0 (got %v)", a.Lambda)
+	}
+	if !(a.Gamma > 0 && a.Gamma < 1) {
+		p.Add(k("gamma"), k("gamma"), "must be in (0, 1) (got %v)", a.Gamma)
+	}
+	if a.Steps < 2 {
+		p.Add(k("steps"), k("steps"), "must be >= 2 (got %d)", a.Steps)
+	}
+	if a.Trials < 1 {
+		p.Add(k("trials"), k("trials"), "must be >= 1 (got %d)", a.Trials)
+	}
+	if len(a.Alphas) == 0 {
+		p.Add(k("alphas"), k("alphas"), "must not be empty")
+	}
+	dupAlpha := experiments.SeenBefore[float64]()
+	for i, x := range a.Alphas {
+		if !(x > 0) || math.IsInf(x, 0) {
+			p.Add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "must be finite and > 0 (got %v)", x)
+		}
+		if dupAlpha(x) {
+			p.Add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "duplicate value %v", x)
+		}
+	}
+	if len(a.Methods) == 0 {
+		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(Methods, ", "))
+	}
+	seen := map[string]bool{}
+	for i, m := range a.Methods {
+		path := fmt.Sprintf("%s[%d]", k("methods"), i)
+		switch {
+		case !slices.Contains(Methods, m):
+			p.Add(k("methods"), path, "unknown method %q (known: %s)", m, strings.Join(Methods, ", "))
+		case seen[m]:
+			p.Add(k("methods"), path, "duplicate method %q", m)
+		case m == "theory-output" && a.Task != "ridge":
+			p.Add(k("methods"), path, "theory-output (Theorem A.9) is the ridge output-perturbation curve; for logistic, \"theory\" is Theorem 3.3")
+		}
+		seen[m] = true
+	}
+	if !(a.EpsMin >= 0) || math.IsInf(a.EpsMin, 1) {
+		p.Add(k("eps_min"), k("eps_min"), "must be finite and >= 0 (0 means 1/n) (got %v)", a.EpsMin)
+	}
+	if !(a.EpsMaxFactor > 0) || math.IsInf(a.EpsMaxFactor, 1) {
+		p.Add(k("eps_max_factor"), k("eps_max_factor"), "must be finite and > 0 (got %v)", a.EpsMaxFactor)
+	}
+}
+
+// Limits implements experiments.Section.
+func (c *Section) Limits(*experiments.Spec) []experiments.Limit {
+	a := &c.AccuracyFirst
+	return []experiments.Limit{
+		{Key: "accuracy_first.steps", Max: 1e6, Counts: experiments.Value("accuracy_first.steps", a.Steps),
+			Why: "Ligett et al. use T = 1000 (1000× margin); a noise-reduction unit holds about 60 bytes per level and chain, and drawing a chain takes about 36 ns per level (0.04 s at the limit, when it cannot be interrupted)"},
+		{Key: "accuracy_first.trials", Max: 1e5, Counts: experiments.Value("accuracy_first.trials", a.Trials),
+			Why: "the paper profile runs 80 trials (1250× margin); each trial of each method and α is a unit with a row"},
+		{Key: "accuracy_first.alphas", Max: 1e4, Counts: experiments.Length("accuracy_first.alphas", len(a.Alphas)),
+			Why: "the paper's grid has 40 values (250× margin)"},
+	}
+}
+
+// Workload implements experiments.Section.
+func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
+	a := &c.AccuracyFirst
+	nd := math.Max(1, float64(len(s.Data.Datasets)))
+	units := nd * float64(len(a.Methods)) * float64(len(a.Alphas)) * experiments.Pos(a.Trials)
+	key := "accuracy_first.trials"
+	if float64(len(a.Alphas)) > experiments.Pos(a.Trials) {
+		key = "accuracy_first.alphas"
+	}
+	w := experiments.Workload{Units: units, Rows: units, UnitKey: key}
+	add := func(key string, bytes float64, perUnit bool, format string, args ...any) {
+		w.Terms = append(w.Terms, experiments.Term(key, bytes, perUnit, format, args...))
+	}
+	const csrBytes = experiments.CSRBytes
+	T := experiments.Pos(a.Steps)
+	cov := a.Generator == "covariance"
+	var perUnit, coords float64
+	for _, name := range s.Data.Datasets {
+		dt, n, p := s.DataTerm(name)
+		w.Terms = append(w.Terms, dt)
+		if a.Task == "logistic" {
+			add("data.datasets", n*(p*csrBytes+24)+p*p*8, false, "dataset %s: the logistic problem's rows, n × (d × %d + 24) bytes", name, csrBytes)
+		} else {
+			add("data.datasets", 6*p*p*8, false, "dataset %s: the ridge problem's statistics, 6 d² × 8 bytes", name)
+		}
+		c := p
+		if cov {
+			c = p*p + p
+		}
+		coords = math.Max(coords, c)
+		if a.Task == "logistic" {
+			perUnit = math.Max(perUnit, n*8) // the margins of an exact excess risk
+		}
+	}
+	if slices.Contains(a.Methods, "noise-reduction") {
+		chains, perLevel := 1.0, 60.0
+		if cov {
+			chains, perLevel = 2, 120
+		}
+		add("accuracy_first.steps", T*perLevel, true,
+			"T × %.0f bytes of ε grid and noise-reduction chain%s per unit in flight (T = %.0f)", perLevel, map[bool]string{true: "s", false: ""}[chains > 1], T)
+		adds := math.Min(T-1, 64) // Σ(1 − (ε_s/ε_{s+1})²) ≤ 2 ln(ε_T/ε_1) ≈ 46 for ε_1 = 1/n
+		add("data.datasets", coords*(1+adds)*24, true,
+			"%.0f noise-reduction coordinates × (1 + min(T−1, 64)) events × 24 bytes per unit in flight", coords)
+	}
+	add("data.datasets", perUnit+coords*64, true, "a unit's hypotheses and excess-risk buffers")
+	return w
+}
