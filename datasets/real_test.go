@@ -14,7 +14,7 @@ func realDataDir(t *testing.T, name string) string {
 	t.Helper()
 	dir := os.Getenv(EnvDataDir)
 	if dir == "" {
-		t.Skipf("real-data test: $%s is unset; set it to a directory holding the %s files (e.g. /work/shared/datasets)", EnvDataDir, name)
+		t.Skipf("real-data test: $%s is unset; set it to a directory holding the %s files (see docs/datasets.md; dprepro data fetch downloads them)", EnvDataDir, name)
 	}
 	file := registry[name].Files[0].Name
 	if _, _, ok := probe(dir, registry[name].Files[0]); !ok {

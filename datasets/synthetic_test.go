@@ -344,6 +344,6 @@ func TestTwitterStandInRidgeSignal(t *testing.T) {
 		t.Errorf("‖θ*‖₂ = %v exceeds 1/√λ = %v (Lemma A.4)", thetaNorm, bound)
 	}
 	if excess := l0 - lStar; excess < 0.25 {
-		t.Errorf("L(0) − L(θ*) = %.4f, want ≥ 0.25: θ = 0 would meet α = 0.2 (note 6)", excess)
+		t.Errorf("L(0) − L(θ*) = %.4f, want ≥ 0.25: θ = 0 would meet α = 0.2 (docs/original-code.md, AF-6)", excess)
 	}
 }

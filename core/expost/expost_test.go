@@ -67,7 +67,7 @@ func TestCalibrationConstants(t *testing.T) {
 		t.Errorf("paper: ε₀ = %v, W = %v; want %v, −0.025", eps, w, want)
 	}
 	if eps < 7 || eps > 7.5 {
-		t.Errorf("paper ridge ε₀ at α = 0.05 = %v, the issue says about 7", eps)
+		t.Errorf("paper ridge ε₀ at α = 0.05 = %v, Algorithm 3 gives 16·Δ·ln(2T/γ)/α ≈ 7.27", eps)
 	}
 	// Authors' code: the paper's e^ε ≈ 10.0 at α = 0.05 and 4.65 at 0.075
 	// come from 2ε_A plus a small hypothesis ε.
