@@ -149,7 +149,7 @@ func TestDataVerifyAndList_Real(t *testing.T) {
 	if code != 0 || !strings.Contains(lineOf(stdout, "magic"), "verified") || !strings.Contains(lineOf(stdout, "adult"), "verified") {
 		t.Errorf("verify: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, _ = dprepro(t, "list", "--data-dir", data, "--specs", "../../experiments")
+	code, stdout, _ = dprepro(t, "list", "--data-dir", data, "--specs", "../experiments")
 	if code != 0 || !strings.Contains(stdout, "cv13-adult") || !strings.Contains(lineOf(stdout, "magic"), "real, verified") {
 		t.Errorf("list: exit %d\n%s", code, stdout)
 	}
@@ -210,7 +210,7 @@ func inTime(t *testing.T, fn func()) {
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "datasets", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "datasets", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
