@@ -152,6 +152,9 @@ type DataSpec struct {
 	TargetLog1p bool `toml:"target_log1p"`
 	// TargetScale is "none" (default) or "maxabs" (y / max|y|).
 	TargetScale string `toml:"target_scale"`
+	// Files declares the user's own data files, [data.files.NAME], each
+	// loaded as dataset NAME when Datasets names it (see DataFile).
+	Files map[string]DataFile `toml:"files,omitempty"`
 }
 
 // AccuracyFirstSpec is the ex-post privacy sweep of Ligett, Neel, Roth,
@@ -375,11 +378,6 @@ type OutputSpec struct {
 
 // Methods of the cv-tuning kind (Chaudhuri & Vinterbo 2013, Section 5).
 var CVTuningMethods = []string{"stability", "alphaSplit", "dataSplit", "random", "control"}
-
-// DatasetNames, when set, is the list of valid dataset names used by
-// Validate; the command sets it from the dataset registry. Nil skips the
-// check.
-var DatasetNames func() []string
 
 // DefaultSpec returns the defaults that a file is decoded over.
 func DefaultSpec() Spec {
@@ -617,10 +615,6 @@ func (s *Spec) validate() []fieldErr {
 	if len(s.Data.Datasets) == 0 && !(s.Kind == KindHistogram && len(s.Histogram.Densities) > 0) && s.Kind != KindMechanisms && s.Kind != KindAudit {
 		add("data.datasets", "data.datasets", "must list at least one dataset")
 	}
-	var known []string
-	if DatasetNames != nil {
-		known = DatasetNames()
-	}
 	seen := map[string]bool{}
 	for i, d := range s.Data.Datasets {
 		p := fmt.Sprintf("data.datasets[%d]", i)
@@ -628,10 +622,8 @@ func (s *Spec) validate() []fieldErr {
 			add("data.datasets", p, "duplicate dataset %q", d)
 		}
 		seen[d] = true
-		if known != nil && !contains(known, d) {
-			add("data.datasets", p, "unknown dataset %q (known: %s)", d, strings.Join(known, ", "))
-		}
 	}
+	errs = append(errs, s.validateDataFiles()...)
 	oneOf := func(key, v string, allowed ...string) {
 		if !contains(allowed, v) {
 			add(key, key, "must be one of %s (got %q)", strings.Join(allowed, ", "), v)

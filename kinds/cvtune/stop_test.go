@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 )
 
@@ -44,7 +43,6 @@ func stopsPromptly(t *testing.T, key string, run func(ctx context.Context) error
 func TestRunUnit_StopsPromptly(t *testing.T) {
 	src := strings.NewReplacer("subsample = 1500", "subsample = 12000",
 		"lambdas = [0.01, 0.1, 1.0]", "lambdas = ["+grid(400, 0.001, 0.0001)+"]").Replace(smallSpec)
-	experiments.DatasetNames = datasets.Names
 	spec, err := experiments.Parse("small.toml", []byte(src), "")
 	if err != nil {
 		t.Fatal(err)
