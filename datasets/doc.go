@@ -109,8 +109,9 @@
 // Every problem with names, options or files is a returned error, wrapped
 // with the operation and dataset ("datasets: load adult: …") and naming the
 // file and directory; the sentinels ErrUnknownDataset, ErrDataDir,
-// ErrNotFound, ErrChecksum, ErrCorrupt, ErrNotRegular, ErrBadLink and
-// ErrUnreadable work with errors.Is.
+// ErrNotFound, ErrChecksum, ErrCorrupt, ErrNotRegular, ErrBadLink,
+// ErrUnreadable, ErrDuplicateDataset, ErrNoFiles and ErrProvider work with
+// errors.Is.
 // Panics mark broken internal invariants only.
 //
 // # Privacy caveat
