@@ -66,6 +66,9 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, name := range datasets.Names() {
 		st, err := datasets.Inspect(name, dir.Path)
 		status, files := describeStatus(st, err, dir.Named)
+		if p, ok := datasets.Registered(name); ok && errors.Is(err, datasets.ErrNoFiles) {
+			status, files = "Go provider: "+p.Description(), "(read by its code)"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, status, files)
 	}
 	return tw.Flush()
@@ -122,7 +125,7 @@ func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dir := d.Path
 	fmt.Fprintf(stderr, "dprepro: data: %s\n", d)
 	client := &http.Client{Timeout: 30 * time.Minute}
-	all := len(names) == len(datasets.Names()) && !slices.ContainsFunc(args, func(a string) bool { return slices.Contains(names, a) })
+	all := len(names) == len(fileDatasets()) && !slices.ContainsFunc(args, func(a string) bool { return slices.Contains(names, a) })
 	var failed int
 	for _, n := range names {
 		if ctx.Err() != nil {
@@ -202,8 +205,9 @@ func cmdDataVerify(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // dataArgs parses the flags and dataset names of a data subcommand: no
-// names means every registered dataset. The data directory comes from
-// datasets.ResolveDataDir (--data-dir, $DPREPRO_DATA, the user cache).
+// names means every dataset with registry files (a Go provider's dataset
+// has none). The data directory comes from datasets.ResolveDataDir
+// (--data-dir, $DPREPRO_DATA, the user cache).
 func dataArgs(cmd string, args []string, stderr io.Writer) (names []string, dir datasets.DataDir, err error) {
 	var f runFlags
 	fs := newFlagSet(cmd, stderr)
@@ -212,12 +216,28 @@ func dataArgs(cmd string, args []string, stderr io.Writer) (names []string, dir 
 		return nil, dir, err
 	}
 	if len(names) == 0 {
-		names = datasets.Names()
+		names = fileDatasets()
 	}
 	for _, n := range names {
-		if _, ok := datasets.Lookup(n); !ok {
-			return nil, dir, usagef("%s: unknown dataset %q", cmd, n)
+		if _, ok := datasets.Lookup(n); ok {
+			continue
 		}
+		if _, ok := datasets.Registered(n); ok {
+			return nil, dir, usagef("%s: dataset %q comes from a Go provider: it has no files to %s", cmd, n, strings.TrimPrefix(cmd, "data "))
+		}
+		return nil, dir, usagef("%s: unknown dataset %q", cmd, n)
 	}
 	return names, datasets.ResolveDataDir(f.dataDir, os.Getenv), nil
+}
+
+// fileDatasets lists the registered datasets that have files (the
+// built-in ones; not those of Go providers).
+func fileDatasets() []string {
+	var names []string
+	for _, n := range datasets.Names() {
+		if _, ok := datasets.Lookup(n); ok {
+			names = append(names, n)
+		}
+	}
+	return names
 }

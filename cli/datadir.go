@@ -8,6 +8,7 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/runner/specdata"
 )
 
 // dataDir is the data folder of a command and where it came from
@@ -31,11 +32,11 @@ func resolveData(flagValue string, stderr io.Writer) (dataDir, error) {
 // can be loaded as its data.synthetic policy requires (a stat of each file,
 // no reading): a named folder lacking a file a spec needs is exit 2 here,
 // naming the folder, the file and `dprepro data fetch`, instead of after
-// the specs before it have run.
+// the specs before it have run; so is a missing data file of data.files.
 func checkData(specs []*experiments.Spec, dd dataDir) error {
 	for _, s := range specs {
 		for _, name := range specDatasets(s) {
-			if _, err := datasets.Available(name, dd, s.Data.Synthetic); err != nil {
+			if _, err := specdata.Available(s, name, dd); err != nil {
 				return usageError{fmt.Errorf("%s: %w", s.ID, err)}
 			}
 		}

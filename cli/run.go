@@ -24,7 +24,6 @@ import (
 )
 
 func init() {
-	experiments.DatasetNames = datasets.Names
 	// The memory estimate of a spec (experiments.Spec.CheckResources) reads
 	// the documented size of each dataset from the registry.
 	experiments.DatasetShape = func(name string) (int, int, []string, bool) {

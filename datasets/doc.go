@@ -1,12 +1,34 @@
 // Package datasets loads the public datasets of the dprepro experiments as
 // design matrices: a registry of named datasets (adult, magic, kddcup99,
-// bank, twitter, ipums-us, ipums-br), streaming loaders that verify
-// SHA-256 checksums, the preprocessing the reproduced papers use, synthetic
+// bank, twitter, ipums-us, ipums-br, and any a Go module registers),
+// streaming loaders that verify SHA-256 checksums, users' own data files
+// (csv, tsv, npy), the preprocessing the reproduced papers use, synthetic
 // stand-ins for absent files, and a downloader.
 //
 //	ds, err := datasets.Load("magic", datasets.Options{
 //		Preprocess: datasets.Preprocessing{Intercept: true}, // maxabs columns, l2-max rows
 //	})
+//
+// # Registry and providers
+//
+// A dataset is a [Provider]: a name, a one-line description, and a Read
+// that returns the raw table with its provenance ([Source]); [Load]
+// applies the preprocessing afterwards, the same way for every provider.
+// One registry holds them: the built-in datasets from the start, and what a
+// user's Go module adds with [Register] before it calls cli.Main. [Names]
+// lists both; [Lookup] returns the file-level [Entry] of a built-in one.
+// Provenance is checked: a provider's data is [KindReal] only with the
+// SHA-256 of every file it read, and anything computed is [KindSynthetic]
+// with a named generator.
+//
+// # Your own data file
+//
+// A spec's [data.files.NAME] table describes a csv, tsv or npy file
+// ([FileOptions], [LoadFile]): the label column (or, for npy, its index or
+// a separate labels file), the value read as +1, the categorical columns,
+// an optional SHA-256 pin. It is read whenever it is named, never replaced
+// by a stand-in, and its path and digest go into the manifest and the
+// checkpoint identity.
 //
 // # Data directory
 //
@@ -88,8 +110,9 @@
 // Every problem with names, options or files is a returned error, wrapped
 // with the operation and dataset ("datasets: load adult: …") and naming the
 // file and directory; the sentinels ErrUnknownDataset, ErrDataDir,
-// ErrNotFound, ErrChecksum, ErrCorrupt, ErrNotRegular, ErrBadLink and
-// ErrUnreadable work with errors.Is.
+// ErrNotFound, ErrChecksum, ErrCorrupt, ErrNotRegular, ErrBadLink,
+// ErrUnreadable, ErrDuplicateDataset, ErrNoFiles and ErrProvider work with
+// errors.Is.
 // Panics mark broken internal invariants only.
 //
 // # Privacy caveat

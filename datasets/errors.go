@@ -9,6 +9,18 @@ import (
 var (
 	// ErrUnknownDataset: the name is not in the registry.
 	ErrUnknownDataset = errors.New("unknown dataset")
+	// ErrDuplicateDataset: [Register] was given a name already registered
+	// (a built-in dataset or an earlier provider).
+	ErrDuplicateDataset = errors.New("dataset name already registered")
+	// ErrNoFiles: the dataset comes from a Go [Provider] registered with
+	// [Register]; it has no files for [Inspect], [Fetch] or [Available] to
+	// look at (its Read reads whatever it reads).
+	ErrNoFiles = errors.New("dataset has no registry files")
+	// ErrProvider: a [Provider]'s Read returned something the harness
+	// refuses: a table whose columns disagree, labels that are not ±1, or
+	// provenance that is not honest (Source.Kind "real" without the
+	// SHA-256 of every file read, a digest that is not the file's).
+	ErrProvider = errors.New("invalid provider result")
 	// ErrNotFound: a real data file is in neither NAME nor NAME.gz form in
 	// the data directory.
 	ErrNotFound = errors.New("data file not found")

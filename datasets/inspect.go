@@ -124,8 +124,9 @@ type FileStatus struct {
 // [DefaultDataDir]). Present regular files are read to the end, through
 // gzip for NAME.gz, so that the digest covers the whole content and a
 // truncated .gz is caught by its trailer; nothing else is opened. The error
-// is non-nil only for an unknown name; per-file problems are in
-// FileStatus.State and FileStatus.Err.
+// is non-nil only for an unknown name, or a dataset of a Go [Provider]
+// (wrapping [ErrNoFiles]: it has no registry files); per-file problems are
+// in FileStatus.State and FileStatus.Err.
 func Inspect(name, dataDir string) ([]FileStatus, error) {
 	e, err := lookup(name)
 	if err != nil {
@@ -169,12 +170,16 @@ func inspectFile(e *Entry, f FileSpec, dir string) FileStatus {
 // [Inspect] and [Load] classify them, then the stand-in policy of
 // [Options.Synthetic]. A corrupt or mismatching file passes here and fails
 // in Load, which reads it. Call it for every spec before running any, so
-// that a missing file stops the run in well under a second.
+// that a missing file stops the run in well under a second. A dataset of a
+// Go [Provider] reads what it reads: Available reports (false, nil) for it.
 func Available(name string, dir DataDir, synthetic string) (standIn bool, err error) {
 	if err := dir.Check(); err != nil {
 		return false, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
 	e, err := lookup(name)
+	if errors.Is(err, ErrNoFiles) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("datasets: load: %w", err)
 	}

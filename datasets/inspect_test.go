@@ -106,7 +106,7 @@ func TestFileStates_OneClassification(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			tt.setup(t, dir)
-			file := registry[tt.dataset].Files[0].Name
+			file := builtinEntry(tt.dataset).Files[0].Name
 
 			var st []FileStatus
 			var err error

@@ -227,7 +227,7 @@ func TestSynthetic_IPUMS(t *testing.T) {
 	for _, name := range []string{"ipums-us", "ipums-br"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := registry[name]
+			e := builtinEntry(name)
 			lay := e.synth.census
 			if lay.columns() != e.Dim {
 				t.Fatalf("layout has %d columns, registry Dim %d", lay.columns(), e.Dim)

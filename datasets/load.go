@@ -57,24 +57,30 @@ type Source struct {
 	// "planted-logistic/v1"; empty for real data.
 	Generator string
 	// Params records the synthetic generator's parameters (n, d, positive
-	// rate, seed, stand_in_for, reason, …); nil for real data.
+	// rate, seed, stand_in_for, reason, …); for a user's data file how it
+	// was found ("path", "path_as_written", "format"; see
+	// [NewFileProvider]); nil for the registry's real files.
 	Params map[string]string
 }
 
 // FileRecord records one real file as read.
 type FileRecord struct {
-	// Name is the registry file name, e.g. "adult.data".
+	// Name is the registry file name, e.g. "adult.data"; for a user's data
+	// file its base name.
 	Name string
-	// Path is the path read, e.g. "/data/adult.data.gz".
+	// Path is the path read, e.g. "/data/adult.data.gz" (absolute for a
+	// user's data file).
 	Path string
 	// SHA256 is the hex SHA-256 of the decompressed content as read.
 	SHA256 string
-	// Verified reports that SHA256 equals the registry's pinned digest. It is
-	// false only for a file with no pinned checksum (a mismatch is an error).
+	// Verified reports that SHA256 equals the registry's pinned digest (for
+	// a user's data file: its sha256 pin). It is false only for a file with
+	// no pinned checksum (a mismatch is an error).
 	Verified bool
 	// Records is the number of records kept.
 	Records int
-	// Dropped is the number of records dropped as incomplete (adult: '?').
+	// Dropped is the number of records dropped as incomplete (adult: '?';
+	// a user's file: an empty or '?' field, a NaN in a .npy array).
 	Dropped int
 	// Warning, for a file with no pinned checksum, says that its record
 	// count is more than 10 % away from the documented one (see
@@ -154,9 +160,11 @@ type Options struct {
 	Preprocess Preprocessing
 }
 
-// Load returns the named dataset, preprocessed.
+// Load returns the named dataset, preprocessed: a built-in one or one added
+// by [Register] (its [Provider] reads the raw table, Load applies
+// Options.Preprocess the same way for both).
 //
-// The real file is read from Options.DataDir (NAME or NAME.gz) and its
+// For a built-in dataset the real file is read from Options.DataDir (NAME or NAME.gz) and its
 // SHA-256 checked against the registry. A file that is there but bad (a
 // checksum mismatch, a corrupt .gz, something that is not a regular file, a
 // broken link, an unreadable or malformed file) is an error naming the
@@ -175,12 +183,22 @@ type Options struct {
 // to obtain them). The stand-in goes through the same preprocessing, has
 // Source.Kind "synthetic" and records why in Source.Params["reason"].
 //
+// What a provider outside this package returns is checked before use
+// (errors wrap [ErrProvider]; see [Provider] for the provenance rules).
+//
 // Load is safe for concurrent use; each call reads its own copy.
 func Load(name string, opts Options) (*Dataset, error) {
-	e, err := lookup(name)
+	p, err := provider(name)
 	if err != nil {
 		return nil, fmt.Errorf("datasets: load: %w", err)
 	}
+	return load(p, opts)
+}
+
+// load reads p with opts, checks what a provider outside this package
+// returned, and applies the preprocessing.
+func load(p Provider, opts Options) (*Dataset, error) {
+	name := p.Name()
 	if opts.Synthetic == "" {
 		opts.Synthetic = SyntheticAuto
 	}
@@ -192,49 +210,27 @@ func Load(name string, opts Options) (*Dataset, error) {
 		d := ResolveDataDir("", os.Getenv)
 		dir, named = d.Path, named || d.Named
 	}
-
-	var t *Table
-	var src Source
-	reason := "Options.Synthetic = \"always\""
-	useReal := opts.Synthetic != SyntheticAlways
-	if useReal {
-		var st FileStatus
-		t, st, err = readReal(e, dir)
-		switch {
-		case err == nil:
-			src = Source{Kind: KindReal, Files: t.Files}
-		case st.State == StateAbsent:
-			if reason, err = absentPolicy(e, dir, named, opts.Synthetic); err != nil {
-				return nil, fmt.Errorf("datasets: load %s: %w", name, err)
-			}
-			useReal = false
-		default:
-			return nil, fmt.Errorf("datasets: load %s: %w", name, err)
+	raw, err := p.Read(Request{DataDir: dir, Named: named, Synthetic: opts.Synthetic, Seed: opts.Seed})
+	if err == nil {
+		if _, ok := p.(trusted); !ok {
+			err = checkRaw(raw)
 		}
 	}
-	if !useReal {
-		t, src = synthesize(e, opts.Seed)
-		src.Params["reason"] = reason
-	}
-
-	x, y, names, err := opts.Preprocess.apply(t, e.Task)
 	if err != nil {
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
-	var warnings []string
-	for _, f := range src.Files {
-		if f.Warning != "" {
-			warnings = append(warnings, f.Warning)
-		}
+	x, y, names, err := opts.Preprocess.apply(raw.Table, raw.Task)
+	if err != nil {
+		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
 	return &Dataset{
-		Name:         e.Name,
+		Name:         name,
 		X:            x,
 		Y:            y,
 		FeatureNames: names,
-		Task:         e.Task,
-		Source:       src,
+		Task:         raw.Task,
+		Source:       raw.Source,
 		Preprocess:   opts.Preprocess.WithDefaults(),
-		Warnings:     warnings,
+		Warnings:     slices.Clone(raw.Warnings),
 	}, nil
 }

@@ -155,7 +155,7 @@ func TestLoad_CorruptFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeGzip(t, filepath.Join(dir, "magic04.data.gz"), content)
-	want := registry["magic"].Files[0].SHA256
+	want := builtinEntry("magic").Files[0].SHA256
 	for _, mode := range []string{SyntheticAuto, SyntheticNever} {
 		_, err := Load("magic", Options{DataDir: dir, Synthetic: mode})
 		var ce *ChecksumError

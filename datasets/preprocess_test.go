@@ -234,7 +234,7 @@ func TestPreprocessing_Target(t *testing.T) {
 func TestPreprocessing_Invariants(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"adult", "magic", "bank"} {
-		tb, _ := synthesize(registry[name], 1)
+		tb, _ := synthesize(builtinEntry(name), 1)
 		for _, cs := range []string{ScaleMaxAbs, ScaleZScore, ScaleNone} {
 			for _, rn := range []string{RowL2Max, RowL2Clip, RowL2Unit, RowL1Max, RowNone} {
 				p := Preprocessing{ColumnScale: cs, RowNorm: rn, Intercept: true}

@@ -16,8 +16,8 @@ func realDataDir(t *testing.T, name string) string {
 	if dir == "" {
 		t.Skipf("real-data test: $%s is unset; set it to a directory holding the %s files (see docs/datasets.md; dprepro data fetch downloads them)", EnvDataDir, name)
 	}
-	file := registry[name].Files[0].Name
-	if _, _, ok := probe(dir, registry[name].Files[0]); !ok {
+	file := builtinEntry(name).Files[0].Name
+	if _, _, ok := probe(dir, builtinEntry(name).Files[0]); !ok {
 		t.Skipf("real-data test: %s (or %s.gz) not in $%s=%s", file, file, EnvDataDir, dir)
 	}
 	return dir
@@ -66,7 +66,7 @@ func TestRealData(t *testing.T) {
 				t.Errorf("%d positives, want %d", pos, tt.positives)
 			}
 			f := ds.Source.Files[0]
-			if ds.Source.Kind != KindReal || !f.Verified || f.SHA256 != registry[tt.name].Files[0].SHA256 || f.Dropped != tt.dropped {
+			if ds.Source.Kind != KindReal || !f.Verified || f.SHA256 != builtinEntry(tt.name).Files[0].SHA256 || f.Dropped != tt.dropped {
 				t.Errorf("source = %+v", ds.Source)
 			}
 			var maxNorm float64

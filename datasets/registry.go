@@ -3,7 +3,6 @@ package datasets
 import (
 	"fmt"
 	"slices"
-	"sort"
 )
 
 // Task names used in [Entry.Task] and [Dataset.Task].
@@ -112,31 +111,29 @@ func (d Download) String() string {
 	return s
 }
 
-// Names returns the registered dataset names in sorted order.
-func Names() []string {
-	names := make([]string, 0, len(registry))
-	for name := range registry {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Lookup returns a copy of the registry entry for name.
+// Lookup returns a copy of the registry entry of the built-in dataset name:
+// its files, checksums, citation and shape. A dataset registered with
+// [Register] (a [Provider] of a user's Go module) has no Entry: Lookup
+// reports false for it, and [Registered] returns it.
 func Lookup(name string) (Entry, bool) {
-	e, ok := registry[name]
+	e, ok := registry.entry(name)
 	if !ok {
 		return Entry{}, false
 	}
 	return e.clone(), true
 }
 
+// lookup returns the built-in entry of name, or an error wrapping
+// ErrUnknownDataset (a name nobody registered) or ErrNoFiles (a Go
+// provider, which has no files to inspect, fetch or read here).
 func lookup(name string) (*Entry, error) {
-	e, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (registered: %v)", ErrUnknownDataset, name, Names())
+	if e, ok := registry.entry(name); ok {
+		return e, nil
 	}
-	return e, nil
+	if _, ok := registry.get(name); ok {
+		return nil, fmt.Errorf("%w: %q is computed by a Go provider (registered with datasets.Register)", ErrNoFiles, name)
+	}
+	return nil, fmt.Errorf("%w %q (registered: %v)", ErrUnknownDataset, name, Names())
 }
 
 func (e *Entry) clone() Entry {
@@ -208,12 +205,8 @@ func ipumsManual(file, site string, d int) string {
 		"in the data directory as %s or %s.gz", file, site, d, file, file)
 }
 
-var registry = map[string]*Entry{}
-
-func register(e *Entry) {
-	if _, dup := registry[e.Name]; dup {
-		panic("datasets: duplicate registry entry " + e.Name)
-	}
+// fill derives the attribute lists and target of e from its format.
+func (e *Entry) fill() *Entry {
 	for _, a := range e.format.attrs {
 		e.Attributes = append(e.Attributes, a.name)
 		if a.kind == numericAttr {
@@ -223,7 +216,7 @@ func register(e *Entry) {
 		}
 	}
 	e.Target = e.format.target
-	registry[e.Name] = e
+	return e
 }
 
 func numericAttrs(names ...string) []attribute {
@@ -234,8 +227,10 @@ func numericAttrs(names ...string) []attribute {
 	return a
 }
 
-func init() {
-	register(&Entry{
+// builtinEntries returns the entries of the built-in datasets; the
+// package-level registry is initialised from them (see provider.go).
+func builtinEntries() []*Entry {
+	return []*Entry{(&Entry{
 		Name: "adult",
 		Description: "UCI Adult (1994 US Census extract): predict whether income exceeds $50K/yr; " +
 			"adult.data with records containing '?' dropped",
@@ -257,8 +252,7 @@ func init() {
 		Dim:       adultDim,
 		format:    adultFormat,
 		synth:     adultSynth,
-	})
-	register(&Entry{
+	}).fill(), (&Entry{
 		Name:        "magic",
 		Description: "UCI MAGIC Gamma Telescope: classify Cherenkov shower images as gamma (g, +1) or hadron (h, −1)",
 		Citation: "Bock, R. (2004). MAGIC Gamma Telescope [Dataset]. UCI Machine Learning Repository. " +
@@ -279,8 +273,7 @@ func init() {
 		Dim:       magicDim,
 		format:    magicFormat,
 		synth:     magicSynth,
-	})
-	register(&Entry{
+	}).fill(), (&Entry{
 		Name:        "kddcup99",
 		Description: "KDD Cup 1999 network intrusion data, 10% training subset: classify connections as attack (+1) or normal (−1)",
 		Citation: "Stolfo, S., Fan, W., Lee, W., Prodromidis, A., and Chan, P. (1999). KDD Cup 1999 Data [Dataset]. " +
@@ -301,8 +294,7 @@ func init() {
 		Dim:       kddDim,
 		format:    kddFormat,
 		synth:     kddSynth,
-	})
-	register(&Entry{
+	}).fill(), (&Entry{
 		Name:        "bank",
 		Description: "UCI Bank Marketing (bank-full.csv): predict whether a client subscribes a term deposit (y)",
 		Citation: "Moro, S., Rita, P., and Cortez, P. (2014). Bank Marketing [Dataset]. UCI Machine Learning Repository. " +
@@ -324,8 +316,7 @@ func init() {
 		Dim:       bankDim,
 		format:    bankFormat,
 		synth:     bankSynth,
-	})
-	register(&Entry{
+	}).fill(), (&Entry{
 		Name: "twitter",
 		Description: "UCI Buzz in social media, Twitter regression set: predict the mean number of active " +
 			"discussions (Annotation) from 77 activity features (11 families × 7 time steps)",
@@ -346,8 +337,7 @@ func init() {
 		Dim:     twitterDim,
 		format:  twitterFormat,
 		synth:   twitterSynth,
-	})
-	register(&Entry{
+	}).fill(), (&Entry{
 		Name: "ipums-us",
 		Description: "IPUMS-USA census extract of PrivGene (Zhang et al. 2013), as in Wang, Kifer & Lee (2019) " +
 			"Tables 5 and 6: predict a 0/1 label (−1/+1) from 57 coded features (partly one-hot); " +
@@ -366,8 +356,7 @@ func init() {
 		Dim:     ipumsUSDim,
 		format:  ipumsUSFormat,
 		synth:   ipumsUSSynth,
-	})
-	register(&Entry{
+	}).fill(), (&Entry{
 		Name: "ipums-br",
 		Description: "IPUMS-International census extract for Brazil of PrivGene (Zhang et al. 2013), as in " +
 			"Wang, Kifer & Lee (2019) Tables 5 and 6: predict a 0/1 label (−1/+1) from 52 coded features " +
@@ -386,5 +375,5 @@ func init() {
 		Dim:     ipumsBRDim,
 		format:  ipumsBRFormat,
 		synth:   ipumsBRSynth,
-	})
+	}).fill()}
 }

@@ -21,7 +21,7 @@ const zTol = 4.42
 func TestSchema_MatchesRegistry(t *testing.T) {
 	t.Parallel()
 	for _, name := range Names() {
-		e := registry[name]
+		e := builtinEntry(name)
 		if e.synth.twitter || e.synth.census != nil {
 			continue // hand-set generators; see TestSynthetic_Twitter, TestSynthetic_IPUMS
 		}
@@ -77,7 +77,7 @@ func TestSynthetic_ShapeAndBalance(t *testing.T) {
 			if name == "kddcup99" && testing.Short() {
 				t.Skip("kddcup99 stand-in has 494,021 rows; skipped under -short")
 			}
-			e := registry[name]
+			e := builtinEntry(name)
 			ds, err := Load(name, Options{Synthetic: SyntheticAlways, Seed: 20240601})
 			if err != nil {
 				t.Fatal(err)

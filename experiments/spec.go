@@ -121,6 +121,9 @@ type DataSpec struct {
 	TargetLog1p bool `toml:"target_log1p"`
 	// TargetScale is "none" (default) or "maxabs" (y / max|y|).
 	TargetScale string `toml:"target_scale"`
+	// Files declares the user's own data files, [data.files.NAME], each
+	// loaded as dataset NAME when Datasets names it (see DataFile).
+	Files map[string]DataFile `toml:"files,omitempty"`
 }
 
 // OutputSpec configures summaries.
@@ -136,11 +139,6 @@ type OutputSpec struct {
 	// --secure-noise. Default false.
 	SecureNoise bool `toml:"secure_noise"`
 }
-
-// DatasetNames, when set, is the list of valid dataset names used by
-// Validate; the command sets it from the dataset registry. Nil skips the
-// check.
-var DatasetNames func() []string
 
 // DefaultSpec returns the defaults that a file is decoded over.
 func DefaultSpec() Spec {
@@ -416,10 +414,6 @@ func (s *Spec) validate() []fieldErr {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)
 	}
 	// Data. Whether a kind needs datasets at all is the section's to say.
-	var known []string
-	if DatasetNames != nil {
-		known = DatasetNames()
-	}
 	seen := map[string]bool{}
 	for i, d := range s.Data.Datasets {
 		p := fmt.Sprintf("data.datasets[%d]", i)
@@ -427,10 +421,8 @@ func (s *Spec) validate() []fieldErr {
 			add("data.datasets", p, "duplicate dataset %q", d)
 		}
 		seen[d] = true
-		if known != nil && !contains(known, d) {
-			add("data.datasets", p, "unknown dataset %q (known: %s)", d, strings.Join(known, ", "))
-		}
 	}
+	errs = append(errs, s.validateDataFiles()...)
 	oneOf := func(key, v string, allowed ...string) {
 		if !contains(allowed, v) {
 			add(key, key, "must be one of %s (got %q)", strings.Join(allowed, ", "), v)

@@ -35,14 +35,10 @@ methods = ["stability", "control"]
 repetitions = 1
 `
 
-func withDatasets(t *testing.T) {
-	t.Helper()
-	old := DatasetNames
-	DatasetNames = func() []string {
-		return []string{"adult", "magic", "kddcup99", "twitter", "bank", "ipums-us", "ipums-br"}
-	}
-	t.Cleanup(func() { DatasetNames = old })
-}
+// withDatasets is kept for its callers: data.datasets is now always
+// checked against the datasets registry (and data.files), with nothing to
+// set up.
+func withDatasets(t *testing.T) { t.Helper() }
 
 func TestParse_Good(t *testing.T) {
 	withDatasets(t)

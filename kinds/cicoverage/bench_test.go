@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 )
 
@@ -18,7 +17,6 @@ import (
 //
 //	DPREPRO_DATA=../shared/datasets go test -run - -bench Unit ./kinds/cicoverage
 func BenchmarkUnit(b *testing.B) {
-	experiments.DatasetNames = datasets.Names
 	s, err := experiments.Load(filepath.Join("..", "..", "experiments", "wkl-table3-adult.toml"), "paper", testKinds)
 	if err != nil {
 		b.Fatal(err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -48,7 +47,6 @@ bootstrap = 200
 
 func load(t *testing.T, src string) *Experiment {
 	t.Helper()
-	experiments.DatasetNames = datasets.Names
 	s, err := experiments.Parse("spec.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +300,6 @@ func TestNew_Errors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
-			experiments.DatasetNames = datasets.Names
 			s, err := experiments.Parse("spec.toml", []byte(strings.Replace(smallSpec, c.old, c.new, 1)), "", testKinds)
 			if err != nil {
 				t.Fatal(err)

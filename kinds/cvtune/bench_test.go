@@ -10,7 +10,6 @@ import (
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/perturb"
 	"github.com/dprepro/dprepro/core/randx"
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 )
 
@@ -18,7 +17,6 @@ import (
 // $DPREPRO_DATA, else the synthetic stand-in of the same shape).
 func benchExperiment(b *testing.B, name string) *Experiment {
 	b.Helper()
-	experiments.DatasetNames = datasets.Names
 	s, err := experiments.Load("../../experiments/cv13-"+name+".toml", "paper", testKinds)
 	if err != nil {
 		b.Fatal(err)

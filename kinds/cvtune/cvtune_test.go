@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/core/randx"
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -42,7 +41,6 @@ bootstrap = 200
 
 func loadSmall(t *testing.T) *Experiment {
 	t.Helper()
-	experiments.DatasetNames = datasets.Names
 	s, err := experiments.Parse("small.toml", []byte(smallSpec), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +199,6 @@ func TestRunUnit_LargeAlpha(t *testing.T) {
 // dataSplit part, would be empty or hold a handful of rows) is refused at
 // load with the minimum, not run into empty folds.
 func TestNew_TooFewRows(t *testing.T) {
-	experiments.DatasetNames = datasets.Names
 	src := strings.Replace(smallSpec, "subsample = 1500", "subsample = 29", 1)
 	s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
 	if err != nil {

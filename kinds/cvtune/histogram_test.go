@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/core/histogram"
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -51,7 +50,6 @@ bootstrap = 200
 
 func loadHist(t *testing.T, src string) (*Hist, error) {
 	t.Helper()
-	experiments.DatasetNames = datasets.Names
 	s, err := experiments.Parse("hist.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 )
 
@@ -45,7 +44,6 @@ func stopsPromptly(t *testing.T, key string, run func(ctx context.Context) error
 func TestRunUnit_StopsPromptly(t *testing.T) {
 	src := strings.NewReplacer("subsample = 1500", "subsample = 12000",
 		"lambdas = [0.01, 0.1, 1.0]", "lambdas = ["+grid(400, 0.001, 0.0001)+"]").Replace(smallSpec)
-	experiments.DatasetNames = datasets.Names
 	spec, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 )
 
@@ -16,7 +15,6 @@ import (
 // given calibration; the data and θ* are shared by the benchmark's trials.
 func benchExperiment(b *testing.B, file, cal string) *Experiment {
 	b.Helper()
-	experiments.DatasetNames = datasets.Names
 	s, err := experiments.Load(filepath.Join("..", "..", "experiments", file), "paper", testKinds)
 	if err != nil {
 		b.Fatal(err)

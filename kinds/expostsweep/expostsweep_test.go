@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -77,7 +76,6 @@ bootstrap = 200
 
 func load(t *testing.T, src, cal string) *Experiment {
 	t.Helper()
-	experiments.DatasetNames = datasets.Names
 	s, err := experiments.Parse("spec.toml", []byte(strings.Replace(src, "CAL", cal, 1)), "", testKinds)
 	if err != nil {
 		t.Fatal(err)

@@ -17,9 +17,14 @@ import (
 // absent file is then an error unless the spec allows the stand-in). The
 // stand-in (if used) is seeded from (spec seed, "synthetic", name), the
 // subsample from (spec seed, "subsample", name).
+//
+// A name the spec declares in data.files is the user's data file
+// (datasets.LoadFile: read from its path, never a stand-in); any other
+// name is a registered dataset (datasets.Load). Both get the same
+// preprocessing and subsample.
 func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.Dataset, error) {
 	d := spec.Data
-	ds, err := datasets.Load(name, datasets.Options{
+	opts := datasets.Options{
 		DataDir:   dataDir,
 		Named:     named,
 		Synthetic: d.Synthetic,
@@ -33,7 +38,14 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 			TargetLog1p: d.TargetLog1p,
 			TargetScale: d.TargetScale,
 		},
-	})
+	}
+	var ds *datasets.Dataset
+	var err error
+	if f, ok := spec.DataFileOptions(name); ok {
+		ds, err = datasets.LoadFile(name, f, opts)
+	} else {
+		ds, err = datasets.Load(name, opts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
 	}
@@ -43,8 +55,25 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 	return ds, nil
 }
 
+// Available reports, before any run and without reading data, whether
+// dataset name of spec would load from dir: for a data file, that each of
+// its files is a regular file (datasets.CheckFile); for a registered
+// dataset, datasets.Available (standIn: it would run on its stand-in).
+func Available(spec *experiments.Spec, name string, dir datasets.DataDir) (standIn bool, err error) {
+	if f, ok := spec.DataFileOptions(name); ok {
+		return false, datasets.CheckFile(name, f)
+	}
+	return datasets.Available(name, dir, spec.Data.Synthetic)
+}
+
 // Info returns the manifest's record of a loaded dataset: provenance (file
-// digests or generator and parameters), size and preprocessing.
+// digests or generator and parameters), size and preprocessing. For a data
+// file, Files holds each file read (base name, SHA-256, whether its pin
+// was verified, records kept and dropped) and Params its absolute path and
+// the path as written in the spec ("path", "path_as_written", "format";
+// for npy labels "labels_path", …); the checkpoint identity
+// (results.DataIdentities) is built from the digests, so a file whose
+// content changes starts the run over.
 func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 	d := spec.Data
 	n, p := ds.X.Dims()
@@ -61,13 +90,18 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 }
 
 // Warnings returns the stderr warnings of the datasets: one for each that
-// runs on a synthetic stand-in, and the loader's notes on the real files
-// (an unpinned file whose record count is far from the documented one).
+// runs on a synthetic stand-in or on data a Go provider computed, and the
+// loader's notes on the real files (an unpinned file whose record count is
+// far from the documented one).
 func Warnings(data []*datasets.Dataset) []string {
 	var w []string
 	for _, ds := range data {
-		if ds.Source.Kind != datasets.KindReal {
+		switch {
+		case ds.Source.Kind == datasets.KindReal:
+		case ds.Source.Params["stand_in_for"] != "":
 			w = append(w, fmt.Sprintf("dataset %s: the real file is not available; results use a SYNTHETIC stand-in (%s)", ds.Name, ds.Source.Generator))
+		default:
+			w = append(w, fmt.Sprintf("dataset %s: SYNTHETIC data computed by its provider (%s), not read from a file", ds.Name, ds.Source.Generator))
 		}
 		for _, dw := range ds.Warnings {
 			w = append(w, fmt.Sprintf("dataset %s: %s", ds.Name, dw))

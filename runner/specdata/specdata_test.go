@@ -1,0 +1,160 @@
+package specdata
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/results"
+)
+
+const fileSpec = `schema = 1
+id = "t"
+kind = "cv-tuning"
+seed = 7
+
+[data]
+datasets = ["mine"]
+subsample = SUB
+
+[data.files.mine]
+path = "sub/mine.tsv"
+label = "y"
+positive = "a"
+categorical = ["c"]
+
+[cv]
+repetitions = 1
+folds = 3
+
+[tuning]
+lambdas = [0.1, 1.0]
+alphas = [1.0]
+methods = ["control"]
+`
+
+const mineTSV = "x\tc\ty\n1\tu\ta\n2\tv\tb\n3\tu\t?\n4\tw\ta\n5\tv\tb\n"
+
+// spec writes the spec and its data file (under sub/, relative to the
+// spec) into a fresh directory and parses it.
+func spec(t *testing.T, subsample, data string) (*experiments.Spec, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "sub", "mine.tsv")
+	if data != "" {
+		if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "t.toml")
+	if err := os.WriteFile(path, []byte(strings.Replace(fileSpec, "SUB", subsample, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := experiments.Load(path, "", stubKinds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, file
+}
+
+// TestLoad_DataFile: a data.files dataset loads through the datasets
+// package with the spec's preprocessing and subsample, and its manifest
+// record and checkpoint identity carry the file's digest.
+func TestLoad_DataFile(t *testing.T) {
+	t.Parallel()
+	s, file := spec(t, "0", mineTSV)
+	ds, err := Load(s, "mine", t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x, c=u, c=v, c=w, the intercept; 4 records (one '?').
+	n, d := ds.X.Dims()
+	if n != 4 || d != 5 || ds.Task != datasets.TaskClassification || !slices.Equal(ds.Y, []float64{1, -1, 1, -1}) {
+		t.Errorf("loaded %d×%d %s %v", n, d, ds.Task, ds.Y)
+	}
+	info := Info(s, ds)
+	sum, _ := datasets.FileSHA256(file)
+	if info.Source != "real" || info.N != 4 || info.D != 5 || len(info.Files) != 1 || info.Files[0].SHA256 != sum ||
+		info.Files[0].Dropped != 1 || info.Params["path"] != file || info.Params["path_as_written"] != "sub/mine.tsv" {
+		t.Errorf("info %+v", info)
+	}
+	if w := Warnings([]*datasets.Dataset{ds}); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+	id := results.DataIdentities([]results.DatasetInfo{info})
+	if len(id) != 1 || !strings.Contains(id[0].Source, "mine.tsv sha256 "+sum) {
+		t.Errorf("identity %+v", id)
+	}
+
+	// Other content at the same path: another identity.
+	if err := os.WriteFile(file, []byte(strings.Replace(mineTSV, "5\tv", "6\tv", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds2, err := Load(s, "mine", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id2 := results.DataIdentities([]results.DatasetInfo{Info(s, ds2)}); id2[0] == id[0] {
+		t.Errorf("identity unchanged after the file changed: %+v", id2)
+	}
+}
+
+// TestLoad_DataFileSubsample: data.subsample applies to a data file as to
+// any dataset.
+func TestLoad_DataFileSubsample(t *testing.T) {
+	t.Parallel()
+	s, _ := spec(t, "3", mineTSV)
+	ds, err := Load(s, "mine", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ds.X.Dims(); n != 3 || ds.Source.Params["subsample"] != "3" || Info(s, ds).Subsample != 3 {
+		t.Errorf("n = %d, params %v", n, ds.Source.Params)
+	}
+}
+
+// TestAvailable_DataFile: the pre-run check finds a missing data file
+// without reading anything, and never offers a stand-in.
+func TestAvailable_DataFile(t *testing.T) {
+	t.Parallel()
+	s, file := spec(t, "0", "")
+	standIn, err := Available(s, "mine", datasets.DataDir{Path: t.TempDir()})
+	if standIn || !errors.Is(err, datasets.ErrNotFound) || !strings.Contains(err.Error(), file) {
+		t.Errorf("missing: %v %v", standIn, err)
+	}
+	if _, err := Load(s, "mine", "", false); !errors.Is(err, datasets.ErrNotFound) {
+		t.Errorf("Load: %v", err)
+	}
+	if err := os.WriteFile(file, []byte(mineTSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if standIn, err := Available(s, "mine", datasets.DataDir{Path: t.TempDir()}); standIn || err != nil {
+		t.Errorf("present: %v %v", standIn, err)
+	}
+}
+
+// stubKinds knows one kind, cv-tuning, whose section takes its tables
+// without checking them: these tests need only the shared part of a spec.
+type stubKinds struct{}
+
+type stubSection struct {
+	CV     map[string]any `toml:"cv"`
+	Tuning map[string]any `toml:"tuning"`
+}
+
+func (stubSection) Validate(*experiments.Spec, *experiments.Problems) {}
+func (stubSection) Limits(*experiments.Spec) []experiments.Limit      { return nil }
+func (stubSection) Workload(*experiments.Spec) experiments.Workload   { return experiments.Workload{} }
+
+func (stubKinds) Section(kind string) (experiments.Section, bool) {
+	return &stubSection{}, kind == "cv-tuning"
+}
+func (stubKinds) Names() []string { return []string{"cv-tuning"} }
