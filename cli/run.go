@@ -15,22 +15,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
-
-func init() {
-	// The memory estimate of a spec (experiments.Spec.CheckResources) reads
-	// the documented size of each dataset from the registry.
-	experiments.DatasetShape = func(name string) (int, int, []string, bool) {
-		e, ok := datasets.Lookup(name)
-		return e.Records, e.Dim, e.Numeric, ok
-	}
-}
 
 // runFlags are the flags of the commands that run specs; each command
 // registers the groups it accepts, so its help lists only those.

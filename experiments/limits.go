@@ -3,6 +3,7 @@ package experiments
 import (
 	"bufio"
 	"fmt"
+	"github.com/dprepro/dprepro/datasets"
 	"math"
 	"os"
 	"slices"
@@ -31,17 +32,19 @@ import (
 // else 16 GiB. Tests may set it.
 var MemoryBudget = physicalMemory()
 
-// DatasetShape, when set, returns what the dataset registry documents
-// about a dataset name: its number of records n, of design-matrix columns d
-// (every categorical attribute one-hot, before any intercept) and the names
-// of its numeric attributes (one column each). The data terms of
-// EstimateMemory use them; with data.columns the width is that of the kept
-// attributes (a kept categorical attribute counted as all d − len(numeric)
-// indicator columns, an upper bound). The command sets it from the
-// registry. When it is nil or does not know a name, the estimate assumes
-// fallbackRecords × fallbackDim, at least as large as every registered
-// dataset.
-var DatasetShape func(name string) (n, d int, numeric []string, ok bool)
+// DatasetShape returns what the dataset registry documents about a dataset
+// name: its number of records n, of design-matrix columns d (every
+// categorical attribute one-hot, before any intercept) and the names of its
+// numeric attributes (one column each). The data terms of EstimateMemory
+// use them; with data.columns the width is that of the kept attributes (a
+// kept categorical attribute counted as all d − len(numeric) indicator
+// columns, an upper bound). When it does not know a name (a data file, a
+// Go provider) the estimate assumes fallbackRecords × fallbackDim, at least
+// as large as every built-in dataset. Tests may replace it.
+var DatasetShape = func(name string) (n, d int, numeric []string, ok bool) {
+	e, ok := datasets.Lookup(name)
+	return e.Records, e.Dim, e.Numeric, ok
+}
 
 // The dataset assumed when DatasetShape does not know one: more records
 // than the largest registered dataset (twitter, 583,250) and more columns
