@@ -10,6 +10,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/noisered"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/core/trs"
 )
@@ -288,7 +289,7 @@ func TestTheoryBoundsHold(t *testing.T) {
 	for _, c := range cases {
 		var xs []float64
 		for k := 0; k < 400; k++ {
-			h, err := c.gen(rng, c.eps)
+			h, _, err := c.gen(rng, c.eps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,7 +329,7 @@ func TestTheoremA9AsStatedFails(t *testing.T) {
 	sum := 0.0
 	const draws = 400
 	for k := 0; k < draws; k++ {
-		h, _ := gen(rng, stated)
+		h, _, _ := gen(rng, stated)
 		e, _ := h.Excess()
 		sum += e
 	}
@@ -375,8 +376,8 @@ func TestCovNRHypotheses(t *testing.T) {
 			}
 			zc.Next()
 			bc.Next()
-			if math.Abs(seq.Epsilon()-grid[step]) > 1e-15*grid[step] {
-				t.Fatalf("ε = %v, want %v", seq.Epsilon(), grid[step])
+			if g := seq.Guarantee(); math.Abs(g.Epsilon-grid[step]) > 1e-15*grid[step] || g.Notion != privacy.Pure {
+				t.Fatalf("guarantee %v, want ε = %v", g, grid[step])
 			}
 			lo, hi := h.Bounds()
 			theta, err := h.Theta()
@@ -502,8 +503,8 @@ func TestOutputNRProjection(t *testing.T) {
 				t.Fatalf("step %d: short hypothesis changed", k)
 			}
 		}
-		if seq.Epsilon() != grid[k] {
-			t.Fatalf("ε = %v, want %v", seq.Epsilon(), grid[k])
+		if g := seq.Guarantee(); g.Epsilon != grid[k] || g.Notion != privacy.Pure {
+			t.Fatalf("guarantee %v, want ε = %v", g, grid[k])
 		}
 	}
 	if projected == 0 || kept == 0 {
