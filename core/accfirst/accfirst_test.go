@@ -531,3 +531,59 @@ func TestBadData(t *testing.T) {
 		t.Error("unknown risk accepted")
 	}
 }
+
+// TestGenerators_Theory checks the built-in generators' theory inversion
+// against the theorems' functions, their task declarations and their
+// refusals of a problem of the wrong task and of α outside its domain.
+func TestGenerators_Theory(t *testing.T) {
+	rng := randx.New(11, "generators")
+	X, y := data(rng, 300, 4, false)
+	ridge, err := NewRidge(X, y, 0.05, RiskPaper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Xl, yl := data(rng, 300, 4, true)
+	logit, err := NewLogistic(Xl, yl, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := Setting{Task: TaskRidge, Problem: ridge, Calibration: expost.Paper}
+	ls := Setting{Task: TaskLogistic, Problem: logit, Calibration: expost.Paper}
+	tests := []struct {
+		name string
+		g    TheoryGenerator
+		s    Setting
+		want float64
+	}{
+		{"covariance ridge (Theorem 3.1)", Covariance{}, rs, TheoryCovariance(300, 4, 0.05, 0.1)},
+		{"output ridge (Theorem A.9)", Output{}, rs, TheoryOutputRidge(300, 4, 0.05, 0.1)},
+		{"output logistic (Theorem 3.3)", Output{}, ls, TheoryOutputLogistic(300, 4, 0.05, 0.1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.g.TheoryEpsilon(tt.s, 0.1, 0.1)
+			if err != nil || got != tt.want {
+				t.Errorf("TheoryEpsilon = %v, %v; want %v", got, err, tt.want)
+			}
+			if !SupportsTask(tt.g, tt.s.Task) {
+				t.Errorf("%s does not declare %s", tt.g.Name(), tt.s.Task)
+			}
+			if _, err := tt.g.TheoryEpsilon(tt.s, 0, 0.1); err == nil {
+				t.Error("α = 0 accepted")
+			}
+			_, g, err := tt.g.TheoryRelease(randx.New(1, tt.name), tt.s, got)
+			if err != nil || g.Notion != privacy.Pure || g.Epsilon != got {
+				t.Errorf("TheoryRelease guarantee %v, %v; want ε=%v", g, err, got)
+			}
+		})
+	}
+	if SupportsTask(Covariance{}, TaskLogistic) {
+		t.Error("covariance declares logistic")
+	}
+	if _, err := (Covariance{}).Sequence(rng, ls, []float64{1, 2}); err == nil {
+		t.Error("covariance sequence on a logistic problem")
+	}
+	if _, _, err := (Covariance{}).Independent(rng, ls, 1); err == nil {
+		t.Error("covariance release on a logistic problem")
+	}
+}

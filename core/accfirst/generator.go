@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/privacy"
@@ -99,21 +100,8 @@ type TheoryGenerator interface {
 	TheoryRelease(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error)
 }
 
-// SupportsTask returns nil when g declares task t, and otherwise an error
-// naming the tasks g is defined for.
-func SupportsTask(g Generator, t Task) error {
-	ts := g.Tasks()
-	for _, x := range ts {
-		if x == t {
-			return nil
-		}
-	}
-	names := make([]string, len(ts))
-	for i, x := range ts {
-		names[i] = fmt.Sprintf("%q", x)
-	}
-	return fmt.Errorf("accfirst: generator %q is defined for task %v only, not %q", g.Name(), names, t)
-}
+// SupportsTask reports whether g declares task t among its Tasks.
+func SupportsTask(g Generator, t Task) bool { return slices.Contains(g.Tasks(), t) }
 
 // checkTheory validates the arguments of TheoryEpsilon.
 func checkTheory(alpha, gamma float64) error {

@@ -88,6 +88,16 @@ func TestCalibrationConstants(t *testing.T) {
 	if Paper.ReportedTestEps(1.5) != 1.5 || AuthorsCode.ReportedTestEps(1.5) != 3 {
 		t.Error("ReportedTestEps")
 	}
+	g := privacy.EpsDP(1.5, "test")
+	if r := AuthorsCode.ReportedTest(g); r.Epsilon != 3 || r.Notion != privacy.Pure {
+		t.Errorf("authors-code ReportedTest %v", r)
+	}
+	if r := Paper.ReportedTest(g); r != g {
+		t.Errorf("paper ReportedTest %v, want %v", r, g)
+	}
+	if r := AuthorsCode.ReportedTest(privacy.NonPrivate("⊥")); r.Private() || !math.IsInf(r.Epsilon, 1) {
+		t.Errorf("authors-code ReportedTest of a failure %v", r)
+	}
 	for _, bad := range []struct {
 		a, g, d float64
 		T       int

@@ -120,8 +120,8 @@ func resolveNames(spec *experiments.Spec) (accfirst.TheoryGenerator, map[string]
 	case err != nil:
 		errs = append(errs, fmt.Errorf("%s: %w", spec.ID, err))
 	default:
-		if err := accfirst.SupportsTask(g, task); err != nil {
-			bad("accuracy_first.generator", "%v", err)
+		if !accfirst.SupportsTask(g, task) {
+			bad("accuracy_first.generator", "%s", unsupported(g, task))
 		}
 		var ok bool
 		if th, ok = g.(accfirst.TheoryGenerator); !ok {
@@ -139,8 +139,8 @@ func resolveNames(spec *experiments.Spec) (accfirst.TheoryGenerator, map[string]
 				bad(key, "method %q: unknown generator %q (known: %s)", name, rest, strings.Join(GeneratorNames(), ", "))
 				continue
 			}
-			if err := accfirst.SupportsTask(mg, task); err != nil {
-				bad(key, "method %q: %v", name, err)
+			if !accfirst.SupportsTask(mg, task) {
+				bad(key, "method %q: %s", name, unsupported(mg, task))
 				continue
 			}
 		}
@@ -161,6 +161,15 @@ func resolveNames(spec *experiments.Spec) (accfirst.TheoryGenerator, map[string]
 		return nil, nil, errors.Join(errs...)
 	}
 	return th, out, nil
+}
+
+// unsupported says that g is not defined for task.
+func unsupported(g accfirst.Generator, task accfirst.Task) string {
+	var ts []string
+	for _, t := range g.Tasks() {
+		ts = append(ts, string(t))
+	}
+	return fmt.Sprintf("generator %q is defined for task %s only, not for %q (accuracy_first.task)", g.Name(), strings.Join(ts, ", "), task)
 }
 
 // runNoiseReduction is the noise-reduction search (Algorithms 3 and 5 with
