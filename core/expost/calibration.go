@@ -109,7 +109,7 @@ func (c Calibration) ReportedTest(g privacy.Guarantee) privacy.Guarantee {
 	r := g
 	r.Epsilon = c.ReportedTestEps(g.Epsilon)
 	if c == AuthorsCode {
-		r.Covers += " (reported doubled, as the authors' plotting code does)"
+		r.Covers += " (reported doubled under the authors-code calibration)"
 	}
 	return r
 }
