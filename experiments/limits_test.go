@@ -230,7 +230,7 @@ func TestEstimateMemory_AtLimits(t *testing.T) {
 			a := &sec.AccuracyFirst
 			a.Steps, a.Trials = 1e6, 1e5
 			a.Alphas = make([]float64, 1e4)
-			a.Methods = expostsweep.Methods
+			a.Methods = []string{"noise-reduction", "doubling", "theory", "theory-output"}
 			a.Generator = "covariance"
 		case *cicoverage.Section:
 			c := &sec.ConfidenceIntervals

@@ -190,8 +190,8 @@ func TestParse_ExPostErrors(t *testing.T) {
 		t.Errorf("defaults not applied: %+v %q", af, s.Data.TargetScale)
 	}
 	cases := []struct{ old, new, want string }{
-		{`task = "logistic"`, `task = "lasso"`, `af.toml:11: accuracy_first.task: must be one of ridge, logistic (got "lasso")`},
-		{`generator = "output"`, `generator = "covariance"`, `af.toml:12: accuracy_first.generator: covariance perturbation is defined for ridge regression only`},
+		{`task = "logistic"`, `task = "lasso"`, `af.toml:11: accuracy_first.task: unknown task "lasso" (known: logistic, ridge)`},
+		{`generator = "output"`, `generator = "covariance"`, `af.toml:12: accuracy_first.generator: generator "covariance" is defined for task ridge only, not for "logistic"`},
 		{`calibration = "paper"`, `calibration = "code"`, `af.toml:13: accuracy_first.calibration: must be one of authors-code, paper`},
 		{"lambda = 0.005", "lambda = -1.0", "af.toml:14: accuracy_first.lambda: must be finite and > 0 (got -1)"},
 		{"gamma = 0.1", "gamma = 1.0", "af.toml:15: accuracy_first.gamma: must be in (0, 1) (got 1)"},
@@ -199,7 +199,7 @@ func TestParse_ExPostErrors(t *testing.T) {
 		{"alphas = [0.05, 0.1]", "alphas = [0.05, 0.05]", "af.toml:17: accuracy_first.alphas[1]: duplicate value 0.05"},
 		{"alphas = [0.05, 0.1]", "alphas = [0.05, -0.1]", "af.toml:17: accuracy_first.alphas[1]: must be finite and > 0 (got -0.1)"},
 		{"trials = 3", "trials = 0", "af.toml:18: accuracy_first.trials: must be >= 1 (got 0)"},
-		{`"theory"]`, `"theory-output"]`, `af.toml:19: accuracy_first.methods[2]: theory-output (Theorem A.9) is the ridge output-perturbation curve`},
+		{`"theory"]`, `"theory-nope"]`, `af.toml:19: accuracy_first.methods[2]: method "theory-nope": unknown generator "nope"`},
 		{`"theory"]`, `"oracle"]`, `af.toml:19: accuracy_first.methods[2]: unknown method "oracle"`},
 		{"trials = 3", "trials = 3\neps_max_factor = 0.0", "af.toml:19: accuracy_first.eps_max_factor: must be finite and > 0 (got 0)"},
 		{`row_norm = "l1-max"`, `row_norm = "l1-max"` + "\ntarget_scale = \"max\"", `af.toml:9: data.target_scale: must be one of none, maxabs (got "max")`},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/noisered"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/core/trs"
 )
@@ -291,7 +292,7 @@ func TestTheoryBoundsHold(t *testing.T) {
 	for _, c := range cases {
 		var xs []float64
 		for k := 0; k < 400; k++ {
-			h, err := c.gen(rng, c.eps)
+			h, _, err := c.gen(rng, c.eps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +332,7 @@ func TestTheoremA9AsStatedFails(t *testing.T) {
 	sum := 0.0
 	const draws = 400
 	for k := 0; k < draws; k++ {
-		h, _ := gen(rng, stated)
+		h, _, _ := gen(rng, stated)
 		e, _ := h.Excess()
 		sum += e
 	}
@@ -378,8 +379,8 @@ func TestCovNRHypotheses(t *testing.T) {
 			}
 			zc.Next()
 			bc.Next()
-			if math.Abs(seq.Epsilon()-grid[step]) > 1e-15*grid[step] {
-				t.Fatalf("ε = %v, want %v", seq.Epsilon(), grid[step])
+			if g := seq.Guarantee(); math.Abs(g.Epsilon-grid[step]) > 1e-15*grid[step] || g.Notion != privacy.Pure {
+				t.Fatalf("guarantee %v, want ε = %v", g, grid[step])
 			}
 			lo, hi := h.Bounds()
 			theta, err := h.Theta()
@@ -505,8 +506,8 @@ func TestOutputNRProjection(t *testing.T) {
 				t.Fatalf("step %d: short hypothesis changed", k)
 			}
 		}
-		if seq.Epsilon() != grid[k] {
-			t.Fatalf("ε = %v, want %v", seq.Epsilon(), grid[k])
+		if g := seq.Guarantee(); g.Epsilon != grid[k] || g.Notion != privacy.Pure {
+			t.Fatalf("guarantee %v, want ε = %v", g, grid[k])
 		}
 	}
 	if projected == 0 || kept == 0 {
@@ -531,5 +532,61 @@ func TestBadData(t *testing.T) {
 	}
 	if _, err := NewRidge(X, []float64{0.1, 0.2}, 0.1, "nope"); err == nil {
 		t.Error("unknown risk accepted")
+	}
+}
+
+// TestGenerators_Theory checks the built-in generators' theory inversion
+// against the theorems' functions, their task declarations and their
+// refusals of a problem of the wrong task and of α outside its domain.
+func TestGenerators_Theory(t *testing.T) {
+	rng := randx.New(11, "generators")
+	X, y := data(rng, 300, 4, false)
+	ridge, err := NewRidge(X, y, 0.05, RiskPaper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Xl, yl := data(rng, 300, 4, true)
+	logit, err := NewLogistic(Xl, yl, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := Setting{Task: TaskRidge, Problem: ridge, Calibration: expost.Paper}
+	ls := Setting{Task: TaskLogistic, Problem: logit, Calibration: expost.Paper}
+	tests := []struct {
+		name string
+		g    TheoryGenerator
+		s    Setting
+		want float64
+	}{
+		{"covariance ridge (Theorem 3.1)", Covariance{}, rs, TheoryCovariance(300, 4, 0.05, 0.1)},
+		{"output ridge (Theorem A.9)", Output{}, rs, TheoryOutputRidge(300, 4, 0.05, 0.1)},
+		{"output logistic (Theorem 3.3)", Output{}, ls, TheoryOutputLogistic(300, 4, 0.05, 0.1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.g.TheoryEpsilon(tt.s, 0.1, 0.1)
+			if err != nil || got != tt.want {
+				t.Errorf("TheoryEpsilon = %v, %v; want %v", got, err, tt.want)
+			}
+			if !SupportsTask(tt.g, tt.s.Task) {
+				t.Errorf("%s does not declare %s", tt.g.Name(), tt.s.Task)
+			}
+			if _, err := tt.g.TheoryEpsilon(tt.s, 0, 0.1); err == nil {
+				t.Error("α = 0 accepted")
+			}
+			_, g, err := tt.g.TheoryRelease(randx.New(1, tt.name), tt.s, got)
+			if err != nil || g.Notion != privacy.Pure || g.Epsilon != got {
+				t.Errorf("TheoryRelease guarantee %v, %v; want ε=%v", g, err, got)
+			}
+		})
+	}
+	if SupportsTask(Covariance{}, TaskLogistic) {
+		t.Error("covariance declares logistic")
+	}
+	if _, err := (Covariance{}).Sequence(rng, ls, []float64{1, 2}); err == nil {
+		t.Error("covariance sequence on a logistic problem")
+	}
+	if _, _, err := (Covariance{}).Independent(rng, ls, 1); err == nil {
+		t.Error("covariance release on a logistic problem")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/noisered"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/trs"
 )
 
@@ -57,7 +58,9 @@ type outSeq struct {
 // logistic, Lemma A.8 for ridge), each θᵗ scaled onto the ball of radius
 // pr.Radius() when larger, so that the query sensitivity of Claims A.5 /
 // A.12 holds. The noise of all levels is drawn from rng up front (cheaply,
-// see noisered); the hypotheses are materialized one by one.
+// see noisered); the hypotheses are materialized one by one. The
+// sequence's Guarantee is εₜ-DP for the prefix θ¹…θᵗ (Theorem 2.7; the
+// rescaling is post-processing).
 func OutputNR(rng *rand.Rand, pr Problem, eps []float64) (expost.Sequence, error) {
 	c, err := noisered.New(rng, pr.ThetaStar(), pr.OutputSensitivity(), eps)
 	if err != nil {
@@ -76,19 +79,22 @@ func (s *outSeq) Next() (expost.Hypothesis, bool, error) {
 	}
 	return &outHyp{pr: s.pr, theta: theta}, true, nil
 }
-func (s *outSeq) Epsilon() float64 { return s.chain.Epsilon() }
-func (s *outSeq) Len() int         { return s.chain.Len() }
+func (s *outSeq) Guarantee() privacy.Guarantee {
+	return privacy.EpsDP(s.chain.Epsilon(), "the output-perturbation prefix θ¹…θᵗ of OutputNR (Ligett et al. 2017, Algorithm 5; Theorem 2.7 with Lemma A.8/A.10)")
+}
+func (s *outSeq) Len() int { return s.chain.Len() }
 
 // OutputPert returns output perturbation as an independent ε-private
 // generator: θ* + b with bⱼ ~ Lap(Δ/ε) i.i.d., Δ = pr.OutputSensitivity()
 // (Theorem 3.3 for logistic, Theorem A.9 for ridge). With project, θ is
 // scaled onto the ball of radius pr.Radius() when larger (Remark A.3; used
 // by the doubling method so that its test's sensitivity holds); the
-// theory approach runs the theorem's mechanism as stated, without it.
+// theory approach runs the theorem's mechanism as stated, without it. Each
+// release is ε-DP (the Laplace mechanism; the scaling is post-processing).
 func OutputPert(pr Problem, project bool) expost.Independent {
-	return func(rng *rand.Rand, eps float64) (expost.Hypothesis, error) {
+	return func(rng *rand.Rand, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
 		if !(eps > 0) || math.IsInf(eps, 1) {
-			return nil, fmt.Errorf("accfirst: output perturbation ε must be finite and > 0 (got %v)", eps)
+			return nil, privacy.Guarantee{}, fmt.Errorf("accfirst: output perturbation ε must be finite and > 0 (got %v)", eps)
 		}
 		scale := pr.OutputSensitivity() / eps
 		theta := append([]float64(nil), pr.ThetaStar()...)
@@ -98,7 +104,7 @@ func OutputPert(pr Problem, project bool) expost.Independent {
 		if project {
 			projectBall(theta, pr.Radius())
 		}
-		return &outHyp{pr: pr, theta: theta}, nil
+		return &outHyp{pr: pr, theta: theta}, privacy.EpsDP(eps, "one output-perturbation hypothesis θ* + Lap(Δ/ε) (Ligett et al. 2017, Theorem 3.3 / A.9)"), nil
 	}
 }
 
@@ -144,8 +150,8 @@ type covSeq struct {
 // noise reduction, Ligett et al. 2017 Algorithm 3: {Zᵗ} = NR(XᵀX, 2,
 // {εₜ/2}) over all p² entries and {zᵗ} = NR(Xᵀy, 2, {εₜ/2}) (Lemma A.6:
 // ℓ₁ sensitivity 2 each), so releasing the prefix up to t is εₜ-private by
-// Theorem 2.7 and composition. Hypothesis t is computed (per mode) only
-// when a test needs it.
+// Theorem 2.7 and composition (the sequence's Guarantee). Hypothesis t is
+// computed (per mode) only when a test needs it.
 func CovNR(rng *rand.Rand, r *Ridge, eps []float64, mode CovMode) (expost.Sequence, error) {
 	if mode != CovExact && mode != CovSolveScale {
 		return nil, fmt.Errorf("accfirst: unknown covariance mode %q", mode)
@@ -190,19 +196,22 @@ func (s *covSeq) Next() (expost.Hypothesis, bool, error) {
 	}
 	return &covHyp{r: r, mode: s.mode, seq: s, gen: s.gen, a: s.a, z: s.zc.Value(), g: s.g, solver: s.solver}, true, nil
 }
-func (s *covSeq) Epsilon() float64 { return 2 * s.zc.Epsilon() }
-func (s *covSeq) Len() int         { return s.zc.Len() }
+func (s *covSeq) Guarantee() privacy.Guarantee {
+	return privacy.EpsDP(2*s.zc.Epsilon(), "the covariance-perturbation prefix (Z¹, z¹)…(Zᵗ, zᵗ) of CovNR (Ligett et al. 2017, Algorithm 3; Theorem 2.7 with Lemma A.6, εₜ/2 each)")
+}
+func (s *covSeq) Len() int { return s.zc.Len() }
 
 // CovPert returns covariance perturbation (Theorem 3.1) as an independent
 // ε-private generator: Z = XᵀX + B, z = Xᵀy + b with every entry of B and b
-// drawn i.i.d. from Lap(4/ε), then θ per mode.
+// drawn i.i.d. from Lap(4/ε), then θ per mode. Each release is ε-DP
+// (Lemma A.6: (Z, z) has ℓ₁ sensitivity 4; θ is post-processing).
 func CovPert(r *Ridge, mode CovMode) expost.Independent {
-	return func(rng *rand.Rand, eps float64) (expost.Hypothesis, error) {
+	return func(rng *rand.Rand, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
 		if !(eps > 0) || math.IsInf(eps, 1) {
-			return nil, fmt.Errorf("accfirst: covariance perturbation ε must be finite and > 0 (got %v)", eps)
+			return nil, privacy.Guarantee{}, fmt.Errorf("accfirst: covariance perturbation ε must be finite and > 0 (got %v)", eps)
 		}
 		if mode != CovExact && mode != CovSolveScale {
-			return nil, fmt.Errorf("accfirst: unknown covariance mode %q", mode)
+			return nil, privacy.Guarantee{}, fmt.Errorf("accfirst: unknown covariance mode %q", mode)
 		}
 		p := r.p
 		scale := 4 / eps
@@ -225,7 +234,7 @@ func CovPert(r *Ridge, mode CovMode) expost.Independent {
 			}
 			h.solver = trs.NewSolver(p)
 		}
-		return h, nil
+		return h, privacy.EpsDP(eps, "one covariance-perturbation hypothesis from (XᵀX + B, Xᵀy + b), Lap(4/ε) entries (Ligett et al. 2017, Theorem 3.1)"), nil
 	}
 }
 

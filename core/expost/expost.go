@@ -8,7 +8,10 @@
 //
 // The searches are generic: any private ERM method that can release a
 // prefix-private sequence of hypotheses (a [Sequence]) or one hypothesis at
-// a given ε (an [Independent] generator) can be plugged in. Hypotheses are
+// a given ε (an [Independent] generator) can be plugged in. Every sequence
+// and every release states its privacy guarantee as a
+// [github.com/dprepro/dprepro/core/privacy.Guarantee]; the searches compose
+// those values into the outcome's ex-post guarantee. Hypotheses are
 // built lazily — hypothesis t is constructed only when the test reaches it —
 // which is what Lemma 2.8's ex-post guarantee requires (only the prefix
 // θ¹…θᵗ is released) and what makes the searches cheap.
@@ -42,6 +45,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Hypothesis is one released hypothesis of a private ERM method, with
@@ -66,15 +70,21 @@ type Sequence interface {
 	// Next advances to the next hypothesis; false when the sequence is
 	// exhausted.
 	Next() (Hypothesis, bool, error)
-	// Epsilon returns ε of the current (last returned) hypothesis.
-	Epsilon() float64
+	// Guarantee returns the guarantee of releasing the prefix θ¹…θᵗ up to
+	// the current (last returned) hypothesis: pure εₜ-DP by Theorem 2.7
+	// for a noise-reduction sequence. [NoiseReduction] refuses any other
+	// notion (Lemma 2.8 is stated for pure ε-DP; Remark 2.9).
+	Guarantee() privacy.Guarantee
 	// Len returns the number of hypotheses T.
 	Len() int
 }
 
-// Independent draws one ε-differentially private hypothesis with fresh
-// noise (the black box M of Algorithm 4, and the "theory" approach).
-type Independent func(rng *rand.Rand, epsilon float64) (Hypothesis, error)
+// Independent draws one hypothesis with fresh noise at privacy level ε
+// (the black box M of Algorithm 4, and the "theory" approach) and returns
+// the guarantee of that release: ε-DP for the built-in mechanisms.
+// [Doubling] refuses any notion but pure ε-DP (Theorem A.2 assumes an
+// ε-private M).
+type Independent func(rng *rand.Rand, epsilon float64) (Hypothesis, privacy.Guarantee, error)
 
 // decide reports whether e ≤ cut, from h's bounds when they settle it.
 // exact reports whether the exact excess risk had to be computed.
@@ -130,6 +140,12 @@ func NewAboveThreshold(rng *rand.Rand, epsilon, threshold, delta float64) (*Abov
 // Epsilon returns the ε of the test (ε_A of Lemma 2.8).
 func (a *AboveThreshold) Epsilon() float64 { return a.eps }
 
+// Guarantee returns the test's charge: ε_A-DP for the index of the first
+// accepted query (Algorithm 2; Lemma 2.8 adds it to the prefix's εₜ).
+func (a *AboveThreshold) Guarantee() privacy.Guarantee {
+	return privacy.EpsDP(a.eps, "InteractiveAboveThreshold (Ligett et al. 2017, Algorithm 2): the index of the accepted hypothesis")
+}
+
 // Queries returns the number of queries answered so far.
 func (a *AboveThreshold) Queries() int { return a.queries }
 
@@ -160,22 +176,42 @@ type Outcome struct {
 	// Tested counts the accuracy queries answered; Exact those that needed
 	// an exact excess risk.
 	Tested, Exact int
-	// HypothesisEps is the privacy loss of generating the released
-	// hypotheses: εₜ for noise reduction (Theorem 2.7), Σₖ εₖ for the
-	// doubling method. TestEps is the loss of testing them: ε_A for
-	// AboveThreshold (Lemma 2.8), k·ε_test for doubling (Theorem A.2).
-	// Both are +Inf on failure.
-	HypothesisEps, TestEps float64
+	// Generation is the guarantee of generating the released hypotheses,
+	// taken from the generator's own guarantees: for noise reduction the
+	// sequence's εₜ at the (data-dependent) stop t (Theorem 2.7), for the
+	// doubling method the sequential composition Σₖ εₖ of its releases;
+	// both ex-post ([privacy.ExPost]). Test is the guarantee of testing
+	// them: ε_A-DP of AboveThreshold (Lemma 2.8), ex-post k·ε_test for
+	// doubling (Theorem A.2). Both are non-private (ε = +Inf) on failure:
+	// ℰ(⊥) = ∞ (Theorems 3.2, 3.4, A.2).
+	Generation, Test privacy.Guarantee
 	// Hypothesis is the accepted hypothesis (nil on failure).
 	Hypothesis Hypothesis
 }
 
-// ExPost returns the ex-post privacy loss HypothesisEps + TestEps
-// (Definition 2.3), +Inf on failure.
-func (o Outcome) ExPost() float64 { return o.HypothesisEps + o.TestEps }
+// Guarantee returns the ex-post guarantee of the outcome (Definition 2.3):
+// the sequential composition of Generation and Test, ε_A + εₜ by Lemma 2.8
+// or k·ε_test + Σ εₖ by Theorem A.2; non-private (ε = +Inf) on failure.
+func (o Outcome) Guarantee() (privacy.Guarantee, error) {
+	return privacy.Compose(privacy.Sequential, "the outcome (t, θᵗ) of the search (Ligett et al. 2017, Definition 2.3)", o.Generation, o.Test)
+}
 
 func failed(stop, tested, exact int) Outcome {
-	return Outcome{Stop: stop, Tested: tested, Exact: exact, HypothesisEps: math.Inf(1), TestEps: math.Inf(1)}
+	bot := privacy.NonPrivate("no hypothesis accepted: the search outputs (⊥, θ*), ℰ(⊥) = ∞ (Ligett et al. 2017, Theorems 3.2, 3.4, A.2)")
+	return Outcome{Stop: stop, Tested: tested, Exact: exact, Generation: bot, Test: bot}
+}
+
+// pure returns an error unless g is a valid pure ε-DP guarantee, naming
+// the search (what) that needs it: the ex-post analyses of Lemma 2.8 and
+// Theorem A.2 hold for pure ε-DP only (Remark 2.9).
+func pure(g privacy.Guarantee, what string) error {
+	if err := g.Validate(); err != nil {
+		return fmt.Errorf("expost: %s: %w", what, err)
+	}
+	if g.Notion != privacy.Pure {
+		return fmt.Errorf("expost: %s: the generator's guarantee is %s (%s); the ex-post analysis needs pure ε-DP (Ligett et al. 2017, Remark 2.9)", what, g, g.Notion)
+	}
+	return nil
 }
 
 // NoiseReduction runs the noise-reduction search of Ligett et al. 2017
@@ -205,9 +241,14 @@ func NoiseReduction(ctx context.Context, test *AboveThreshold, seq Sequence) (Ou
 			return Outcome{}, err
 		}
 		if accept {
+			g := seq.Guarantee()
+			if err := pure(g, "noise reduction"); err != nil {
+				return Outcome{}, err
+			}
 			return Outcome{
 				Success: true, Stop: test.Queries(), Tested: test.Queries(), Exact: test.Exact(),
-				HypothesisEps: seq.Epsilon(), TestEps: test.Epsilon(), Hypothesis: h,
+				Generation: privacy.ExPostEps(g.Epsilon, "the prefix θ¹…θᵗ up to the accepted t (Theorem 2.7): "+g.Covers),
+				Test:       test.Guarantee(), Hypothesis: h,
 			}, nil
 		}
 	}
@@ -228,6 +269,13 @@ type DoublingTest struct {
 
 // EpsilonTest returns the privacy loss of one test, Δ/Scale.
 func (d DoublingTest) EpsilonTest() float64 { return d.Delta / d.Scale }
+
+// Guarantee returns the charge of the first k tests: ex-post k·ε_test
+// (Theorem A.2; k is data-dependent). It is computed as the product, not a
+// k-fold sum, so that it is exact to one rounding.
+func (d DoublingTest) Guarantee(k int) privacy.Guarantee {
+	return privacy.ExPostEps(float64(k)*d.EpsilonTest(), "k Laplace tests of the excess risk (Ligett et al. 2017, Algorithm 4), ε_test = Δ/scale each")
+}
 
 func (d DoublingTest) validate() error {
 	if len(d.Levels) == 0 {
@@ -255,16 +303,20 @@ func Doubling(ctx context.Context, genRNG, testRNG *rand.Rand, gen Independent, 
 	if err := d.validate(); err != nil {
 		return Outcome{}, err
 	}
-	sum, exact := 0.0, 0
+	var released []privacy.Guarantee
+	exact := 0
 	for k, eps := range d.Levels {
 		if err := ctx.Err(); err != nil {
 			return Outcome{}, err
 		}
-		h, err := gen(genRNG, eps)
+		h, g, err := gen(genRNG, eps)
 		if err != nil {
 			return Outcome{}, err
 		}
-		sum += eps
+		if err := pure(g, "doubling"); err != nil {
+			return Outcome{}, err
+		}
+		released = append(released, g)
 		// The noisy cut, a Laplace release (secure construction in
 		// secure mode; Cut + LaplaceNoise otherwise).
 		accept, ex, err := decide(h, mech.AddLaplace(testRNG, d.Cut, d.Scale))
@@ -275,9 +327,15 @@ func Doubling(ctx context.Context, genRNG, testRNG *rand.Rand, gen Independent, 
 			return Outcome{}, err
 		}
 		if accept {
+			// Σ εⱼ in release order (the privacy odometer of Theorem A.2).
+			sum, err := privacy.Compose(privacy.Sequential, "", released...)
+			if err != nil {
+				return Outcome{}, err
+			}
 			return Outcome{
 				Success: true, Stop: k + 1, Tested: k + 1, Exact: exact,
-				HypothesisEps: sum, TestEps: float64(k+1) * d.EpsilonTest(), Hypothesis: h,
+				Generation: privacy.ExPostEps(sum.Epsilon, "the k independent hypotheses released up to the accepted k (Theorem A.2)"),
+				Test:       d.Guarantee(k + 1), Hypothesis: h,
 			}, nil
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/randx"
 )
 
@@ -42,8 +44,8 @@ func (s *seq) Next() (Hypothesis, bool, error) {
 	s.t++
 	return s.hs[s.t-1], true, nil
 }
-func (s *seq) Epsilon() float64 { return s.eps[s.t-1] }
-func (s *seq) Len() int         { return len(s.hs) }
+func (s *seq) Guarantee() privacy.Guarantee { return privacy.EpsDP(s.eps[s.t-1], "test sequence") }
+func (s *seq) Len() int                     { return len(s.hs) }
 
 func exactOnly(e float64) fixed { return fixed{e: e, lo: math.Inf(-1), hi: math.Inf(1)} }
 
@@ -89,6 +91,16 @@ func TestCalibrationConstants(t *testing.T) {
 	}
 	if Paper.ReportedTestEps(1.5) != 1.5 || AuthorsCode.ReportedTestEps(1.5) != 3 {
 		t.Error("ReportedTestEps")
+	}
+	g := privacy.EpsDP(1.5, "test")
+	if r := AuthorsCode.ReportedTest(g); r.Epsilon != 3 || r.Notion != privacy.Pure {
+		t.Errorf("authors-code ReportedTest %v", r)
+	}
+	if r := Paper.ReportedTest(g); r != g {
+		t.Errorf("paper ReportedTest %v, want %v", r, g)
+	}
+	if r := AuthorsCode.ReportedTest(privacy.NonPrivate("⊥")); r.Private() || !math.IsInf(r.Epsilon, 1) {
+		t.Errorf("authors-code ReportedTest of a failure %v", r)
 	}
 	for _, bad := range []struct {
 		a, g, d float64
@@ -228,7 +240,7 @@ func TestBoundsDoNotChangeDecisions(t *testing.T) {
 			return o
 		}
 		a, b := run(plain), run(bounded)
-		if a.Success != b.Success || a.Stop != b.Stop || a.Tested != b.Tested || a.ExPost() != b.ExPost() {
+		if a.Success != b.Success || a.Stop != b.Stop || a.Tested != b.Tested || expostEps(t, a) != expostEps(t, b) {
 			t.Fatalf("trial %d: exact %+v vs bounded %+v", trial, a, b)
 		}
 		if a.Exact != a.Tested {
@@ -254,9 +266,9 @@ func TestBoundsDoNotChangeDecisions(t *testing.T) {
 // indep serves the k-th hypothesis of hs at the k-th call.
 func indep(hs []Hypothesis) Independent {
 	k := 0
-	return func(*rand.Rand, float64) (Hypothesis, error) {
+	return func(_ *rand.Rand, eps float64) (Hypothesis, privacy.Guarantee, error) {
 		k++
-		return hs[k-1], nil
+		return hs[k-1], privacy.EpsDP(eps, "test release"), nil
 	}
 }
 
@@ -273,15 +285,18 @@ func TestNoiseReductionAccounting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Success || o.Stop != 3 || o.HypothesisEps != 0.4 || o.TestEps != 1 || o.ExPost() != 1.4 {
+	if !o.Success || o.Stop != 3 || o.Generation.Epsilon != 0.4 || o.Test.Epsilon != 1 || expostEps(t, o) != 1.4 {
 		t.Errorf("outcome %+v", o)
+	}
+	if g, _ := o.Guarantee(); g.Notion != privacy.ExPost || o.Generation.Notion != privacy.ExPost || o.Test.Notion != privacy.Pure {
+		t.Errorf("notions: outcome %s, generation %s, test %s; want ex-post, ex-post, pure", g.Notion, o.Generation.Notion, o.Test.Notion)
 	}
 	at, _ = NewAboveThreshold(randx.New(1, "acct2"), 1, -0.5, 1e-4)
 	o, err = NoiseReduction(context.Background(), at, &seq{hs: hs[:2], eps: eps[:2]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Success || !math.IsInf(o.ExPost(), 1) || o.Hypothesis != nil || o.Tested != 2 {
+	if o.Success || !math.IsInf(expostEps(t, o), 1) || o.Hypothesis != nil || o.Tested != 2 || o.Generation.Private() || o.Test.Private() {
 		t.Errorf("failure outcome %+v", o)
 	}
 	// Doubling: accept at the third level: 3 tests + ε₁ + ε₂ + ε₃.
@@ -290,8 +305,49 @@ func TestNoiseReductionAccounting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Success || o.Stop != 3 || math.Abs(o.HypothesisEps-0.7) > 1e-15 || o.TestEps != 3*d.EpsilonTest() {
+	if !o.Success || o.Stop != 3 || math.Abs(o.Generation.Epsilon-0.7) > 1e-15 || o.Test.Epsilon != 3*d.EpsilonTest() {
 		t.Errorf("doubling outcome %+v", o)
+	}
+	if g, _ := o.Guarantee(); g.Notion != privacy.ExPost || g.Epsilon != o.Generation.Epsilon+o.Test.Epsilon {
+		t.Errorf("doubling guarantee %v", g)
+	}
+}
+
+// expostEps returns the ε of o's composed guarantee.
+func expostEps(t *testing.T, o Outcome) float64 {
+	t.Helper()
+	g, err := o.Guarantee()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Epsilon
+}
+
+// approxSeq is a sequence whose prefixes claim (ε, δ)-DP.
+type approxSeq struct{ seq }
+
+func (s *approxSeq) Guarantee() privacy.Guarantee {
+	return privacy.EpsDeltaDP(s.eps[s.t-1], 1e-6, "approximate")
+}
+
+// TestSearches_RefuseApproxGuarantees: Lemma 2.8 and Theorem A.2 are
+// stated for pure ε-DP generators (Remark 2.9), so an (ε, δ) guarantee
+// from the generator is an error, not a silently added ε.
+func TestSearches_RefuseApproxGuarantees(t *testing.T) {
+	hs := []Hypothesis{exactOnly(0)}
+	at, err := NewAboveThreshold(randx.New(1, "approx"), 1, -0.5, 1e-4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NoiseReduction(context.Background(), at, &approxSeq{seq{hs: hs, eps: []float64{1}}}); err == nil || !strings.Contains(err.Error(), "pure") {
+		t.Errorf("noise reduction with an (ε, δ) sequence: %v", err)
+	}
+	gen := func(_ *rand.Rand, eps float64) (Hypothesis, privacy.Guarantee, error) {
+		return hs[0], privacy.EpsDeltaDP(eps, 1e-6, "approximate"), nil
+	}
+	d := DoublingTest{Levels: []float64{1}, Scale: 1e-6, Cut: 0.5, Delta: 1e-3}
+	if _, err := Doubling(context.Background(), randx.New(1, "g"), randx.New(1, "t"), gen, d); err == nil || !strings.Contains(err.Error(), "pure") {
+		t.Errorf("doubling with an (ε, δ) release: %v", err)
 	}
 }
 
@@ -349,8 +405,8 @@ func (s *endless) Next() (Hypothesis, bool, error) {
 	}
 	return fixed{e: 1e9 + x, lo: 1e9, hi: 1e9 + x}, true, nil
 }
-func (s *endless) Epsilon() float64 { return float64(s.t) }
-func (s *endless) Len() int         { return math.MaxInt }
+func (s *endless) Guarantee() privacy.Guarantee { return privacy.EpsDP(float64(s.t), "endless") }
+func (s *endless) Len() int                     { return math.MaxInt }
 
 // TestSearches_Context checks that both searches stop promptly: at once
 // with a done context, and within a few levels when it is cancelled

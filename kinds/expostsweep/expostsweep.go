@@ -8,22 +8,34 @@
 // excess risk α it runs
 //
 //   - noise-reduction: the generator's noise-reduction sequence (CovNR,
-//     Algorithm 3, or OutputNR, Algorithm 5) over the geometric grid
-//     ε_min … ε_max of T levels, tested by InteractiveAboveThreshold
-//     (Algorithm 2); ex-post loss ε_A + εₜ (Lemma 2.8);
+//     Algorithm 3, or OutputNR, Algorithm 5, for the built-ins) over the
+//     geometric grid ε_min … ε_max of T levels, tested by
+//     InteractiveAboveThreshold (Algorithm 2); ex-post loss ε_A + εₜ
+//     (Lemma 2.8);
 //   - doubling: independent hypotheses at ε_min·2^k until the doubling
 //     test accepts (Algorithm 4); loss k·ε_test + Σ εⱼ (Theorem A.2);
 //   - theory: one run of the generator at the ε E that its utility theorem
 //     needs for expected excess risk α (Theorem 3.1 for covariance
 //     perturbation, 3.3 for logistic output perturbation);
-//     theory-output: Theorem A.9, ridge output perturbation.
+//     theory-<generator>: the same with another registered generator, e.g.
+//     theory-output, Theorem A.9, ridge output perturbation.
 //
 // ε_min = 1/n and ε_max = 4E as in Appendix B.1. The data are fixed for a
 // run (one seeded subsample); the trials differ in their noise only.
+//
+// # Generators
+//
+// The private ERM method that the searches drive (accuracy_first.generator)
+// is an [accfirst.Generator] looked up in this package's registry:
+// "covariance" and "output" are built in, and [RegisterGenerator] adds
+// others. A generator declares its tasks and returns every release's
+// privacy guarantee as a value; every privacy column of the rows and every
+// charge of the ledger is computed from those values, never from a name.
 package expostsweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -33,7 +45,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/core/expost"
-	"github.com/dprepro/dprepro/core/noisered"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
@@ -62,12 +74,15 @@ var Metrics = []string{
 
 // Experiment is a loaded expost-sweep spec.
 type Experiment struct {
-	spec  *Spec
-	cal   expost.Calibration
-	data  []*datasets.Dataset
-	probs []accfirst.Problem
-	units []string
-	byKey map[string]unit
+	spec    *Spec
+	cal     expost.Calibration
+	gen     accfirst.TheoryGenerator // accuracy_first.generator
+	methods map[string]resolved      // accuracy_first.methods, bound to their generators
+	data    []*datasets.Dataset
+	probs   []accfirst.Problem
+	sets    []accfirst.Setting // per dataset
+	units   []string
+	byKey   map[string]unit
 }
 
 type unit struct {
@@ -92,7 +107,11 @@ type Options struct {
 	Named bool
 }
 
-// New loads the datasets of spec, fits θ* on each and lays out the units.
+// New checks the spec's task, generator and methods against the kind and
+// the generator registry, loads the datasets of spec, fits θ* on each and
+// lays out the units. An unknown generator or method, or a generator that
+// does not support the task, is an error naming the spec key and the known
+// names.
 func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	spec, err := expostSpec(es)
 	if err != nil {
@@ -103,14 +122,22 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	if err := e.cal.Validate(); err != nil {
 		return nil, err
 	}
+	var errs []error
+	e.gen, e.methods = resolveNames(&spec.AccuracyFirst, func(_, path, msg string) {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", spec.ID, path, msg))
+	})
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	task := accfirst.Task(af.Task)
 	for _, name := range spec.Data.Datasets {
 		ds, err := specdata.Load(es, name, o.DataDir, o.Named)
 		if err != nil {
 			return nil, err
 		}
 		var pr accfirst.Problem
-		switch af.Task {
-		case "ridge":
+		switch task {
+		case accfirst.TaskRidge:
 			if ds.Task != datasets.TaskRegression {
 				return nil, fmt.Errorf("%s: dataset %s is a %s dataset; task \"ridge\" needs regression", spec.ID, name, ds.Task)
 			}
@@ -119,7 +146,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 				risk = accfirst.RiskAuthorsCode
 			}
 			pr, err = accfirst.NewRidge(ds.X, ds.Y, af.Lambda, risk)
-		case "logistic":
+		case accfirst.TaskLogistic:
 			if ds.Task != datasets.TaskClassification {
 				return nil, fmt.Errorf("%s: dataset %s is a %s dataset; task \"logistic\" needs classification", spec.ID, name, ds.Task)
 			}
@@ -130,16 +157,23 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
 		}
+		set := accfirst.Setting{Task: task, Problem: pr, Calibration: e.cal}
 		epsMin := af.EpsMin
 		if epsMin == 0 {
 			epsMin = 1 / float64(pr.N())
 		}
-		if aMax := maxFloat(af.Alphas); !(epsMin < af.EpsMaxFactor*e.theory("theory", pr, aMax)) {
+		aMax := maxFloat(af.Alphas)
+		eMax, err := e.gen.TheoryEpsilon(set, aMax, af.Gamma)
+		if err != nil {
+			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
+		}
+		if !(epsMin < af.EpsMaxFactor*eMax) {
 			return nil, fmt.Errorf("%s: dataset %s: ε_min = %v is not below ε_max = %v·E = %v at the largest α = %v",
-				spec.ID, name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*e.theory("theory", pr, aMax), aMax)
+				spec.ID, name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*eMax, aMax)
 		}
 		e.data = append(e.data, ds)
 		e.probs = append(e.probs, pr)
+		e.sets = append(e.sets, set)
 	}
 	for di, ds := range e.data {
 		for _, m := range af.Methods {
@@ -153,29 +187,6 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		}
 	}
 	return e, nil
-}
-
-// theory returns the theory ε of method ("theory" = the generator's
-// theorem, "theory-output" = Theorem A.9) for α.
-func (e *Experiment) theory(method string, pr accfirst.Problem, alpha float64) float64 {
-	a := alpha
-	n, p, l := pr.N(), pr.P(), pr.Lambda()
-	switch {
-	case e.spec.AccuracyFirst.Task == "logistic":
-		return accfirst.TheoryOutputLogistic(n, p, l, a)
-	case method == "theory-output" || e.spec.AccuracyFirst.Generator == "output":
-		return accfirst.TheoryOutputRidge(n, p, l, a)
-	default:
-		return accfirst.TheoryCovariance(n, p, l, a)
-	}
-}
-
-// covMode is the covariance-perturbation solve of the calibration.
-func (e *Experiment) covMode() accfirst.CovMode {
-	if e.cal == expost.AuthorsCode {
-		return accfirst.CovSolveScale
-	}
-	return accfirst.CovExact
 }
 
 // Spec implements runner.Experiment.
@@ -206,91 +217,48 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		return nil, err
 	}
 	af := e.spec.AccuracyFirst
-	ds, pr := e.data[u.ds], e.probs[u.ds]
-	genRNG := env.RNG("generate")
-	testRNG := env.RNG("test")
+	ds, pr, set := e.data[u.ds], e.probs[u.ds], e.sets[u.ds]
+	m, ok := e.methods[u.method]
+	if !ok {
+		return nil, fmt.Errorf("expostsweep: unit %q: unknown method %q", key, u.method)
+	}
+	t := &trial{
+		alpha: u.alpha, gamma: af.Gamma, steps: af.Steps,
+		epsMin: af.EpsMin, cal: e.cal, set: set, gen: m.gen,
+		genRNG: env.RNG("generate"), testRNG: env.RNG("test"),
+	}
+	E, err := e.gen.TheoryEpsilon(set, u.alpha, af.Gamma)
+	if err != nil {
+		return nil, err
+	}
+	t.e = E
+	if t.epsMin == 0 {
+		t.epsMin = 1 / float64(pr.N())
+	}
+	t.epsMax = af.EpsMaxFactor * E
+	t.delta = pr.QuerySensitivity(e.cal)
 
-	E := e.theory("theory", pr, u.alpha)
-	epsMin := af.EpsMin
-	if epsMin == 0 {
-		epsMin = 1 / float64(pr.N())
+	res, err := m.run(ctx, t)
+	if err != nil {
+		return nil, err
 	}
-	epsMax := af.EpsMaxFactor * E
-	delta := pr.QuerySensitivity(e.cal)
-
-	var ridge *accfirst.Ridge
-	if af.Task == "ridge" {
-		ridge = pr.(*accfirst.Ridge)
+	out := res.out
+	// The privacy columns, all from the outcome's guarantees: generating,
+	// testing (single, and as the calibration reports it: both adaptive
+	// methods' test losses are doubled under authors-code; a failure's
+	// +Inf stays +Inf) and their sequential compositions.
+	testReported := e.cal.ReportedTest(out.Test)
+	single, err := out.Guarantee()
+	if err != nil {
+		return nil, err
 	}
-	var out expost.Outcome
-	var levels int
-	theoryEps := E
-	switch u.method {
-	case "noise-reduction":
-		grid, err := noisered.Geometric(epsMin, epsMax, af.Steps)
-		if err != nil {
-			return nil, fmt.Errorf("ε grid for α = %v: %w", u.alpha, err)
-		}
-		epsA, w, err := e.cal.NRTest(u.alpha, af.Gamma, af.Steps, delta)
-		if err != nil {
-			return nil, err
-		}
-		at, err := expost.NewAboveThreshold(testRNG, epsA, w, delta)
-		if err != nil {
-			return nil, err
-		}
-		var seq expost.Sequence
-		if af.Generator == "covariance" {
-			seq, err = accfirst.CovNR(genRNG, ridge, grid, e.covMode())
-		} else {
-			seq, err = accfirst.OutputNR(genRNG, pr, grid)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if out, err = expost.NoiseReduction(ctx, at, seq); err != nil {
-			return nil, err
-		}
-		levels = len(grid)
-	case "doubling":
-		lv, err := expost.DoublingLevels(epsMin, epsMax)
-		if err != nil {
-			return nil, fmt.Errorf("doubling levels for α = %v: %w", u.alpha, err)
-		}
-		test, err := e.cal.Doubling(u.alpha, af.Gamma, delta, lv)
-		if err != nil {
-			return nil, err
-		}
-		// Fresh hypotheses, scaled onto the ball (Remark A.3) so that the
-		// test's sensitivity holds.
-		gen := accfirst.OutputPert(pr, true)
-		if af.Generator == "covariance" {
-			gen = accfirst.CovPert(ridge, e.covMode())
-		}
-		if out, err = expost.Doubling(ctx, genRNG, testRNG, gen, test); err != nil {
-			return nil, err
-		}
-		levels = len(lv)
-	case "theory", "theory-output":
-		theoryEps = e.theory(u.method, pr, u.alpha)
-		// The theorems' mechanisms as stated: no projection onto the ball.
-		gen := accfirst.OutputPert(pr, false)
-		if u.method == "theory" && af.Generator == "covariance" {
-			gen = accfirst.CovPert(ridge, accfirst.CovExact) // Theorem 3.1
-		}
-		h, err := gen(genRNG, theoryEps)
-		if err != nil {
-			return nil, err
-		}
-		out = expost.Outcome{Success: true, Stop: 1, HypothesisEps: theoryEps, Hypothesis: h}
-		levels = 1
-	default:
-		return nil, fmt.Errorf("expostsweep: unknown method %q", u.method)
+	total, err := privacy.Compose(privacy.Sequential, "the outcome as the calibration reports it", out.Generation, testReported)
+	if err != nil {
+		return nil, err
 	}
-	// Both adaptive methods' test losses as the calibration reports them
-	// (theory has none; a failure's +Inf stays +Inf).
-	testSingle := out.TestEps
-	out.TestEps = e.cal.ReportedTestEps(out.TestEps)
+	if total.Delta != 0 || total.Notion == privacy.ZCDP {
+		return nil, fmt.Errorf("expostsweep: unit %q: guarantee %v: the rows carry ε only (pure or ex-post ε-DP)", key, total)
+	}
 
 	// The released hypothesis: the accepted one, or θ* on failure (⊥).
 	theta := pr.ThetaStar()
@@ -308,7 +276,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		status = "failed: no hypothesis accepted; output θ* with infinite ex-post loss"
 	}
 	excessL := excess
-	if ridge != nil {
+	if ridge, ok := pr.(*accfirst.Ridge); ok {
 		excessL = ridge.ExcessL(theta)
 	}
 
@@ -326,23 +294,23 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	r.SetInt("success_rate", b2i(out.Success))
 	r.SetInt("accurate_rate", b2i(excess <= u.alpha))
 	r.SetInt("stop", out.Stop)
-	r.SetInt("levels", levels)
+	r.SetInt("levels", res.levels)
 	r.SetInt("tested", out.Tested)
 	r.SetInt("exact_evals", out.Exact)
-	r.SetFloat("hypothesis_eps", out.HypothesisEps)
-	r.SetFloat("test_eps", out.TestEps)
-	r.SetFloat("expost_eps", out.ExPost())
-	r.SetFloat("expost_risk_factor", math.Exp(out.ExPost()))
-	r.SetFloat("test_eps_single", testSingle)
-	r.SetFloat("expost_eps_single", out.HypothesisEps+testSingle)
+	r.SetFloat("hypothesis_eps", out.Generation.Epsilon)
+	r.SetFloat("test_eps", testReported.Epsilon)
+	r.SetFloat("expost_eps", total.Epsilon)
+	r.SetFloat("expost_risk_factor", math.Exp(total.Epsilon))
+	r.SetFloat("test_eps_single", out.Test.Epsilon)
+	r.SetFloat("expost_eps_single", single.Epsilon)
 	r.SetFloat("excess_risk", excess)
 	r.SetFloat("excess_L", excessL)
 	r.SetFloat("norm", floats.Norm(theta, 2))
 	r.SetFloat("norm_bound", pr.Radius())
-	r.SetFloat("theory_eps", theoryEps)
-	r.SetFloat("eps_min", epsMin)
-	r.SetFloat("eps_max", epsMax)
-	r.SetFloat("query_sensitivity", delta)
+	r.SetFloat("theory_eps", res.theoryEps)
+	r.SetFloat("eps_min", t.epsMin)
+	r.SetFloat("eps_max", t.epsMax)
+	r.SetFloat("query_sensitivity", t.delta)
 	r.SetInt("n", pr.N())
 	r.SetInt("p", pr.P())
 	r.Set("status", status)
@@ -409,7 +377,13 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if e.cal == expost.AuthorsCode {
 		eps += " (test loss counted twice, as in the paper's figures)"
 	}
-	if ms := sel("noise-reduction", "theory", "theory-output"); len(ms) > 1 {
+	theories := sel("noise-reduction", "theory")
+	for _, m := range af.Methods {
+		if strings.HasPrefix(m, theoryPrefix) {
+			theories = append(theories, m) // theory-<generator>, e.g. theory-output
+		}
+	}
+	if ms := theories; len(ms) > 1 {
 		figs = append(figs, mk("fig1"+first+"-expost-vs-theory", "Figure 1"+first+": ex-post privacy loss, noise reduction vs theory", "expost_eps", eps, true, ms))
 	}
 	if ms := sel("noise-reduction", "doubling"); len(ms) > 0 {
@@ -465,7 +439,9 @@ func (e *Experiment) Warnings() []string {
 // Ledger implements runner.Experiment: for each method and α the largest
 // ex-post loss seen over the trials (the guarantee is per outcome,
 // Definition 2.3; the ledger reports the worst realized one), as the
-// calibration reports it.
+// calibration reports it. The charges are the rows' values, which RunUnit
+// computed from the generators' and tests' guarantees; a testing charge
+// appears when a test was charged (the theory approach tests nothing).
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	type agg struct{ hyp, test, total float64 }
 	seen := map[string]*agg{}
@@ -486,26 +462,26 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	F := func(v float64) results.Float { return results.Float(v) }
 	for _, k := range order {
 		parts := strings.SplitN(k, "|", 3)
-		method, alpha := parts[1], parts[2]
+		name, alpha := parts[1], parts[2]
 		a := seen[k]
-		le := results.LedgerEntry{Method: method, Setting: "dataset=" + parts[0] + " alpha=" + alpha}
+		le := results.LedgerEntry{Method: name, Setting: "dataset=" + parts[0] + " alpha=" + alpha}
+		m, ok := e.methods[name]
+		if !ok {
+			// Not a method of this experiment: nothing to account it by.
+			le.Rule = fmt.Sprintf("unknown method %q: no privacy accounting", name)
+			le.Total = results.PrivacyGuarantee{Epsilon: F(math.Inf(1))}
+			out = append(out, le)
+			continue
+		}
 		charge := func(part, release string, eps float64) {
 			le.Components = append(le.Components, results.LedgerCharge{Part: part, Release: release, Data: "D", Epsilon: F(eps), Private: true})
 		}
-		switch method {
-		case "noise-reduction":
-			charge("generating", "noise-reduction prefix θ¹…θᵗ (Theorem 2.7): ε_t of the accepted level", a.hyp)
-			charge("testing", "InteractiveAboveThreshold (Algorithm 2), ε_A as the calibration reports it", a.test)
-			le.Rule = "Lemma 2.8: ex-post ε_A + ε_t per outcome; ∞ when no hypothesis is accepted; largest over trials"
-		case "doubling":
-			charge("generating", "independent hypotheses at ε_min·2^k: Σ ε_k", a.hyp)
-			charge("testing", "k Laplace tests of the excess risk", a.test)
-			le.Rule = "Theorem A.2 (privacy odometer): ex-post k·ε_test + Σ ε_k; ∞ on failure; largest over trials"
-		default:
-			charge("generating", "one run at the theory ε", a.hyp)
-			le.Rule = "ε-DP (utility theorem inverted ex ante)"
+		charge("generating", m.generating, a.hyp)
+		if a.test != 0 {
+			charge("testing", m.testing, a.test)
 		}
-		if e.cal == expost.AuthorsCode && method != "theory" && method != "theory-output" {
+		le.Rule = m.rule
+		if e.cal == expost.AuthorsCode && a.test != 0 {
 			le.Rule += "; authors-code calibration: the code's query sensitivities and its reporting (test loss counted twice) — nominal, not the paper's proven constants"
 		}
 		le.Total = results.PrivacyGuarantee{Epsilon: F(a.total), Private: true}

@@ -84,9 +84,6 @@ type AccuracyFirstSpec struct {
 	EpsMaxFactor float64 `toml:"eps_max_factor"`
 }
 
-// Methods are the methods of the expost-sweep kind.
-var Methods = []string{"noise-reduction", "doubling", "theory", "theory-output"}
-
 // Validate implements experiments.Section.
 func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if len(s.Data.Datasets) == 0 {
@@ -104,12 +101,10 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 			p.Add(k(name), k(name), "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
 		}
 	}
-	oneOf("task", a.Task, "ridge", "logistic")
-	oneOf("generator", a.Generator, "covariance", "output")
+	// Task, generator (the registry: GeneratorNames) and methods: the
+	// checks New makes too.
+	resolveNames(a, func(key, path, msg string) { p.Add(key, path, "%s", msg) })
 	oneOf("calibration", a.Calibration, "authors-code", "paper")
-	if a.Task == "logistic" && a.Generator == "covariance" {
-		p.Add(k("generator"), k("generator"), "covariance perturbation is defined for ridge regression only (task = \"ridge\")")
-	}
 	if !(a.Lambda > 0) || math.IsInf(a.Lambda, 1) {
 		p.Add(k("lambda"), k("lambda"), "must be finite and > 0 (got %v)", a.Lambda)
 	}
@@ -135,20 +130,13 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 		}
 	}
 	if len(a.Methods) == 0 {
-		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(Methods, ", "))
+		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", methodNames())
 	}
-	seen := map[string]bool{}
+	dup := experiments.SeenBefore[string]()
 	for i, m := range a.Methods {
-		path := fmt.Sprintf("%s[%d]", k("methods"), i)
-		switch {
-		case !slices.Contains(Methods, m):
-			p.Add(k("methods"), path, "unknown method %q (known: %s)", m, strings.Join(Methods, ", "))
-		case seen[m]:
-			p.Add(k("methods"), path, "duplicate method %q", m)
-		case m == "theory-output" && a.Task != "ridge":
-			p.Add(k("methods"), path, "theory-output (Theorem A.9) is the ridge output-perturbation curve; for logistic, \"theory\" is Theorem 3.3")
+		if dup(m) {
+			p.Add(k("methods"), fmt.Sprintf("%s[%d]", k("methods"), i), "duplicate method %q", m)
 		}
-		seen[m] = true
 	}
 	if !(a.EpsMin >= 0) || math.IsInf(a.EpsMin, 1) {
 		p.Add(k("eps_min"), k("eps_min"), "must be finite and >= 0 (0 means 1/n) (got %v)", a.EpsMin)

@@ -1,0 +1,240 @@
+package expostsweep
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/dprepro/dprepro/core/accfirst"
+	"github.com/dprepro/dprepro/core/expost"
+	"github.com/dprepro/dprepro/core/noisered"
+	"github.com/dprepro/dprepro/core/privacy"
+)
+
+// trial is what a method needs to run one trial.
+type trial struct {
+	alpha, gamma   float64
+	steps          int
+	epsMin, epsMax float64 // the grid of Appendix B.1
+	e              float64 // E, the spec generator's theory ε for α
+	delta          float64 // query sensitivity Δ
+	cal            expost.Calibration
+	set            accfirst.Setting
+	gen            accfirst.Generator // the generator the method drives
+	genRNG         *rand.Rand         // the "generate" stream
+	testRNG        *rand.Rand         // the "test" stream
+}
+
+// ran is the result of a method's trial: the search outcome, whose
+// guarantees give every privacy column, the number of levels on offer and
+// the method's theory ε.
+type ran struct {
+	out       expost.Outcome
+	levels    int
+	theoryEps float64
+}
+
+// method is one of the kind's methods of choosing ε for accuracy α
+// (Ligett et al. 2017, Section 4). The set is fixed; the generator each
+// one drives comes from the registry, and the privacy each reports comes
+// from the guarantees in its outcome. The texts word the ledger.
+type method struct {
+	run func(ctx context.Context, t *trial) (ran, error)
+	// needsTheory: the method inverts a utility theorem, so its generator
+	// must be an accfirst.TheoryGenerator.
+	needsTheory               bool
+	generating, testing, rule string
+}
+
+// methods are the kind's methods by name; "theory-<generator>" is the
+// theory method run with another registered generator (theory-output:
+// Theorem A.9 beside covariance perturbation in Figure 1a).
+var methods = map[string]method{
+	"noise-reduction": {
+		run:        runNoiseReduction,
+		generating: "noise-reduction prefix θ¹…θᵗ (Theorem 2.7): ε_t of the accepted level",
+		testing:    "InteractiveAboveThreshold (Algorithm 2), ε_A as the calibration reports it",
+		rule:       "Lemma 2.8: ex-post ε_A + ε_t per outcome; ∞ when no hypothesis is accepted; largest over trials",
+	},
+	"doubling": {
+		run:        runDoubling,
+		generating: "independent hypotheses at ε_min·2^k: Σ ε_k",
+		testing:    "k Laplace tests of the excess risk",
+		rule:       "Theorem A.2 (privacy odometer): ex-post k·ε_test + Σ ε_k; ∞ on failure; largest over trials",
+	},
+	"theory": {
+		run:         runTheory,
+		needsTheory: true,
+		generating:  "one run at the theory ε",
+		rule:        "ε-DP (utility theorem inverted ex ante)",
+	},
+}
+
+// theoryPrefix names the theory method run with a named generator.
+const theoryPrefix = "theory-"
+
+// resolved is a spec method bound to its generator.
+type resolved struct {
+	method
+	gen accfirst.Generator
+}
+
+// methodNames lists the method names a spec may use, for error messages.
+func methodNames() string {
+	var ns []string
+	for n := range methods {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	for _, g := range GeneratorNames() {
+		if th, ok := generators.lookup(g); ok {
+			if _, ok := th.(accfirst.TheoryGenerator); ok {
+				ns = append(ns, theoryPrefix+g)
+			}
+		}
+	}
+	return strings.Join(ns, ", ")
+}
+
+// resolveNames checks accuracy_first.task, generator and methods against
+// the kind's tasks, the generator registry and the methods, reporting each
+// problem to bad (the key whose line is shown, the key path, the message),
+// and binds each method to its generator. It returns the spec's generator,
+// whose utility theorem scales the ε grid (ε_max = eps_max_factor·E,
+// Appendix B.1); nil when it is unusable. Section validation and New share
+// it, so a spec names exactly what New can run.
+func resolveNames(af *AccuracyFirstSpec, bad func(key, path, msg string)) (accfirst.TheoryGenerator, map[string]resolved) {
+	task := accfirst.Task(af.Task)
+	badf := func(key, path, format string, args ...any) { bad(key, path, fmt.Sprintf(format, args...)) }
+	taskKnown := slices.Contains(accfirst.KnownTasks(), task)
+	if !taskKnown {
+		badf("accuracy_first.task", "accuracy_first.task", "unknown task %q (known: %s)", af.Task, taskList())
+	}
+	const genKey = "accuracy_first.generator"
+	var th accfirst.TheoryGenerator
+	g, ok := generators.lookup(af.Generator)
+	switch {
+	case !ok:
+		badf(genKey, genKey, "unknown generator %q (known: %s)", af.Generator, strings.Join(GeneratorNames(), ", "))
+	default:
+		if taskKnown && !accfirst.SupportsTask(g, task) {
+			badf(genKey, genKey, "%s", unsupported(g, task))
+		}
+		if th, ok = g.(accfirst.TheoryGenerator); !ok {
+			badf(genKey, genKey, "generator %q has no utility theorem (accfirst.TheoryGenerator), which the ε grid needs: ε_max = eps_max_factor·E (Appendix B.1)", af.Generator)
+		}
+	}
+	out := map[string]resolved{}
+	const mKey = "accuracy_first.methods"
+	for i, name := range af.Methods {
+		key := fmt.Sprintf("%s[%d]", mKey, i)
+		m, ok := methods[name]
+		mg := g
+		if rest, isTheory := strings.CutPrefix(name, theoryPrefix); !ok && isTheory {
+			m, ok = methods["theory"], true
+			if mg, ok = generators.lookup(rest); !ok {
+				badf(mKey, key, "method %q: unknown generator %q (known: %s)", name, rest, strings.Join(GeneratorNames(), ", "))
+				continue
+			}
+			if taskKnown && !accfirst.SupportsTask(mg, task) {
+				badf(mKey, key, "method %q: %s", name, unsupported(mg, task))
+				continue
+			}
+		}
+		if !ok {
+			badf(mKey, key, "unknown method %q (known: %s)", name, methodNames())
+			continue
+		}
+		if mg == nil {
+			continue // the spec's generator is unknown: reported above
+		}
+		if _, isTheory := mg.(accfirst.TheoryGenerator); m.needsTheory && !isTheory {
+			badf(mKey, key, "method %q needs a utility theorem, and generator %q has none (accfirst.TheoryGenerator)", name, mg.Name())
+			continue
+		}
+		out[name] = resolved{method: m, gen: mg}
+	}
+	return th, out
+}
+
+// unsupported says that g is not defined for task.
+func unsupported(g accfirst.Generator, task accfirst.Task) string {
+	var ts []string
+	for _, t := range g.Tasks() {
+		ts = append(ts, string(t))
+	}
+	return fmt.Sprintf("generator %q is defined for task %s only, not for %q (accuracy_first.task)", g.Name(), strings.Join(ts, ", "), task)
+}
+
+// runNoiseReduction is the noise-reduction search (Algorithms 3 and 5 with
+// the generator abstracted): the generator's sequence over the geometric
+// grid of T levels, tested by InteractiveAboveThreshold (Algorithm 2).
+func runNoiseReduction(ctx context.Context, t *trial) (ran, error) {
+	grid, err := noisered.Geometric(t.epsMin, t.epsMax, t.steps)
+	if err != nil {
+		return ran{}, fmt.Errorf("ε grid for α = %v: %w", t.alpha, err)
+	}
+	epsA, w, err := t.cal.NRTest(t.alpha, t.gamma, t.steps, t.delta)
+	if err != nil {
+		return ran{}, err
+	}
+	at, err := expost.NewAboveThreshold(t.testRNG, epsA, w, t.delta)
+	if err != nil {
+		return ran{}, err
+	}
+	seq, err := t.gen.Sequence(t.genRNG, t.set, grid)
+	if err != nil {
+		return ran{}, err
+	}
+	out, err := expost.NoiseReduction(ctx, at, seq)
+	if err != nil {
+		return ran{}, err
+	}
+	return ran{out: out, levels: len(grid), theoryEps: t.e}, nil
+}
+
+// runDoubling is the doubling method (Algorithm 4): independent releases
+// of the generator at ε_min·2^k until the test accepts.
+func runDoubling(ctx context.Context, t *trial) (ran, error) {
+	lv, err := expost.DoublingLevels(t.epsMin, t.epsMax)
+	if err != nil {
+		return ran{}, fmt.Errorf("doubling levels for α = %v: %w", t.alpha, err)
+	}
+	test, err := t.cal.Doubling(t.alpha, t.gamma, t.delta, lv)
+	if err != nil {
+		return ran{}, err
+	}
+	gen := func(rng *rand.Rand, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
+		return t.gen.Independent(rng, t.set, eps)
+	}
+	out, err := expost.Doubling(ctx, t.genRNG, t.testRNG, gen, test)
+	if err != nil {
+		return ran{}, err
+	}
+	return ran{out: out, levels: len(lv), theoryEps: t.e}, nil
+}
+
+// runTheory is the theory approach: one release of the generator's
+// theorem mechanism at the ε its utility theorem needs for α, with
+// nothing tested.
+func runTheory(_ context.Context, t *trial) (ran, error) {
+	th, ok := t.gen.(accfirst.TheoryGenerator)
+	if !ok {
+		return ran{}, fmt.Errorf("expostsweep: generator %q has no utility theorem", t.gen.Name())
+	}
+	eps, err := th.TheoryEpsilon(t.set, t.alpha, t.gamma)
+	if err != nil {
+		return ran{}, err
+	}
+	h, g, err := th.TheoryRelease(t.genRNG, t.set, eps)
+	if err != nil {
+		return ran{}, err
+	}
+	out := expost.Outcome{
+		Success: true, Stop: 1, Generation: g, Hypothesis: h,
+		Test: privacy.EpsDP(0, "nothing tested: ε is fixed ex ante by the utility theorem"),
+	}
+	return ran{out: out, levels: 1, theoryEps: eps}, nil
+}

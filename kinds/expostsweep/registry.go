@@ -1,0 +1,125 @@
+package expostsweep
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dprepro/dprepro/core/accfirst"
+)
+
+// ErrDuplicateGenerator is returned by [RegisterGenerator] for a name that
+// is already registered.
+var ErrDuplicateGenerator = errors.New("expostsweep: generator already registered")
+
+// safeGeneratorName is the form of a generator name: it appears in unit
+// keys ("theory-<name>"), rows.csv and file names.
+var safeGeneratorName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// generatorRegistry maps accuracy_first.generator names to generators.
+type generatorRegistry struct {
+	mu sync.RWMutex
+	m  map[string]accfirst.Generator
+}
+
+// generators holds the built-in generators, covariance perturbation
+// (Ligett et al. 2017, Algorithm 3) and output perturbation (Algorithm 5),
+// and whatever RegisterGenerator adds.
+var generators = newGeneratorRegistry(accfirst.Covariance{}, accfirst.Output{})
+
+func newGeneratorRegistry(gs ...accfirst.Generator) *generatorRegistry {
+	r := &generatorRegistry{m: map[string]accfirst.Generator{}}
+	for _, g := range gs {
+		if err := r.add(g); err != nil {
+			panic(err) // a built-in with a bad name is a bug of this package
+		}
+	}
+	return r
+}
+
+func (r *generatorRegistry) add(g accfirst.Generator) error {
+	if g == nil {
+		return errors.New("expostsweep: nil generator")
+	}
+	name := g.Name()
+	if name == "" {
+		return errors.New("expostsweep: generator with an empty name")
+	}
+	if !safeGeneratorName.MatchString(name) {
+		return fmt.Errorf("expostsweep: generator name %q is not of the form [A-Za-z0-9][A-Za-z0-9._-]* (it appears in unit keys and rows)", name)
+	}
+	ts := g.Tasks()
+	if len(ts) == 0 {
+		return fmt.Errorf("expostsweep: generator %q declares no task", name)
+	}
+	for _, t := range ts {
+		if !slices.Contains(accfirst.KnownTasks(), t) {
+			return fmt.Errorf("expostsweep: generator %q declares unknown task %q (known: %s)", name, t, taskList())
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.m[name]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateGenerator, name)
+	}
+	r.m[name] = g
+	return nil
+}
+
+func (r *generatorRegistry) lookup(name string) (accfirst.Generator, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	g, ok := r.m[name]
+	return g, ok
+}
+
+func (r *generatorRegistry) names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.m))
+	for n := range r.m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RegisterGenerator adds g to the hypothesis generators that a spec can
+// name in accuracy_first.generator (and as "theory-<name>" in
+// accuracy_first.methods when g is an [accfirst.TheoryGenerator]). The
+// built-ins are "covariance" ([accfirst.Covariance], Ligett et al. 2017,
+// Algorithm 3 / Theorem 3.1) and "output" ([accfirst.Output], Algorithm 5
+// / Theorems 3.3, A.9).
+//
+// It returns an error for a nil generator, an empty name, a name that is
+// not a safe file name ([A-Za-z0-9][A-Za-z0-9._-]*), a generator that
+// declares no task or an unknown one, and [ErrDuplicateGenerator] (wrapped)
+// for a name already registered; the registry is then unchanged. Register
+// before loading specs, typically from the main function of a program
+// built on package cli. Safe for concurrent use.
+func RegisterGenerator(g accfirst.Generator) error { return generators.add(g) }
+
+// GeneratorNames returns the names of the registered generators, sorted.
+func GeneratorNames() []string { return generators.names() }
+
+// lookupGenerator returns the generator named name, or an error for key
+// (the spec key being checked) that lists the known names.
+func lookupGenerator(key, name string) (accfirst.Generator, error) {
+	g, ok := generators.lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown generator %q (known: %s)", key, name, strings.Join(GeneratorNames(), ", "))
+	}
+	return g, nil
+}
+
+func taskList() string {
+	var s []string
+	for _, t := range accfirst.KnownTasks() {
+		s = append(s, string(t))
+	}
+	return strings.Join(s, ", ")
+}
