@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/privacy"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -81,6 +82,62 @@ func OutPertGuarantee(p Params) Guarantee {
 	}
 	return g
 }
+
+// ObjPertParts returns the three releases of Algorithm 3 of
+// [Wang, Kifer & Lee 2019] with their guarantees as values, in release
+// order: θ̃ by objective perturbation at ε = ϕ₁ (Algorithm 1: ϕ₁-DP by
+// Theorem 1, hence ϕ₁²/2-zCDP by Proposition 1), then H̃ and Σ̃ by
+// PrivSPDMat with budgets ϕ₂ and ϕ₃ (Algorithm 2: ϕ-DP and ϕ-zCDP, Lemma 1).
+// Under DP they are ε-DP guarantees, under zCDP ρ-zCDP ones:
+//
+//	DP:   ϕ₁, ϕ₂, ϕ₃          composed: ϕ₁ + ϕ₂ + ϕ₃        (Theorem 2)
+//	zCDP: ϕ₁²/2, ϕ₂, ϕ₃       composed: ϕ₁²/2 + ϕ₂ + ϕ₃     (Theorem 2)
+//
+// Composed sequentially ([privacy.Compose]) they give [ObjPertGuarantee].
+// The adjacency and assumptions are those of [Guarantee]. For a p.Privacy
+// other than DP and ZCDP the guarantees are invalid
+// ([privacy.Guarantee.Validate] reports it).
+//
+// [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
+func ObjPertParts(p Params) [3]privacy.Guarantee {
+	theta := "θ̃ (objective perturbation, Algorithm 1 at ε₁; as zCDP it counts ε₁²/2)"
+	switch p.Privacy {
+	case DP:
+		return [3]privacy.Guarantee{privacy.EpsDP(p.Phi1, theta), privacy.EpsDP(p.Phi2, hessianRelease), privacy.EpsDP(p.Phi3, covRelease)}
+	case ZCDP:
+		return [3]privacy.Guarantee{privacy.Rho(p.Phi1*p.Phi1/2, theta), privacy.Rho(p.Phi2, hessianRelease), privacy.Rho(p.Phi3, covRelease)}
+	}
+	return [3]privacy.Guarantee{} // invalid: the zero Guarantee has no notion
+}
+
+// OutPertParts returns the three releases of Algorithm 5 of
+// [Wang, Kifer & Lee 2019] with their guarantees as values, in release
+// order: θ̃ by output perturbation with budget ϕ₁ (Algorithm 4: ϕ₁-DP and
+// ϕ₁-zCDP, Theorem 3), then H̃ and Σ̃ (Algorithm 2, Lemma 1):
+//
+//	DP:   ϕ₁, ϕ₂, ϕ₃   composed: ϕ₁ + ϕ₂ + ϕ₃   (Theorem 4)
+//	zCDP: ϕ₁, ϕ₂, ϕ₃   composed: ϕ₁ + ϕ₂ + ϕ₃   (Theorem 4)
+//
+// Composed sequentially ([privacy.Compose]) they give [OutPertGuarantee].
+// For a p.Privacy other than DP and ZCDP the guarantees are invalid.
+//
+// [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
+func OutPertParts(p Params) [3]privacy.Guarantee {
+	theta := "θ̃ (output perturbation, Algorithm 4)"
+	switch p.Privacy {
+	case DP:
+		return [3]privacy.Guarantee{privacy.EpsDP(p.Phi1, theta), privacy.EpsDP(p.Phi2, hessianRelease), privacy.EpsDP(p.Phi3, covRelease)}
+	case ZCDP:
+		return [3]privacy.Guarantee{privacy.Rho(p.Phi1, theta), privacy.Rho(p.Phi2, hessianRelease), privacy.Rho(p.Phi3, covRelease)}
+	}
+	return [3]privacy.Guarantee{}
+}
+
+// What the matrix releases of Algorithms 3 and 5 cover.
+const (
+	hessianRelease = "Hessian (Algorithm 2)"
+	covRelease     = "gradient covariance (Algorithm 2)"
+)
 
 // privMatrices computes H̃ and Σ̃ at theta (Algorithm 3 lines 3–6,
 // Algorithm 5 lines 2–5).

@@ -20,7 +20,10 @@
 //     under zCDP, also the non-private sandwich interval);
 //   - [ObjectivePerturbation] (Algorithm 3) and [OutputPerturbation]
 //     (Algorithm 5), which run everything and report the composed
-//     [Guarantee] (Theorems 2 and 4).
+//     [Guarantee] (Theorems 2 and 4);
+//   - [ObjPertParts] and [OutPertParts]: the guarantee of each release of
+//     Algorithms 3 and 5 as core/privacy Guarantee values, which compose to
+//     Theorems 2 and 4.
 //
 // # Objective and notation
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/internal/stattest"
 	"gonum.org/v1/gonum/mat"
@@ -179,6 +180,46 @@ func TestGuarantee_Theorems(t *testing.T) {
 }
 
 func withPriv(p Params, priv Privacy) Params { p.Privacy = priv; return p }
+
+// TestParts_ComposeToTheorems checks that the parts of Algorithms 3 and 5,
+// composed sequentially, give Theorems 2 and 4 ([ObjPertGuarantee],
+// [OutPertGuarantee]) exactly, in the notion of p.Privacy, and that an
+// unknown privacy gives invalid parts rather than a default.
+func TestParts_ComposeToTheorems(t *testing.T) {
+	p := Params{Phi1: 0.5, Phi2: 0.2, Phi3: 0.3}
+	tests := []struct {
+		name   string
+		parts  [3]privacy.Guarantee
+		theory Guarantee
+		notion privacy.Notion
+	}{
+		{"thm2/dp", ObjPertParts(withPriv(p, DP)), ObjPertGuarantee(withPriv(p, DP)), privacy.Pure},
+		{"thm2/zcdp", ObjPertParts(withPriv(p, ZCDP)), ObjPertGuarantee(withPriv(p, ZCDP)), privacy.ZCDP},
+		{"thm4/dp", OutPertParts(withPriv(p, DP)), OutPertGuarantee(withPriv(p, DP)), privacy.Pure},
+		{"thm4/zcdp", OutPertParts(withPriv(p, ZCDP)), OutPertGuarantee(withPriv(p, ZCDP)), privacy.ZCDP},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := privacy.Compose(privacy.Sequential, "interval", tt.parts[:]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Notion != tt.notion || g.Epsilon != tt.theory.Epsilon || g.Rho != tt.theory.Rho {
+				t.Errorf("composed %+v, want %s with ε = %v, ρ = %v", g, tt.notion, tt.theory.Epsilon, tt.theory.Rho)
+			}
+			for i, part := range tt.parts {
+				if part.Covers == "" {
+					t.Errorf("part %d covers nothing", i)
+				}
+			}
+		})
+	}
+	for _, parts := range [][3]privacy.Guarantee{ObjPertParts(withPriv(p, "rdp")), OutPertParts(withPriv(p, "rdp"))} {
+		if _, err := privacy.Compose(privacy.Sequential, "", parts[:]...); err == nil {
+			t.Errorf("unknown privacy: parts %+v compose without error", parts)
+		}
+	}
+}
 
 func TestParams_Validate(t *testing.T) {
 	good := Params{Model: SVM, H: 0.5, C: 0.1, Privacy: DP, Phi1: 1, Phi2: 1, Phi3: 1, Alpha: 0.05}

@@ -4,6 +4,19 @@
 // Minimization" (Journal of Privacy and Confidentiality 9(1), 2019;
 // arXiv:1804.03794), Section 7, Tables 2–6 and Figures 1–4.
 //
+// # Methods
+//
+// A confidence-interval method is a [Method]: it fits θ̃ privately on a
+// bootstrap replicate, releases per-coordinate intervals, fits θ̃ alone for
+// the variability interval, and states its privacy cost as
+// [privacy.Guarantee] values ([Cost]). A spec's
+// confidence_intervals.methods are names in the registry ([MethodNames],
+// [LookupMethod]); an unknown name is an error. The registry holds the
+// paper's eight methods ([NewWKLMethod]: dp|zcdp × obj|output × lr|svm,
+// e.g. "dp-obj-lr") and whatever [RegisterMethod] adds. Rows, tables and
+// figures label and group methods by their [Attributes]; the manifest's
+// privacy ledger composes the costs the methods state.
+//
 // # Data
 //
 // The dataset is loaded with the spec's preprocessing (one-hot categorical
@@ -19,33 +32,35 @@
 // # Measures (Section 7.1)
 //
 //   - coverage: over k bootstrap replicates (n records drawn with
-//     replacement, as weights) a private CI per replicate from
-//     [dpci.ObjPertCI] or [dpci.OutPertCI]; the fraction of (replicate,
-//     coordinate) pairs whose interval holds θ₀[j]. The coordinates are all
-//     d' = d+1 of θ₀, the constant's included, as in the paper's formula
-//     ("d' is the dimensionality of θ₀"); coverage_features in rows.csv
-//     leaves the constant out.
+//     replacement, as weights) a private CI per replicate and method
+//     ([Method.Interval]; for the built-ins Algorithms 3 and 5); the
+//     fraction of (replicate, coordinate) pairs whose interval holds θ₀[j].
+//     The coordinates are all d' = d+1 of θ₀, the constant's included, as in
+//     the paper's formula ("d' is the dimensionality of θ₀");
+//     coverage_features in rows.csv leaves the constant out.
 //   - ci_length and vi_length: when d is swept, the length of the first
 //     coordinate's interval; otherwise the mean length over all coordinates
 //     (Section 7.3). The variability interval is, per coordinate, the α/2 and
-//     1−α/2 quantiles of m private fits (budget φ₁ only) on bootstrap
-//     replicates.
+//     1−α/2 quantiles of m private fits ([Method.Fit], budget φ₁ only) on
+//     bootstrap replicates.
 //
 // # Shared work
 //
+// All methods of one model share each replicate (one "resample" draw).
 // Within a replicate one non-private fit θ̂ serves the DP and zCDP output
 // perturbations (their noise differs), and one objective-perturbation fit
 // serves the DP and zCDP objective-perturbation methods: with ρ₁ = ε₁²/2 both
-// run Algorithm 1 at the same ε₁ (Theorem 2), so the mechanism is identical.
-// The Hessian and covariance releases (Algorithm 2) and the Monte Carlo
-// intervals are drawn per privacy notion. The variability intervals share
-// the same way, and across the swept values too where those do not change
-// them: a VI spends only φ₁ on the (sub)dataset, so an ε₂ or ε₃ sweep
-// (Tables 5 and 6) has one VI per model, reported at every x. Every step
-// draws from its own stream keyed by (seed, dataset, x, model, replicate,
-// step) — for a VI fit (seed, dataset, n, d, ε₁, model, fit, step) — so
-// results do not depend on the worker count, the block size or which other
-// methods are requested.
+// run Algorithm 1 at the same ε₁ (Theorem 2), so the mechanism is identical
+// ([Shared], [Share]). The Hessian and covariance releases (Algorithm 2) and
+// the Monte Carlo intervals are drawn per privacy notion. The variability
+// intervals share the same way, and across the swept values too where those
+// do not change them: a VI spends only φ₁ on the (sub)dataset, so an ε₂ or
+// ε₃ sweep (Tables 5 and 6) has one VI per model, reported at every x. Every
+// step draws from its own stream keyed by (seed, dataset, x, model,
+// replicate, step) — for a VI fit (seed, dataset, n, d, ε₁, model, fit,
+// step) — so results do not depend on the worker count, the block size or
+// which other methods are requested. Each method's variability interval
+// counts the non-converged fits of its own fits only.
 package cicoverage
 
 import (
@@ -63,6 +78,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
@@ -91,18 +107,10 @@ type Experiment struct {
 	spec    *Spec
 	data    []*datasets.Dataset
 	points  []*point
-	methods []method
-	models  []dpci.Model
+	methods []Method     // the spec's, in its order
+	models  []dpci.Model // the methods' models, in order of first appearance
 	units   []string
 	byKey   map[string]unit
-}
-
-// method is one parsed method name "<privacy>-<perturbation>-<model>".
-type method struct {
-	name    string
-	privacy dpci.Privacy
-	obj     bool // objective perturbation; false = output perturbation
-	model   dpci.Model
 }
 
 // point is one (dataset, swept value): the (sub)dataset, its θ₀ per model
@@ -114,6 +122,10 @@ type point struct {
 	data   *sample
 	theta0 map[dpci.Model][]float64
 	eps    [3]float64
+	// costs[i] is the cost of one interval of methods[i] at eps, and
+	// totals[i] its composition: the ledger.
+	costs  []Cost
+	totals []privacy.Guarantee
 	// viKey names what a variability interval depends on: the records, the
 	// features and ε₁ (not ε₂, ε₃, which it does not spend). Points with the
 	// same key share one VI unit and its random streams.
@@ -152,14 +164,14 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	}
 	ci := spec.ConfidenceIntervals
 	e := &Experiment{spec: spec, byKey: map[string]unit{}}
-	for _, name := range ci.Methods {
-		m, err := parseMethod(name)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", spec.ID, err)
-		}
-		e.methods = append(e.methods, m)
-		if !slices.Contains(e.models, m.model) {
-			e.models = append(e.models, m.model)
+	ms, err := lookupMethods(ci.Methods)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", spec.ID, err)
+	}
+	e.methods = ms
+	for _, m := range ms {
+		if model := m.Attributes().Model; !slices.Contains(e.models, model) {
+			e.models = append(e.models, model)
 		}
 	}
 	for di, name := range spec.Data.Datasets {
@@ -192,8 +204,11 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 			pt.data, pt.n, pt.d = data, n, d
 			pt.viKey = fmt.Sprintf("n=%d,d=%d,eps1=%s", n, d, results.FormatFloat(pt.eps[0]))
+			if err := pt.cost(e.methods); err != nil {
+				return nil, fmt.Errorf("%s: %s = %v: %w", spec.ID, ci.Sweep, x, err)
+			}
 			for _, model := range e.models {
-				res, err := dpci.FitNonPrivate(data.full, e.params(model, dpci.DP, pt), erm.FitOptions{})
+				res, err := dpci.FitNonPrivate(data.full, dpci.Params{Model: model, H: ci.H, C: ci.C}, erm.FitOptions{})
 				if err != nil {
 					return nil, fmt.Errorf("%s: dataset %s, %s = %v: θ₀: %w", spec.ID, name, ci.Sweep, x, err)
 				}
@@ -227,16 +242,52 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	return e, nil
 }
 
-func parseMethod(name string) (method, error) {
-	parts := strings.Split(name, "-")
-	if len(parts) != 3 {
-		return method{}, fmt.Errorf("cicoverage: bad method %q (want <dp|zcdp>-<obj|output>-<lr|svm>)", name)
+// lookupMethods returns the registered methods of a spec's
+// confidence_intervals.methods, or an error per unknown or repeated name.
+//
+// Spec validation (package experiments) checks the names against its own
+// list too; this check is the registry's, so that a method registered by
+// another module is accepted here.
+func lookupMethods(names []string) ([]Method, error) {
+	var errs []error
+	if len(names) == 0 {
+		errs = append(errs, fmt.Errorf("confidence_intervals.methods: must list at least one method (known: %s)", strings.Join(MethodNames(), ", ")))
 	}
-	m := method{name: name, privacy: dpci.Privacy(parts[0]), obj: parts[1] == "obj", model: dpci.Model(parts[2])}
-	if (m.privacy != dpci.DP && m.privacy != dpci.ZCDP) || (parts[1] != "obj" && parts[1] != "output") || (m.model != dpci.LR && m.model != dpci.SVM) {
-		return method{}, fmt.Errorf("cicoverage: bad method %q (want <dp|zcdp>-<obj|output>-<lr|svm>)", name)
+	var ms []Method
+	for i, name := range names {
+		m, err := LookupMethod(name)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("confidence_intervals.methods[%d]: %w", i, err))
+		case slices.Contains(names[:i], name):
+			errs = append(errs, fmt.Errorf("confidence_intervals.methods[%d]: duplicate method %q", i, name))
+		default:
+			ms = append(ms, m)
+		}
 	}
-	return m, nil
+	return ms, errors.Join(errs...)
+}
+
+// budget is the spec's budget at pt.
+func (pt *point) budget() Budget { return Budget{Eps1: pt.eps[0], Eps2: pt.eps[1], Eps3: pt.eps[2]} }
+
+// cost fills pt.costs and pt.totals: what one interval of each method
+// costs at pt's budget, and its composition. An invalid or uncomposable
+// cost is an error (a method's bug).
+func (pt *point) cost(ms []Method) error {
+	for _, m := range ms {
+		c := m.Cost(pt.budget())
+		if len(c.Charges) == 0 {
+			return fmt.Errorf("method %s states no privacy cost", m.Name())
+		}
+		total, err := c.Total()
+		if err != nil {
+			return fmt.Errorf("method %s: cost: %w", m.Name(), err)
+		}
+		pt.costs = append(pt.costs, c)
+		pt.totals = append(pt.totals, total)
+	}
+	return nil
 }
 
 // sample is a (sub)dataset of n records stored as its distinct records.
@@ -349,20 +400,14 @@ func dot(a, b []float64) float64 {
 	return s
 }
 
-// params returns the dpci parameters of (model, privacy) at pt. Under zCDP
-// the budgets are ρᵢ = εᵢ²/2, except φ₁ of objective perturbation, which is
-// always the ε of Algorithm 1 (its ε₁-DP run is ε₁²/2-zCDP, Theorem 2);
-// callers pick that φ₁ themselves.
-func (e *Experiment) params(model dpci.Model, privacy dpci.Privacy, pt *point) dpci.Params {
+// problem returns the ERM problem and interval settings of the spec, with
+// solver options fit.
+func (e *Experiment) problem(fit erm.FitOptions) Problem {
 	ci := e.spec.ConfidenceIntervals
-	p := dpci.Params{Model: model, H: ci.H, C: ci.C, Privacy: privacy, Alpha: ci.Alpha, M: ci.MCSamples,
-		Phi1: pt.eps[0], Phi2: pt.eps[1], Phi3: pt.eps[2]}
-	if privacy == dpci.ZCDP {
-		p.Phi1, p.Phi2, p.Phi3 = rho(pt.eps[0]), rho(pt.eps[1]), rho(pt.eps[2])
-	}
-	return p
+	return Problem{C: ci.C, H: ci.H, Alpha: ci.Alpha, MCSamples: ci.MCSamples, Fit: fit}
 }
 
+// rho is the ρ = ε²/2 that Section 7 pairs with ε ("we set ρ = ε²/2").
 func rho(eps float64) float64 { return eps * eps / 2 }
 
 // Spec implements runner.Experiment.
@@ -420,36 +465,6 @@ func (r *resampler) draw(rng *rand.Rand) *erm.Rows {
 	return r.s.base.Resample(&r.dst, r.counts)
 }
 
-// privMatrices releases the Hessian and gradient covariance at theta
-// (Algorithm 2 twice, budgets p.Phi2 and p.Phi3), as dpci's Algorithms 3
-// and 5 do.
-func privMatrices(rng *rand.Rand, rows *erm.Rows, p dpci.Params, theta []float64) (h, sigma *mat.SymDense, err error) {
-	n := rows.SumWeights()
-	hm, err := dpci.Hessian(rows, p, theta)
-	if err != nil {
-		return nil, nil, err
-	}
-	sh, err := dpci.SensHessian(p, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	if h, err = dpci.PrivSPDMat(nil, rng, hm, sh, p.Phi2, p.C, p.Privacy); err != nil {
-		return nil, nil, err
-	}
-	sm, err := dpci.GradCov(rows, p, theta)
-	if err != nil {
-		return nil, nil, err
-	}
-	ss, err := dpci.SensGradCov(p, n, theta)
-	if err != nil {
-		return nil, nil, err
-	}
-	if sigma, err = dpci.PrivSPDMat(nil, rng, sm, ss, p.Phi3, p.C, p.Privacy); err != nil {
-		return nil, nil, err
-	}
-	return h, sigma, nil
-}
-
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
 	u, ok := ru.(unit)
@@ -463,224 +478,172 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	return e.runCI(ctx, env, key, u)
 }
 
-// sel returns the requested methods of model.
-func (e *Experiment) sel(model dpci.Model) (obj, out []method) {
-	for _, m := range e.methods {
-		if m.model != model {
-			continue
-		}
-		if m.obj {
-			obj = append(obj, m)
-		} else {
-			out = append(out, m)
+// sel returns the indices in e.methods of the methods of model, in the
+// spec's order.
+func (e *Experiment) sel(model dpci.Model) []int {
+	var out []int
+	for i, m := range e.methods {
+		if m.Attributes().Model == model {
+			out = append(out, i)
 		}
 	}
-	return obj, out
+	return out
 }
 
-// runCI computes the coverage replicates [u.lo, u.hi) of one model.
+// resampleStep is the step of the replicate's own draw, which no method
+// may name.
+const resampleStep = "resample"
+
+// streams returns the Streams of a replicate or variability fit: step
+// names are passed to stream.
+func streams(stream func(step string) *rand.Rand) Streams {
+	return func(step string) *rand.Rand {
+		if step == resampleStep {
+			panic("cicoverage: a method asked for the stream " + resampleStep + ", which draws the replicate")
+		}
+		return stream(step)
+	}
+}
+
+// runCI computes the coverage replicates [u.lo, u.hi) of one model: per
+// replicate, one interval of each of the model's methods.
 func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
-	objMs, outMs := e.sel(u.model)
-	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx}
+	ms := e.sel(u.model)
+	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
 	rs := newResampler(pt.data)
 	var out []results.Row
 	for rep := u.lo; rep < u.hi; rep++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		byMethod, err := e.replicate(ctx, env, key, pt, u.model, rep, objMs, outMs, fit, rs)
-		if err != nil {
-			return nil, err
+		d := Data{
+			Rows:    rs.draw(e.stream(env, pt, u.model, "ci", rep, resampleStep)),
+			Problem: prob,
+			Streams: streams(func(step string) *rand.Rand { return e.stream(env, pt, u.model, "ci", rep, step) }),
+			Shared:  new(Shared),
 		}
-		for _, m := range e.methods { // rows in the spec's method order
-			if r, ok := byMethod[m.name]; ok {
-				out = append(out, r)
+		for _, i := range ms { // rows in the spec's method order
+			m := e.methods[i]
+			rel, err := m.Interval(ctx, d, pt.budget())
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", m.Name(), err)
 			}
+			if !rel.Cost.Equal(pt.costs[i]) {
+				return nil, fmt.Errorf("cicoverage: method %s released under a cost other than the one it states for the ledger", m.Name())
+			}
+			if rel.Interval.Lo == nil {
+				out = append(out, e.failRow(key, pt, m, rep, rel.EpsilonPrime, rel.Status))
+				continue
+			}
+			if len(rel.Interval.Lo) != len(theta0) || len(rel.Interval.Hi) != len(theta0) {
+				return nil, fmt.Errorf("cicoverage: method %s released %d/%d intervals for %d coordinates", m.Name(), len(rel.Interval.Lo), len(rel.Interval.Hi), len(theta0))
+			}
+			out = append(out, e.ciRow(key, pt, m, rep, rel.Interval, theta0, rel.EpsilonPrime, rel.Status))
 		}
 	}
 	return out, nil
 }
 
-// replicate computes the intervals of one bootstrap replicate for the
-// requested methods of one model, keyed by method name.
-func (e *Experiment) replicate(ctx context.Context, env runner.Env, key string, pt *point, model dpci.Model, rep int, objMs, outMs []method, fit erm.FitOptions, rs *resampler) (map[string]results.Row, error) {
-	theta0 := pt.theta0[model]
-	out := map[string]results.Row{}
-	rows := rs.draw(e.stream(env, pt, model, "ci", rep, "resample"))
-	n := rows.SumWeights()
-	if len(outMs) > 0 {
-		p := e.params(model, dpci.DP, pt)
-		hat, err := dpci.FitNonPrivate(rows, p, fit)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range outMs {
-			p := e.params(model, m.privacy, pt)
-			rng := e.stream(env, pt, model, "ci", rep, string(m.privacy)+"-output")
-			theta, err := dpci.OutPertNoise(nil, rng, hat.W, n, p.C, p.Phi1, p.Privacy)
-			if err != nil {
-				return nil, err
-			}
-			h, sigma, err := privMatrices(rng, rows, p, theta)
-			if err != nil {
-				return nil, err
-			}
-			iv, err := dpci.OutPertCI(ctx, rng, theta, h, sigma, n, p.C, p.Phi1, p.Privacy, p.Alpha, p.M)
-			if err != nil {
-				return nil, err
-			}
-			out[m.name] = e.ciRow(key, pt, m, rep, iv, theta0, math.NaN(), hat.Status)
-		}
-	}
-	if len(objMs) > 0 {
-		// One Algorithm 1 run at ε₁ serves DP and zCDP (ρ₁ = ε₁²/2).
-		p := e.params(model, dpci.DP, pt)
-		p.Fit = fit
-		res, ep, err := dpci.ObjPertFit(e.stream(env, pt, model, "ci", rep, "obj-fit"), rows, p)
-		if errors.Is(err, dpci.ErrEpsilonPrime) {
-			for _, m := range objMs {
-				out[m.name] = e.failRow(key, pt, m, rep, ep, "epsilon-prime<=0")
-			}
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range objMs {
-			p := e.params(model, m.privacy, pt)
-			rng := e.stream(env, pt, model, "ci", rep, string(m.privacy)+"-obj-ci")
-			h, sigma, err := privMatrices(rng, rows, p, res.W)
-			if err != nil {
-				return nil, err
-			}
-			iv, err := dpci.ObjPertCI(ctx, rng, res.W, h, sigma, n, ep, p.Alpha, p.M)
-			if err != nil {
-				return nil, err
-			}
-			out[m.name] = e.ciRow(key, pt, m, rep, iv, theta0, ep, res.Status)
-		}
-	}
-	return out, nil
-}
-
-// runVI computes the variability intervals of one model: VIFits private
-// fits (budget φ₁ only) on bootstrap replicates.
+// runVI computes the variability intervals of one model: per method, VIFits
+// private fits (Method.Fit, budget ε₁ only) on bootstrap replicates, and
+// per coordinate the α/2 and 1−α/2 quantiles of the fits.
 func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	ci := e.spec.ConfidenceIntervals
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
-	objMs, outMs := e.sel(u.model)
-	fit := erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx}
+	ms := e.sel(u.model)
+	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
 	rs := newResampler(pt.data)
 	dim := len(theta0)
-	// samples[variant][j][i]: variant "obj" (shared) or "<privacy>-output".
-	samples := map[string][][]float64{}
-	alloc := func(v string) {
-		s := make([][]float64, dim)
-		for j := range s {
-			s[j] = make([]float64, 0, ci.VIFits)
+	// Per method (parallel to ms): samples[k][j] the fits' coordinate j;
+	// failed[k] the status of a fit that gave no θ̃ (the VI is then not
+	// computed and no further fit is asked for); nonConv[k] the fits that
+	// did not converge; ep[k] the last ε′.
+	samples := make([][][]float64, len(ms))
+	failed := make([]string, len(ms))
+	nonConv := make([]int, len(ms))
+	ep := make([]float64, len(ms))
+	for k := range ms {
+		samples[k] = make([][]float64, dim)
+		for j := range samples[k] {
+			samples[k][j] = make([]float64, 0, ci.VIFits)
 		}
-		samples[v] = s
 	}
-	if len(objMs) > 0 {
-		alloc("obj")
-	}
-	for _, m := range outMs {
-		alloc(string(m.privacy) + "-output")
-	}
-	var ep float64
-	status := "ok"
-	nonConv := 0
 	for i := 0; i < ci.VIFits; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rows := rs.draw(e.viStream(env, pt, u.model, i, "resample"))
-		n := rows.SumWeights()
-		if len(outMs) > 0 {
-			hat, err := dpci.FitNonPrivate(rows, e.params(u.model, dpci.DP, pt), fit)
-			if err != nil {
-				return nil, err
-			}
-			if hat.Status != erm.StatusConverged {
-				nonConv++
-			}
-			for _, m := range outMs {
-				p := e.params(u.model, m.privacy, pt)
-				theta, err := dpci.OutPertNoise(nil, e.viStream(env, pt, u.model, i, string(m.privacy)+"-output"), hat.W, n, p.C, p.Phi1, p.Privacy)
-				if err != nil {
-					return nil, err
-				}
-				add(samples[string(m.privacy)+"-output"], theta)
-			}
+		d := Data{
+			Rows:    rs.draw(e.viStream(env, pt, u.model, i, resampleStep)),
+			Problem: prob,
+			Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, u.model, i, step) }),
+			Shared:  new(Shared),
 		}
-		if len(objMs) > 0 {
-			p := e.params(u.model, dpci.DP, pt)
-			p.Fit = fit
-			res, e1, err := dpci.ObjPertFit(e.viStream(env, pt, u.model, i, "obj-fit"), rows, p)
-			ep = e1
-			if errors.Is(err, dpci.ErrEpsilonPrime) {
-				delete(samples, "obj") // its rows report epsilon-prime<=0 below
-				objMs = nil
+		for k, mi := range ms {
+			if failed[k] != "" {
 				continue
 			}
+			m := e.methods[mi]
+			est, err := m.Fit(ctx, d, pt.eps[0])
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: %w", m.Name(), err)
 			}
-			if res.Status != erm.StatusConverged {
-				nonConv++
+			if est.Theta == nil {
+				failed[k] = est.Status
+				continue
 			}
-			add(samples["obj"], res.W)
+			if len(est.Theta) != dim {
+				return nil, fmt.Errorf("cicoverage: method %s fitted %d coefficients, want %d", m.Name(), len(est.Theta), dim)
+			}
+			ep[k] = est.EpsilonPrime
+			if est.Status != "ok" {
+				nonConv[k]++
+			}
+			add(samples[k], est.Theta)
 		}
 	}
-	if nonConv > 0 {
-		status = fmt.Sprintf("%d fits not converged", nonConv)
-	}
-	// The lengths per variant, then a row per (point, method).
-	lens := map[string][]float64{}
-	for v, sv := range samples {
+	// The lengths per method, then a row per (point, method).
+	lens := make([][]float64, len(ms))
+	for k := range ms {
+		if failed[k] != "" {
+			continue
+		}
 		l := make([]float64, dim)
-		for j, x := range sv {
+		for j, x := range samples[k] {
 			if err := ctx.Err(); err != nil {
 				return nil, err // a sort of VIFits values per coordinate
 			}
 			slices.Sort(x)
 			l[j] = stat.Quantile(1-ci.Alpha/2, stat.Empirical, x, nil) - stat.Quantile(ci.Alpha/2, stat.Empirical, x, nil)
 		}
-		lens[v] = l
+		lens[k] = l
 	}
 	var out []results.Row
 	for _, pi := range u.group {
-		for _, m := range e.methods {
-			if m.model != u.model {
-				continue
-			}
-			v := string(m.privacy) + "-output"
-			if m.obj {
-				v = "obj"
-			}
-			r := e.baseRow(key, e.points[pi], m, "vi", 0)
+		for k, mi := range ms {
+			r := e.baseRow(key, e.points[pi], e.methods[mi], "vi", 0)
 			r.SetFloat("epsilon_prime", math.NaN())
 			for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first"} {
 				r.SetFloat(c, math.NaN())
 			}
-			l, ok := lens[v]
-			if !ok {
+			if failed[k] != "" {
 				for _, c := range []string{"vi_length", "vi_length_mean", "vi_length_first"} {
 					r.SetFloat(c, math.NaN())
 				}
-				r.Set("status", "epsilon-prime<=0")
+				r.Set("status", failed[k])
 				out = append(out, r)
 				continue
 			}
-			mean, first := stat.Mean(l, nil), l[0]
+			mean, first := stat.Mean(lens[k], nil), lens[k][0]
 			r.SetFloat("vi_length", e.reported(mean, first))
 			r.SetFloat("vi_length_mean", mean)
 			r.SetFloat("vi_length_first", first)
-			if m.obj {
-				r.SetFloat("epsilon_prime", ep)
+			r.SetFloat("epsilon_prime", ep[k])
+			status := "ok"
+			if nonConv[k] > 0 {
+				status = fmt.Sprintf("%d fits not converged", nonConv[k])
 			}
 			r.Set("status", status)
 			out = append(out, r)
@@ -704,21 +667,18 @@ func (e *Experiment) reported(mean, first float64) float64 {
 	return mean
 }
 
-func (e *Experiment) baseRow(key string, pt *point, m method, rowType string, rep int) results.Row {
+func (e *Experiment) baseRow(key string, pt *point, m Method, rowType string, rep int) results.Row {
 	ci := e.spec.ConfidenceIntervals
 	ds := e.data[pt.ds]
+	a := m.Attributes()
 	r := results.Row{}
 	r.Set("experiment", e.spec.ID)
 	r.Set("dataset", ds.Name)
 	r.Set("data_source", ds.Source.Kind)
-	r.Set("method", m.name)
-	r.Set("privacy", string(m.privacy))
-	if m.obj {
-		r.Set("perturbation", "obj")
-	} else {
-		r.Set("perturbation", "output")
-	}
-	r.Set("model", string(m.model))
+	r.Set("method", m.Name())
+	r.Set("privacy", a.Privacy)
+	r.Set("perturbation", a.Perturbation)
+	r.Set("model", string(a.Model))
 	r.Set("sweep", ci.Sweep)
 	r.SetFloat("x", pt.x)
 	r.Set("row_type", rowType)
@@ -740,7 +700,7 @@ func (e *Experiment) baseRow(key string, pt *point, m method, rowType string, re
 
 // ciRow records one replicate's interval: coverage of θ₀ over all d+1
 // coordinates (the paper's d') and over the d features.
-func (e *Experiment) ciRow(key string, pt *point, m method, rep int, iv dpci.Interval, theta0 []float64, ep float64, fitStatus string) results.Row {
+func (e *Experiment) ciRow(key string, pt *point, m Method, rep int, iv dpci.Interval, theta0 []float64, ep float64, status string) results.Row {
 	r := e.baseRow(key, pt, m, "ci", rep+1)
 	dim := len(theta0)
 	covered, lens := 0, make([]float64, dim)
@@ -764,15 +724,11 @@ func (e *Experiment) ciRow(key string, pt *point, m method, rep int, iv dpci.Int
 		r.SetFloat(c, math.NaN())
 	}
 	r.SetFloat("epsilon_prime", ep)
-	status := "ok"
-	if fitStatus != erm.StatusConverged {
-		status = "fit " + fitStatus
-	}
 	r.Set("status", status)
 	return r
 }
 
-func (e *Experiment) failRow(key string, pt *point, m method, rep int, ep float64, status string) results.Row {
+func (e *Experiment) failRow(key string, pt *point, m Method, rep int, ep float64, status string) results.Row {
 	r := e.baseRow(key, pt, m, "ci", rep+1)
 	for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first", "vi_length", "vi_length_mean", "vi_length_first"} {
 		r.SetFloat(c, math.NaN())
@@ -830,14 +786,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 		what = "first coordinate"
 	}
 	for _, f := range comparisons {
-		var ms []string
-		for _, model := range []string{"lr", "svm"} {
-			for _, name := range f.methods {
-				if name += "-" + model; slices.Contains(ci.Methods, name) {
-					ms = append(ms, name)
-				}
-			}
-		}
+		ms := f.pick(e.methods)
 		if len(ms) == 0 {
 			continue
 		}
@@ -852,38 +801,73 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	return figs
 }
 
-// comparisons are the four comparisons of Section 7.3 (Figures 1–4): the
-// two methods compared, without their model suffix.
-var comparisons = []struct {
+// comparisons are the four comparisons of Section 7.3 (Figures 1–4):
+// the attributes (privacy, perturbation) of the two sides compared, each
+// drawn for every model.
+var comparisons = []comparison{
+	{"figure1-dp-vs-zcdp-obj", "Figure 1", "DP vs zCDP, objective perturbation", [2]side{{dpci.DP, ObjPert}, {dpci.ZCDP, ObjPert}}},
+	{"figure2-dp-vs-zcdp-output", "Figure 2", "DP vs zCDP, output perturbation", [2]side{{dpci.DP, OutPert}, {dpci.ZCDP, OutPert}}},
+	{"figure3-obj-vs-output-dp", "Figure 3", "objective vs output perturbation, DP", [2]side{{dpci.DP, ObjPert}, {dpci.DP, OutPert}}},
+	{"figure4-obj-vs-output-zcdp", "Figure 4", "objective vs output perturbation, zCDP", [2]side{{dpci.ZCDP, ObjPert}, {dpci.ZCDP, OutPert}}},
+}
+
+type comparison struct {
 	name, paper, title string
-	methods            [2]string
-}{
-	{"figure1-dp-vs-zcdp-obj", "Figure 1", "DP vs zCDP, objective perturbation", [2]string{"dp-obj", "zcdp-obj"}},
-	{"figure2-dp-vs-zcdp-output", "Figure 2", "DP vs zCDP, output perturbation", [2]string{"dp-output", "zcdp-output"}},
-	{"figure3-obj-vs-output-dp", "Figure 3", "objective vs output perturbation, DP", [2]string{"dp-obj", "dp-output"}},
-	{"figure4-obj-vs-output-zcdp", "Figure 4", "objective vs output perturbation, zCDP", [2]string{"zcdp-obj", "zcdp-output"}},
+	sides              [2]side
+}
+
+// side is one side of a comparison: the methods with these attributes.
+type side struct {
+	privacy      dpci.Privacy
+	perturbation Perturbation
+}
+
+// pick returns the names of the methods of ms on either side of c: per
+// model (in the registry's order of models: LR, then SVM), the first
+// side's then the second's, each in the order of ms.
+func (c comparison) pick(ms []Method) []string {
+	var out []string
+	for _, model := range registryModels() {
+		for _, s := range c.sides {
+			for _, m := range ms {
+				if a := m.Attributes(); a.Model == model && a.Privacy == string(s.privacy) && a.Perturbation == string(s.perturbation) {
+					out = append(out, m.Name())
+				}
+			}
+		}
+	}
+	return out
+}
+
+// registryModels returns the models of the registered methods in order of
+// first registration.
+func registryModels() []dpci.Model {
+	var models []dpci.Model
+	for _, m := range methods.all() {
+		if model := m.Attributes().Model; !slices.Contains(models, model) {
+			models = append(models, model)
+		}
+	}
+	return models
 }
 
 // PaperFigures returns Figures 1–4 across runs, as the paper gathers
 // panels of several tables' sweeps into one figure: drawn from the summary
 // rows of several ci-coverage runs (concatenated), one panel per (dataset,
 // model) in order of first appearance, each with its own swept quantity on
-// the x axis, in a grid of four columns. Methods a run did not request are
-// simply absent. The paper's figures show nine panels chosen from these.
+// the x axis, in a grid of four columns. The methods of each figure are
+// the registered methods with the attributes it compares; methods a run
+// did not request are simply absent. The paper's figures show nine panels
+// chosen from these.
 func PaperFigures() []plots.FigureSpec {
 	var figs []plots.FigureSpec
+	all := methods.all()
 	for _, f := range comparisons {
-		var ms []string
-		for _, model := range []string{"lr", "svm"} {
-			for _, m := range f.methods {
-				ms = append(ms, m+"-"+model)
-			}
-		}
 		figs = append(figs, plots.FigureSpec{
 			Name: f.name,
 			Title: fmt.Sprintf("Wang, Kifer & Lee 2019, %s: %s — CI vs VI length (bars ±1 sd of the CI length; "+
 				"first coordinate for the d sweep, else mean over coordinates)", f.paper, f.title),
-			Metrics: []string{"ci_length", "vi_length"}, Methods: ms, YLabel: "interval length",
+			Metrics: []string{"ci_length", "vi_length"}, Methods: f.pick(all), YLabel: "interval length",
 			Jitter: 0.1, ErrorBars: "sd", PanelBy: sweepPanel, Columns: 4, Width: 4, Height: 3.2,
 		})
 	}
@@ -896,12 +880,19 @@ func sweepPanel(r results.SummaryRow) string {
 	return modelPanel(r) + " (" + r.XName + " sweep)"
 }
 
-// modelPanel puts a summary row in the panel of its dataset and model: the
-// last part of "<privacy>-<perturbation>-<model>", before the ": metric"
-// that plots appends for a several-metrics figure.
+// modelPanel puts a summary row in the panel of its dataset and its
+// method's model (the model label of the method's Attributes; the method
+// is the part of r.Method before the ": metric" that plots appends for a
+// several-metrics figure). A method not registered gets a panel of its
+// own name.
 func modelPanel(r results.SummaryRow) string {
-	m, _, _ := strings.Cut(r.Method, ":")
-	return r.Dataset + ", " + strings.ToUpper(m[strings.LastIndex(m, "-")+1:])
+	name, _, _ := strings.Cut(r.Method, ":")
+	m, _, ok := methods.lookup(name)
+	if !ok {
+		return r.Dataset + ", " + name
+	}
+	_, _, model := m.Attributes().labels()
+	return r.Dataset + ", " + model
 }
 
 // Datasets implements runner.Experiment.
@@ -918,47 +909,38 @@ func (e *Experiment) Warnings() []string {
 	return specdata.Warnings(e.data)
 }
 
-// Ledger implements runner.Experiment: per method and x, the budgets of
-// Theorem 2 (objective perturbation) or Theorem 4 (output perturbation)
-// for one released interval. zCDP charges are ρ values; the total of a
-// zCDP method is ρ (Proposition 2 converts it to (ε, δ)).
+// Ledger implements runner.Experiment: per method and x, the cost of one
+// released interval as the method states it ([Method.Cost]; for the
+// built-ins Theorem 2 or Theorem 4 of Wang, Kifer & Lee 2019), each charge
+// with what it covers, and their sequential composition
+// ([privacy.Compose]). A zCDP guarantee is recorded as its ρ in the
+// epsilon fields, and the composition says so; [privacy.Guarantee.ToApprox]
+// converts it to (ε, δ).
 func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 	var out []results.LedgerEntry
-	F := func(v float64) results.Float { return results.Float(v) }
 	for _, pt := range e.points {
-		for _, m := range e.methods {
-			p := e.params(m.model, m.privacy, pt)
-			var g dpci.Guarantee
-			phi1 := p.Phi1
-			if m.obj {
-				phi1 = pt.eps[0]
-				p.Phi1 = phi1
-				g = dpci.ObjPertGuarantee(p)
-			} else {
-				g = dpci.OutPertGuarantee(p)
+		for i, m := range e.methods {
+			c, total := pt.costs[i], pt.totals[i]
+			le := results.LedgerEntry{Method: m.Name(), Setting: fmt.Sprintf("dataset=%s %s=%s", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep, results.FormatFloat(pt.x))}
+			for _, ch := range c.Charges {
+				v, _ := ledgerValue(ch.Guarantee)
+				le.Components = append(le.Components, results.LedgerCharge{Part: ch.Part, Release: ch.Guarantee.Covers, Data: "D",
+					Epsilon: results.Float(v), Delta: results.Float(ch.Guarantee.Delta), Private: ch.Guarantee.Private()})
 			}
-			unitName := "ε"
-			total := g.Epsilon
-			if m.privacy == dpci.ZCDP {
-				unitName, total = "ρ", g.Rho
-			}
-			le := results.LedgerEntry{Method: m.name, Setting: fmt.Sprintf("dataset=%s %s=%s", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep, results.FormatFloat(pt.x))}
-			theta := "θ̃ (output perturbation, Algorithm 4)"
-			if m.obj {
-				theta = "θ̃ (objective perturbation, Algorithm 1 at ε₁; as zCDP it counts ε₁²/2)"
-				if m.privacy == dpci.ZCDP {
-					phi1 = phi1 * phi1 / 2 // Theorem 2: ε₁-DP objective perturbation is ε₁²/2-zCDP
-				}
-			}
-			le.Components = []results.LedgerCharge{
-				{Part: "training", Release: theta, Data: "D", Epsilon: F(phi1), Private: true},
-				{Part: "hessian", Release: "Hessian (Algorithm 2)", Data: "D", Epsilon: F(p.Phi2), Private: true},
-				{Part: "covariance", Release: "gradient covariance (Algorithm 2)", Data: "D", Epsilon: F(p.Phi3), Private: true},
-			}
-			le.Total = results.PrivacyGuarantee{Epsilon: F(total), Private: true}
-			le.Rule = g.Source + "; values are " + unitName + " (" + string(m.privacy) + ")"
+			v, unit := ledgerValue(total)
+			le.Total = results.PrivacyGuarantee{Epsilon: results.Float(v), Delta: results.Float(total.Delta), Private: total.Private()}
+			le.Rule = c.Rule + "; values are " + unit + " (" + string(total.Notion) + ")"
 			out = append(out, le)
 		}
 	}
 	return out
+}
+
+// ledgerValue is the number the ledger's epsilon field records for g, and
+// its symbol: ρ for zCDP, else ε (+Inf when not private).
+func ledgerValue(g privacy.Guarantee) (float64, string) {
+	if g.Notion == privacy.ZCDP {
+		return g.Rho, "ρ"
+	}
+	return g.Epsilon, "ε"
 }

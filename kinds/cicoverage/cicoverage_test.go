@@ -259,7 +259,8 @@ func TestBootstrap_SandwichCoverage(t *testing.T) {
 	e := load(t, nonPrivateSpec)
 	pt := e.points[0]
 	th0 := pt.theta0[dpci.LR]
-	p := e.params(dpci.LR, dpci.ZCDP, pt)
+	ci := e.spec.ConfidenceIntervals
+	p := dpci.Params{Model: dpci.LR, H: ci.H, C: ci.C}
 	var covered, total int
 	for rep := 0; rep < 400; rep++ {
 		rows := newResampler(pt.data).draw(e.stream(runner.NewEnv(e.spec.Spec, "", false), pt, dpci.LR, "ci", rep, "resample"))

@@ -8,36 +8,28 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/results"
 )
 
-// paperOrder is the row order of Wang, Kifer & Lee's Tables 2–6:
-// privacy (DP, zCDP) × perturbation (obj, output) × model (LR, SVM).
-func paperOrder(ms []method) []method {
+// paperOrder orders methods as the registry does: the built-ins in the
+// row order of Wang, Kifer & Lee's Tables 2–6, privacy (DP, zCDP) ×
+// perturbation (obj, output) × model (LR, SVM), then other methods in the
+// order they were registered.
+func paperOrder(ms []Method) []Method {
 	out := slices.Clone(ms)
-	key := func(m method) int {
-		k := 0
-		if m.privacy == dpci.ZCDP {
-			k += 4
-		}
-		if !m.obj {
-			k += 2
-		}
-		if m.model == dpci.SVM {
-			k++
-		}
+	rank := func(m Method) int {
+		_, k, _ := methods.lookup(m.Name())
 		return k
 	}
-	slices.SortStableFunc(out, func(a, b method) int { return key(a) - key(b) })
+	slices.SortStableFunc(out, func(a, b Method) int { return rank(a) - rank(b) })
 	return out
 }
 
 // Tables implements runner.Tabler: the coverage table laid out like the
-// paper's Tables 2–6 (one row per privacy × perturbation × model, one
-// column per swept value; Markdown and CSV), and the same layout for the
-// CI and VI lengths (mean ± sd over the replicates; the paper shows those
-// as Figures 1–4).
+// paper's Tables 2–6 (one row per method, labelled by its attributes'
+// privacy, perturbation and model, in paperOrder; one column per swept
+// value; Markdown and CSV), and the same layout for the CI and VI lengths
+// (mean ± sd over the replicates; the paper shows those as Figures 1–4).
 func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, error) {
 	var names []string
 	byDataset := map[string][]results.SummaryRow{}
@@ -73,19 +65,6 @@ func (e *Experiment) tables(out map[string][]byte, prefix string, summary []resu
 	}
 	slices.Sort(xs)
 	rows := paperOrder(e.methods)
-	label := func(m method) (string, string, string) {
-		priv, pert, model := "DP", "obj", "LR"
-		if m.privacy == dpci.ZCDP {
-			priv = "zCDP"
-		}
-		if !m.obj {
-			pert = "output"
-		}
-		if m.model == dpci.SVM {
-			model = "SVM"
-		}
-		return priv, pert, model
-	}
 	fmtCell := func(c cell, ok, withSD bool) string {
 		switch {
 		case !ok || math.IsNaN(c.mean):
@@ -133,11 +112,11 @@ func (e *Experiment) tables(out map[string][]byte, prefix string, summary []resu
 			return err
 		}
 		for _, m := range rows {
-			priv, pert, model := label(m)
+			priv, pert, model := m.Attributes().labels()
 			fmt.Fprintf(&md, "| %s | %s | %s |", priv, pert, model)
 			rec := []string{priv, pert, model}
 			for _, x := range xs {
-				c, ok := byKey[fmt.Sprintf("%s|%s|%v", metric, m.name, x)]
+				c, ok := byKey[fmt.Sprintf("%s|%s|%v", metric, m.Name(), x)]
 				fmt.Fprintf(&md, " %s |", fmtCell(c, ok, withSD))
 				if ok {
 					rec = append(rec, results.FormatFloat(c.mean))

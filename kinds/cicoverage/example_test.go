@@ -1,0 +1,113 @@
+package cicoverage_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dprepro/dprepro/core/dpci"
+	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/kinds/cicoverage"
+)
+
+// sandwich is a non-private baseline a user might add: θ̂ and the
+// large-sample sandwich interval θ̂[j] ± z·√((H⁻¹ΣH⁻¹)ⱼⱼ/n), which is Eq. 8
+// of Wang, Kifer & Lee 2019 (Section 5.2) without privacy noise
+// ([dpci.GaussianCI] with noise variance 0). Its cost says so: not
+// private.
+type sandwich struct{}
+
+func (sandwich) Name() string { return "nonprivate-sandwich-lr" }
+
+func (sandwich) Attributes() cicoverage.Attributes {
+	return cicoverage.Attributes{Privacy: "none", Perturbation: "none", Model: dpci.LR, PrivacyLabel: "non-private"}
+}
+
+func (sandwich) Cost(cicoverage.Budget) cicoverage.Cost {
+	return cicoverage.Cost{
+		Charges: []cicoverage.Charge{{Part: "training", Guarantee: privacy.NonPrivate("θ̂, H and Σ, released without noise")}},
+		Rule:    "no privacy", Covers: "θ̂ and its sandwich interval",
+	}
+}
+
+func (m sandwich) Interval(ctx context.Context, d cicoverage.Data, b cicoverage.Budget) (cicoverage.Release, error) {
+	p := dpci.Params{Model: dpci.LR, C: d.Problem.C}
+	hat, err := dpci.FitNonPrivate(d.Rows, p, d.Problem.Fit)
+	if err != nil {
+		return cicoverage.Release{}, err
+	}
+	h, err := dpci.Hessian(d.Rows, p, hat.W)
+	if err != nil {
+		return cicoverage.Release{}, err
+	}
+	sigma, err := dpci.GradCov(d.Rows, p, hat.W)
+	if err != nil {
+		return cicoverage.Release{}, err
+	}
+	iv, err := dpci.GaussianCI(hat.W, h, sigma, d.Rows.SumWeights(), 0, d.Problem.Alpha)
+	if err != nil {
+		return cicoverage.Release{}, err
+	}
+	return cicoverage.Release{Theta: hat.W, Interval: iv, Status: "ok", EpsilonPrime: math.NaN(), Cost: m.Cost(b)}, nil
+}
+
+func (sandwich) Fit(ctx context.Context, d cicoverage.Data, eps1 float64) (cicoverage.Estimate, error) {
+	hat, err := dpci.FitNonPrivate(d.Rows, dpci.Params{Model: dpci.LR, C: d.Problem.C}, d.Problem.Fit)
+	if err != nil {
+		return cicoverage.Estimate{}, err
+	}
+	return cicoverage.Estimate{Theta: hat.W, Status: "ok", EpsilonPrime: math.NaN()}, nil
+}
+
+// errSandwich registers the method once, when the package is initialised:
+// a variable initializer, not init. A spec can then name
+// "nonprivate-sandwich-lr" in confidence_intervals.methods.
+var errSandwich = cicoverage.RegisterMethod(sandwich{})
+
+// ExampleRegisterMethod registers a method of one's own and reads the
+// privacy costs that the ledger composes: the new method's, and a
+// built-in's (Theorem 2 of Wang, Kifer & Lee 2019 under zCDP at Table 2's
+// budgets, ε₁²/2 + ρ₂ + ρ₃ with ρᵢ = εᵢ²/2).
+func ExampleRegisterMethod() {
+	fmt.Println("registered:", errSandwich)
+	b := cicoverage.Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25}
+	for _, name := range []string{"nonprivate-sandwich-lr", "zcdp-obj-lr", "dp-output-svm"} {
+		m, err := cicoverage.LookupMethod(name)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		total, err := m.Cost(b).Total()
+		fmt.Println(name, total, err)
+	}
+	fmt.Println(cicoverage.RegisterMethod(sandwich{}))
+	_, err := cicoverage.LookupMethod("zcdp-objective-lr")
+	fmt.Println(err != nil)
+	// Output:
+	// registered: <nil>
+	// nonprivate-sandwich-lr not private <nil>
+	// zcdp-obj-lr ρ=0.1875 <nil>
+	// dp-output-svm ε=1 <nil>
+	// cicoverage: method already registered: "nonprivate-sandwich-lr"
+	// true
+}
+
+// ExampleNewWKLMethod builds one of the paper's methods from its parts:
+// the name follows from them.
+func ExampleNewWKLMethod() {
+	m, err := cicoverage.NewWKLMethod(dpci.ZCDP, cicoverage.OutPert, dpci.SVM)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a := m.Attributes()
+	fmt.Println(m.Name(), a.PrivacyLabel, a.PerturbationLabel, a.ModelLabel)
+	for _, ch := range m.Cost(cicoverage.Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25}).Charges {
+		fmt.Println(ch.Part, ch.Guarantee)
+	}
+	// Output:
+	// zcdp-output-svm zCDP output SVM
+	// training ρ=0.125
+	// hessian ρ=0.03125
+	// covariance ρ=0.03125
+}

@@ -1,0 +1,354 @@
+package cicoverage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dprepro/dprepro/core/dpci"
+	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/privacy"
+)
+
+// Method is a private confidence-interval method of the ci-coverage kind:
+// the extension point for what Wang, Kifer & Lee, "Differentially Private
+// Confidence Intervals for Empirical Risk Minimization" (JPC 9(1), 2019;
+// [arXiv:1804.03794]) compare in Section 7. Given one bootstrap replicate
+// of the (sub)dataset it fits θ̃ privately and releases per-coordinate
+// (1 − α) intervals for θ₀, as Algorithms 3 and 5 do; given the same
+// replicate it can also fit θ̃ alone, the private fit whose spread is the
+// variability interval of Section 7.1. It states its privacy cost as data
+// ([Cost]), from which the run's ledger is composed.
+//
+// The eight methods of the paper ([NewWKLMethod]) are registered under
+// "<privacy>-<perturbation>-<model>" names (dp|zcdp × obj|output × lr|svm);
+// [RegisterMethod] adds others. A spec names methods in
+// confidence_intervals.methods.
+//
+// A Method is called from several goroutines at once (one per unit), each
+// call with its own [Data]; it must not keep state between calls.
+//
+// [arXiv:1804.03794]: https://arxiv.org/abs/1804.03794
+type Method interface {
+	// Name is the name a spec uses, unique in the registry: lowercase
+	// letters, digits, '.', '_' and '-' (see RegisterMethod).
+	Name() string
+	// Attributes describe the method for rows.csv, the tables and the
+	// figures; the kind groups methods by them, never by the name.
+	Attributes() Attributes
+	// Cost is the privacy cost of one interval at budget b, as data. It
+	// must not depend on the data: the ledger is composed from it before
+	// any unit runs. Its guarantees must be valid
+	// ([privacy.Guarantee.Validate]) and compose ([privacy.Compose]).
+	Cost(b Budget) Cost
+	// Interval fits θ̃ privately on d.Rows and releases the (1 − α)
+	// intervals of every coordinate of θ₀ (the d features and the
+	// constant) at budget b. A per-replicate outcome such as a budget too
+	// small to fit (ε′ ≤ 0) is a Release with a status, not an error;
+	// errors stop the run.
+	Interval(ctx context.Context, d Data, b Budget) (Release, error)
+	// Fit is the private fit alone, spending ε₁ (the paper's ϕ₁) only: the
+	// variability interval of Section 7.1 is the spread of Fit over
+	// bootstrap replicates "with privacy budget ϕ₁ ... not affected by the
+	// ϕ₂ and ϕ₃ that are used in our confidence interval algorithms". The
+	// kind shares one variability interval between swept values that
+	// differ only in ε₂ or ε₃.
+	Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error)
+}
+
+// Attributes describe a Method for the outputs of the kind. The built-in
+// methods have Privacy "dp" or "zcdp", Perturbation "obj" or "output" and
+// Model dpci.LR or dpci.SVM, with the labels of the paper's Tables 2–6
+// ("DP", "zCDP"; "obj", "output"; "LR", "SVM").
+type Attributes struct {
+	// Privacy is the rows.csv privacy column, e.g. "dp". Required. A label
+	// only: the guarantee itself is the method's Cost.
+	Privacy string
+	// Perturbation is the rows.csv perturbation column, e.g. "obj".
+	// Required.
+	Perturbation string
+	// Model is the ERM loss whose coefficients θ₀ the interval is for
+	// (rows.csv model column). Required; a model dpci knows (dpci.LR,
+	// dpci.SVM). The kind fits θ₀ and groups work units by model.
+	Model dpci.Model
+	// PrivacyLabel, PerturbationLabel and ModelLabel are the labels in the
+	// paper-layout tables and figure panels; empty means Privacy,
+	// Perturbation and the upper-cased Model.
+	PrivacyLabel, PerturbationLabel, ModelLabel string
+}
+
+func (a Attributes) labels() (privacy, perturbation, model string) {
+	privacy, perturbation, model = a.PrivacyLabel, a.PerturbationLabel, a.ModelLabel
+	if privacy == "" {
+		privacy = a.Privacy
+	}
+	if perturbation == "" {
+		perturbation = a.Perturbation
+	}
+	if model == "" {
+		model = strings.ToUpper(string(a.Model))
+	}
+	return privacy, perturbation, model
+}
+
+// Budget is the privacy budget of one interval as the spec states it, in
+// ε units (Section 7): Eps1 for θ̃, Eps2 for the Hessian and Eps3 for the
+// gradient covariance, all finite and > 0. A method under another notion
+// converts it; the paper's zCDP methods spend ρᵢ = εᵢ²/2 ("we set
+// ρ = ε²/2", Section 7).
+type Budget struct {
+	Eps1, Eps2, Eps3 float64
+}
+
+// Problem is the ERM problem and interval settings of a run (the spec's
+// confidence_intervals section): minimise (1/n)Σᵢ[f(xᵢ, yᵢ, θ) + c‖θ‖²]
+// with the loss f of the method's model.
+type Problem struct {
+	// C is the regularization coefficient c; > 0.
+	C float64
+	// H is the Huber width h of the SVM loss; > 0.
+	H float64
+	// Alpha is the miscoverage α of the (1 − α) intervals; in (0, 1).
+	Alpha float64
+	// MCSamples is the number m of Monte Carlo samples of Algorithms 3 and
+	// 5; ≥ 1.
+	MCSamples int
+	// Fit are the solver options: a warm start at θ₀, a workspace reused
+	// within the unit (one goroutine) and the unit's context.
+	Fit erm.FitOptions
+}
+
+// Data is one bootstrap replicate handed to a Method, with its random
+// streams and the work the methods of the replicate share.
+type Data struct {
+	// Rows is the replicate: n records drawn with replacement, stored as
+	// the distinct records weighted by their counts (n =
+	// Rows.SumWeights()). Every row has ‖x‖₂ ≤ 1, label ±1, and the
+	// constant feature last. Read only.
+	Rows *erm.Rows
+	// Problem is the ERM problem and interval settings.
+	Problem Problem
+	// Streams gives the random stream of each named step of this
+	// replicate.
+	Streams Streams
+	// Shared holds work the methods of this replicate share (see Share).
+	Shared *Shared
+}
+
+// Streams returns the random stream of one named step of one replicate
+// (or one variability fit), derived by the runner from the seed, the
+// dataset, the swept value, the model, the replicate and step. Every call
+// returns a fresh generator; methods that name the same step draw the same
+// numbers, which is how the paper's DP and zCDP objective perturbation
+// share one Algorithm 1 run ("obj-fit"). A method of its own should name
+// its steps after itself. The kind draws the replicate from the step
+// "resample"; a Streams panics when a method asks for it.
+type Streams func(step string) *rand.Rand
+
+// Release is what Method.Interval releases for one replicate.
+type Release struct {
+	// Theta is the private estimate θ̃ (nil when nothing was released).
+	Theta []float64
+	// Interval holds the (1 − α) intervals for θ₀, one per coordinate of θ̃
+	// (the constant's last). Lo and Hi are nil when no interval was
+	// released; Status then says why.
+	Interval dpci.Interval
+	// Status is the rows.csv status: "ok"; "fit <solver status>" when the
+	// fit did not converge (the privacy proof assumes the exact
+	// minimizer); or, with no interval, the reason (the built-ins:
+	// "epsilon-prime<=0").
+	Status string
+	// EpsilonPrime is ε′ of Algorithm 1 (rows.csv epsilon_prime); NaN for
+	// a method without one.
+	EpsilonPrime float64
+	// Cost is the privacy cost of the release: it must equal Method.Cost
+	// of the same budget, which the ledger states; the kind checks it.
+	Cost Cost
+}
+
+// Estimate is what Method.Fit returns for one replicate of a variability
+// interval.
+type Estimate struct {
+	// Theta is θ̃; nil when the method cannot fit (Status says why, and the
+	// variability interval of the method is then not computed).
+	Theta []float64
+	// Status is "ok", or as Release.Status: with Theta set, anything but
+	// "ok" counts as a fit that did not converge.
+	Status string
+	// EpsilonPrime is as in Release (NaN for a method without one).
+	EpsilonPrime float64
+}
+
+// Cost is the privacy cost of one interval of a Method as data: the
+// guarantee of each release, composed sequentially (all releases touch
+// the same replicate) into the guarantee of the whole.
+type Cost struct {
+	// Charges are the releases in order, each with its guarantee.
+	Charges []Charge
+	// Rule names the result that composes them, e.g. "Wang, Kifer & Lee
+	// 2019, Theorem 2".
+	Rule string
+	// Covers says what the composed guarantee protects.
+	Covers string
+}
+
+// Charge is one release of a Method and its guarantee.
+type Charge struct {
+	// Part is a short name: the built-ins use "training" (θ̃), "hessian"
+	// and "covariance".
+	Part string
+	// Guarantee is the release's guarantee; its Covers names the release.
+	Guarantee privacy.Guarantee
+}
+
+// Total returns the sequential composition of c's charges
+// ([privacy.Compose]), covering c.Covers.
+func (c Cost) Total() (privacy.Guarantee, error) {
+	gs := make([]privacy.Guarantee, len(c.Charges))
+	for i, ch := range c.Charges {
+		gs[i] = ch.Guarantee
+	}
+	return privacy.Compose(privacy.Sequential, c.Covers, gs...)
+}
+
+// Equal reports whether c and o state the same cost.
+func (c Cost) Equal(o Cost) bool {
+	return c.Rule == o.Rule && c.Covers == o.Covers && slices.Equal(c.Charges, o.Charges)
+}
+
+// Shared holds the work that the methods of one replicate (or of one
+// variability fit) share, such as one non-private fit θ̂ for several
+// output perturbations. It lives for one replicate and is used by one
+// goroutine; the zero value is ready to use.
+type Shared struct {
+	values map[string]shared
+}
+
+type shared struct {
+	v   any
+	err error
+}
+
+// Share returns the value that f computed for key in s, calling f the
+// first time key is asked for; an error is kept and returned too. The key
+// must name everything the value depends on besides the replicate (which
+// s is for); values are shared and must not be modified. It panics if key
+// holds a value of another type (two methods disagreeing about a key).
+func Share[T any](s *Shared, key string, f func() (T, error)) (T, error) {
+	if s.values == nil {
+		s.values = map[string]shared{}
+	}
+	sv, ok := s.values[key]
+	if !ok {
+		v, err := f()
+		s.values[key] = shared{v, err}
+		return v, err
+	}
+	v, ok := sv.v.(T)
+	if !ok {
+		panic(fmt.Sprintf("cicoverage: shared %q holds a %T, not a %T", key, sv.v, v))
+	}
+	return v, sv.err
+}
+
+// registry holds the methods by name, in registration order.
+type registry struct {
+	mu     sync.RWMutex
+	byName map[string]Method
+	order  []Method
+}
+
+// methods is the registry, filled with the built-ins when the package is
+// initialised (a variable initializer, not init).
+var methods = builtinRegistry()
+
+// safeMethodName is the form of a method name: it appears in CSV cells,
+// Markdown tables, the ledger and figure legends ("name: metric").
+var safeMethodName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// ErrDuplicateMethod is returned by RegisterMethod for a name already
+// registered.
+var ErrDuplicateMethod = errors.New("cicoverage: method already registered")
+
+// RegisterMethod adds m to the methods a spec can name. It returns an error
+// for a nil m, a name that is empty, longer than 64 bytes or not made of
+// lowercase letters, digits, '.', '_' and '-' (starting with a letter or
+// digit), a name already registered ([ErrDuplicateMethod]), or attributes
+// without privacy or perturbation or with a model dpci does not know.
+// Register before loading the specs that name m (for example from a
+// package-level variable initializer of the module that defines it). Safe
+// for concurrent use.
+func RegisterMethod(m Method) error {
+	return methods.register(m)
+}
+
+func (r *registry) register(m Method) error {
+	if m == nil {
+		return errors.New("cicoverage: register: nil method")
+	}
+	name := m.Name()
+	if len(name) > 64 || !safeMethodName.MatchString(name) {
+		return fmt.Errorf("cicoverage: register: method name %q: want 1–64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit", name)
+	}
+	a := m.Attributes()
+	if a.Privacy == "" || a.Perturbation == "" {
+		return fmt.Errorf("cicoverage: register %s: attributes need a privacy and a perturbation (got %+v)", name, a)
+	}
+	if _, err := (dpci.Params{Model: a.Model, H: 1}).Loss(); err != nil {
+		return fmt.Errorf("cicoverage: register %s: %w", name, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.byName[name]; ok {
+		return fmt.Errorf("%w: %q", ErrDuplicateMethod, name)
+	}
+	r.byName[name] = m
+	r.order = append(r.order, m)
+	return nil
+}
+
+// MethodNames returns the names of the registered methods in registration
+// order: the eight built-ins first, in the row order of the paper's Tables
+// 2–6 (DP before zCDP, obj before output, LR before SVM).
+func MethodNames() []string {
+	methods.mu.RLock()
+	defer methods.mu.RUnlock()
+	names := make([]string, len(methods.order))
+	for i, m := range methods.order {
+		names[i] = m.Name()
+	}
+	return names
+}
+
+// LookupMethod returns the registered method called name, or an error
+// listing the known names; an unknown name never falls back to a default.
+func LookupMethod(name string) (Method, error) {
+	m, _, ok := methods.lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(MethodNames(), ", "))
+	}
+	return m, nil
+}
+
+// lookup returns the method called name and its registration rank.
+func (r *registry) lookup(name string) (Method, int, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	m, ok := r.byName[name]
+	if !ok {
+		return nil, 0, false
+	}
+	return m, slices.IndexFunc(r.order, func(o Method) bool { return o.Name() == name }), true
+}
+
+// all returns the registered methods in registration order.
+func (r *registry) all() []Method {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.order)
+}
