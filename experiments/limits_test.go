@@ -240,7 +240,7 @@ func TestEstimateMemory_AtLimits(t *testing.T) {
 				c.Values[i] = 1e8
 			}
 			c.Sweep = "n"
-			c.Methods = cicoverage.Methods
+			c.Methods = cicoverage.MethodNames()
 		case *cvtune.Section:
 			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
 			sec.Tuning.Lambdas, sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), cvtune.Methods

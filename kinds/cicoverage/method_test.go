@@ -14,7 +14,6 @@ import (
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -148,12 +147,11 @@ bootstrap = 100
 // registers a method would once spec validation asks the registry.
 func newWith(t *testing.T, methods ...string) (*Experiment, error) {
 	t.Helper()
-	experiments.DatasetNames = datasets.Names
-	s, err := experiments.Parse("spec.toml", []byte(tinySpec), "")
+	s, err := experiments.Parse("spec.toml", []byte(tinySpec), "", testKinds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.ConfidenceIntervals.Methods = methods
+	s.Section.(*Section).ConfidenceIntervals.Methods = methods
 	return New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
 }
 

@@ -59,8 +59,10 @@ func ciSpec(spec *experiments.Spec) (*Spec, error) {
 // private confidence intervals of Algorithms 3 and 5 against the
 // variability interval.
 type CISpec struct {
-	// Methods are "<privacy>-<perturbation>-<model>" with privacy dp or
-	// zcdp, perturbation obj or output, model lr or svm (CIMethods).
+	// Methods are names of registered CI methods (MethodNames): the
+	// built-ins "<privacy>-<perturbation>-<model>" with privacy dp or zcdp,
+	// perturbation obj or output, model lr or svm, and any method a module
+	// registered with RegisterMethod.
 	Methods []string `toml:"methods"`
 	// Alpha is the CI level 1−α; in (0, 1). Default 0.05.
 	Alpha float64 `toml:"alpha"`
@@ -97,12 +99,6 @@ type CISpec struct {
 	BlockSize int `toml:"block_size"`
 }
 
-// Methods are the methods of the ci-coverage kind.
-var Methods = []string{
-	"dp-obj-lr", "dp-obj-svm", "dp-output-lr", "dp-output-svm",
-	"zcdp-obj-lr", "zcdp-obj-svm", "zcdp-output-lr", "zcdp-output-svm",
-}
-
 // Sweeps are the parameters the ci-coverage kind can sweep.
 var Sweeps = []string{"n", "d", "eps1", "eps2", "eps3"}
 
@@ -129,14 +125,14 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 		p.Add("data.subsample", "data.subsample", "must be 0 for ci-coverage; use confidence_intervals.n1 (got %d)", s.Data.Subsample)
 	}
 	if len(c.Methods) == 0 {
-		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(Methods, ", "))
+		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(MethodNames(), ", "))
 	}
 	seen := map[string]bool{}
 	for i, m := range c.Methods {
 		path := fmt.Sprintf("%s[%d]", k("methods"), i)
 		switch {
-		case !slices.Contains(Methods, m):
-			p.Add(k("methods"), path, "unknown method %q (known: %s)", m, strings.Join(Methods, ", "))
+		case !slices.Contains(MethodNames(), m):
+			p.Add(k("methods"), path, "unknown method %q (known: %s)", m, strings.Join(MethodNames(), ", "))
 		case seen[m]:
 			p.Add(k("methods"), path, "duplicate method %q", m)
 		}
@@ -232,13 +228,13 @@ func (sec *Section) Limits(*experiments.Spec) []experiments.Limit {
 	}
 }
 
-// ciModels returns the distinct models (last part) of ci-coverage methods.
-func ciModels(methods []string) []string {
+// ciModels returns the distinct models of the registered methods among
+// names (unknown names are skipped: validation reports them).
+func ciModels(names []string) []string {
 	var out []string
-	for _, m := range methods {
-		model := m[strings.LastIndex(m, "-")+1:]
-		if !slices.Contains(out, model) {
-			out = append(out, model)
+	for _, n := range names {
+		if m, err := LookupMethod(n); err == nil && !slices.Contains(out, string(m.Attributes().Model)) {
+			out = append(out, string(m.Attributes().Model))
 		}
 	}
 	return out
@@ -303,11 +299,12 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	variants := 0.0
 	for _, model := range ciModels(c.Methods) {
 		v, obj := 0.0, false
-		for _, m := range c.Methods {
-			if !strings.HasSuffix(m, "-"+model) {
+		for _, name := range c.Methods {
+			m, err := LookupMethod(name)
+			if err != nil || string(m.Attributes().Model) != model {
 				continue
 			}
-			if strings.Contains(m, "-obj-") {
+			if m.Attributes().Perturbation == string(ObjPert) {
 				obj = true
 			} else {
 				v++
