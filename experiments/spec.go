@@ -357,6 +357,14 @@ type TuningSpec struct {
 	// ObjPert is the objective-perturbation parametrization: "cms11"
 	// (default) or the labelled opt-in "dplr2013".
 	ObjPert string `toml:"objective_perturbation"`
+	// Learners names the private learners the cv-tuning kind tunes, from
+	// its learner registry (see `dprepro list` and
+	// kinds/cvtune.LearnerNames); each method runs with each learner.
+	// Optional: empty means the built-in objective-perturbation learner
+	// alone, with the rows laid out as before the key existed; listing
+	// learners adds a learner column and labels each row's method
+	// "<method>/<learner>".
+	Learners []string `toml:"learners"`
 }
 
 // OutputSpec configures summaries.
