@@ -30,10 +30,15 @@ var Columns = []string{
 }
 
 // LearnerColumns is the rows.csv schema of the cv-tuning kind for a spec
-// that lists tuning.learners: Columns with "learner" after "method"; the
-// method column then holds the label "<method>/<learner>", so that
+// that lists tuning.learners: Columns with "learner" after "method" and
+// "delta_train", "delta_tuning" (the δ of the training and tuning charges,
+// which a learner's (ε, δ) guarantees make nonzero) after "eps_tuning".
+// The method column then holds the label "<method>/<learner>", so that
 // summaries and figures keep the learners apart.
-var LearnerColumns = slices.Insert(slices.Clone(Columns), slices.Index(Columns, "method")+1, "learner")
+var LearnerColumns = func() []string {
+	c := slices.Insert(slices.Clone(Columns), slices.Index(Columns, "method")+1, "learner")
+	return slices.Insert(c, slices.Index(c, "eps_tuning")+1, "delta_train", "delta_tuning")
+}()
 
 // Experiment is a loaded cv-tuning spec.
 type Experiment struct {
@@ -331,6 +336,10 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	r.SetInt("nonconverged_fits", c.nonconverged)
 	r.SetFloat("eps_train", priv.train)
 	r.SetFloat("eps_tuning", priv.tuning)
+	if e.explicit {
+		r.SetFloat("delta_train", priv.trainDelta)
+		r.SetFloat("delta_tuning", priv.tuningDelta)
+	}
 	r.SetFloat("delta", priv.delta)
 	r.SetFloat("eps_total", priv.total)
 	r.Set("private", strconv.FormatBool(priv.private))
@@ -516,15 +525,18 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 }
 
 // ledger is the ledger of both tuning kinds. For each arm and α it takes
-// the structure of the charges — part, data, what each covers, its notion
-// and δ, the composition rule — from the selector's Plan, and their ε, the
-// total and whether it is private from the rows, which were written from
-// the Accounts the selector returned (the largest value over the units):
-// a charge's ε is the largest eps_train or eps_tuning of its part, the
-// total the largest eps_total and delta, private only if every row is.
+// the structure of the charges — part, data, what each covers, the
+// composition rule — from the selector's Plan, and their values from the
+// rows, which were written from the Accounts the selectors returned (the
+// largest value over the units): a charge's ε is the largest eps_train or
+// eps_tuning of its part (an infinite one is not private), its δ the
+// largest delta_train or delta_tuning where the rows have those columns
+// (else the plan's); the total is the largest eps_total and delta,
+// private only if every row is.
 func ledger(spec *experiments.Spec, arms []arm, k int, rows []results.Row) []results.LedgerEntry {
 	type agg struct {
 		train, tuning, delta, total float64
+		trainDelta, tuningDelta     float64 // NaN when the rows lack the columns
 		private                     bool
 	}
 	seen := map[string]*agg{}
@@ -532,13 +544,17 @@ func ledger(spec *experiments.Spec, arms []arm, k int, rows []results.Row) []res
 		key := r["method"] + "|" + r["alpha"]
 		a := seen[key]
 		if a == nil {
-			a = &agg{private: true}
+			a = &agg{private: true, trainDelta: math.NaN(), tuningDelta: math.NaN()}
 			seen[key] = a
 		}
 		a.train = math.Max(a.train, r.Float("eps_train"))
 		a.tuning = math.Max(a.tuning, r.Float("eps_tuning"))
 		a.delta = math.Max(a.delta, r.Float("delta"))
 		a.total = math.Max(a.total, r.Float("eps_total"))
+		if _, ok := r["delta_train"]; ok {
+			a.trainDelta = maxNaN(a.trainDelta, r.Float("delta_train"))
+			a.tuningDelta = maxNaN(a.tuningDelta, r.Float("delta_tuning"))
+		}
 		a.private = a.private && r["private"] == "true"
 	}
 	F := func(v float64) results.Float { return results.Float(v) }
@@ -555,16 +571,19 @@ func ledger(spec *experiments.Spec, arms []arm, k int, rows []results.Row) []res
 				le.Rule = "selector " + arm.sel.Name() + ": plan: " + err.Error()
 			}
 			for _, c := range plan.Charges {
-				eps := c.Guarantee.Epsilon
+				eps, delta := c.Guarantee.Epsilon, math.NaN()
 				switch c.Part {
 				case Training:
-					eps = a.train
+					eps, delta = a.train, a.trainDelta
 				case Tuning:
-					eps = a.tuning
+					eps, delta = a.tuning, a.tuningDelta
+				}
+				if math.IsNaN(delta) {
+					delta = c.Guarantee.Delta
 				}
 				le.Components = append(le.Components, results.LedgerCharge{
 					Part: string(c.Part), Release: c.Guarantee.Covers, Data: c.Data,
-					Epsilon: F(eps), Delta: F(c.Guarantee.Delta), Private: c.Guarantee.Private(),
+					Epsilon: F(eps), Delta: F(delta), Private: c.Guarantee.Private() && !math.IsInf(eps, 1),
 				})
 			}
 			if err == nil {
@@ -575,4 +594,12 @@ func ledger(spec *experiments.Spec, arms []arm, k int, rows []results.Row) []res
 		}
 	}
 	return out
+}
+
+// maxNaN is the maximum of a and b, ignoring a NaN a.
+func maxNaN(a, b float64) float64 {
+	if math.IsNaN(a) {
+		return b
+	}
+	return math.Max(a, b)
 }

@@ -397,10 +397,12 @@ func SelectorNames() []string { return selectors.list() }
 
 // columns are the privacy columns of rows.csv from an Account: eps_train
 // and eps_tuning sum the ε of the training and tuning charges (0 when
-// there are none), delta and eps_total are the Total's, private whether
-// the Total is a privacy guarantee.
+// there are none), delta_train and delta_tuning their δ, delta and
+// eps_total are the Total's, private whether the Total is a privacy
+// guarantee.
 type columns struct {
 	train, tuning, delta, total float64
+	trainDelta, tuningDelta     float64
 	private                     bool
 }
 
@@ -417,8 +419,10 @@ func accountColumns(a Account) (columns, error) {
 		switch ch.Part {
 		case Training:
 			c.train += g.Epsilon
+			c.trainDelta += g.Delta
 		case Tuning:
 			c.tuning += g.Epsilon
+			c.tuningDelta += g.Delta
 		default:
 			return c, fmt.Errorf("cvtune: charge of unknown part %q", ch.Part)
 		}
