@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/tune"
@@ -108,7 +109,7 @@ func resolveSelectors(spec *experiments.Spec) ([]Selector, error) {
 		out = append(out, s)
 	}
 	if len(out) == 0 && len(errs) == 0 {
-		errs = append(errs, fmt.Errorf("%s: tuning.methods: no method (known: %v)", spec.ID, SelectorNames()))
+		errs = append(errs, fmt.Errorf("%s: tuning.methods: no method (known: %s)", spec.ID, strings.Join(SelectorNames(), ", ")))
 	}
 	return out, errors.Join(errs...)
 }
@@ -134,10 +135,14 @@ func resolveLearners(spec *experiments.Spec) ([]Learner, error) {
 		}
 		if err == nil {
 			if c, ok := l.(Configurer); ok {
-				if l, err = c.Configure(spec); err == nil && l.Name() != name {
-					err = fmt.Errorf("%s: learner %q configured itself as %q", path, name, l.Name())
-				} else if err != nil {
-					err = fmt.Errorf("%s: learner %q: %w", path, name, err)
+				cl, cerr := c.Configure(spec)
+				switch {
+				case cerr != nil:
+					err = fmt.Errorf("%s: learner %q: %w", path, name, cerr)
+				case cl == nil || cl.Name() != name:
+					err = fmt.Errorf("%s: learner %q: Configure returned %v, not a learner of that name", path, name, cl)
+				default:
+					l = cl
 				}
 			}
 		}

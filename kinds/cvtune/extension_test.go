@@ -224,7 +224,7 @@ func TestNew_UnknownNames(t *testing.T) {
 		learners []string
 		want     string
 	}{
-		{"method", []string{"stability", "oracle"}, nil, `ext: tuning.methods[1]: unknown selector "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
+		{"method", []string{"stability", "oracle"}, nil, `ext: tuning.methods[1]: unknown method "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
 		{"method twice", []string{"random", "random"}, nil, `tuning.methods[1]: method "random" listed twice`},
 		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, unstable)`},
 		{"learner twice", []string{"random"}, []string{"unstable", "unstable"}, `tuning.learners[1]: learner "unstable" listed twice`},
@@ -241,6 +241,17 @@ func TestNew_UnknownNames(t *testing.T) {
 	}
 }
 
+// TestNew_ConfigureError: the built-in learner reads its variant from the
+// spec; a loss it does not have is an error naming the key.
+func TestNew_ConfigureError(t *testing.T) {
+	s := parseExt(t, "")
+	s.Tuning.Loss = "hinge"
+	_, err := New(s, Options{})
+	if want := `ext: tuning.learners (default): learner "objective-perturbation": tuning.loss: learner objective-perturbation has no loss "hinge"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
 // TestHist_RefusesUnknownMethod: the histogram kind used to book any
 // method it did not name as Control ("default: control", not private); it
 // now refuses an unknown name when it loads the spec, and a learners key.
@@ -251,7 +262,7 @@ func TestHist_RefusesUnknownMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Tuning.Methods = []string{"control", "oracle"}
-	if _, err := NewHist(s, Options{}); err == nil || !strings.Contains(err.Error(), `tuning.methods[1]: unknown selector "oracle"`) {
+	if _, err := NewHist(s, Options{}); err == nil || !strings.Contains(err.Error(), `tuning.methods[1]: unknown method "oracle"`) {
 		t.Errorf("unknown method: err = %v", err)
 	}
 	s.Tuning.Methods, s.Tuning.Learners = []string{"control"}, []string{"objective-perturbation"}

@@ -46,7 +46,7 @@ type named interface{ Name() string }
 // added, never removed (except by tests) or replaced; it is safe for
 // concurrent use.
 type registry[T named] struct {
-	what   string // "learner" or "selector", for messages
+	what   string // "learner" or "method" (a selector), for messages
 	mu     sync.RWMutex
 	names  []string // registration order
 	byName map[string]T

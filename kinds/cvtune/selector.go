@@ -384,7 +384,7 @@ func selection(ch tune.Choice[Fit], a Account) Selection {
 
 // selectors is the selector registry; the built-ins are filled here, in
 // the paper's order, and users add theirs with RegisterSelector.
-var selectors = newRegistry[Selector]("selector", Stability{}, AlphaSplit{}, DataSplit{}, Random{}, Control{})
+var selectors = newRegistry[Selector]("method", Stability{}, AlphaSplit{}, DataSplit{}, Random{}, Control{})
 
 // RegisterSelector adds m to the selector registry under m.Name(), for
 // specs to name in tuning.methods. Call it from main() before cli.Main.
