@@ -243,10 +243,10 @@ func TestEstimateMemory_AtLimits(t *testing.T) {
 			c.Methods = cicoverage.MethodNames()
 		case *cvtune.Section:
 			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
-			sec.Tuning.Lambdas, sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), cvtune.Methods
+			sec.Tuning.Lambdas, sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), cvtune.SelectorNames()
 		case *cvtune.HistSection:
 			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
-			sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), cvtune.Methods
+			sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), cvtune.SelectorNames()
 			h := &sec.Histogram
 			h.Bins = make([]int, 1e4)
 			for i := range h.Bins {

@@ -9,6 +9,15 @@
 // validation set V. The classifier case study (objective-perturbation
 // logistic regression) and the histogram case study plug in here.
 //
+// # Privacy
+//
+// The functions return a choice, not a guarantee: each one's doc states
+// the paper's guarantee (Theorems 1, 2 and 5), which holds when every
+// Train call is private at the ε it is handed. A caller composes the
+// guarantees its training runs actually delivered with the selection
+// step's (the selectors of the tuning kinds do, as core/privacy values);
+// Choice.Fits counts the runs.
+//
 // # Randomness
 //
 // Every draw comes from the *rand.Rand passed in, in a fixed order: for

@@ -1,27 +1,16 @@
-// Package cvtune is the "cv-tuning" experiment kind: repeated
-// cross-validation of differentially private parameter tuning, as in
-// Chaudhuri & Vinterbo (NIPS 2013), Section 5, Figures 1–2.
-//
-// A replicate unit is one (dataset, α, method, repetition, fold). In round f
-// of a repetition, fold f is the test set W, fold (f mod K)+1 the validation
-// set V and the other K−2 folds the training set T (1-based, as the paper
-// writes it). Each method trains objective-perturbation logistic regression
-// (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2) and selects λ from Θ;
-// the released model is scored on W by AUC, MSE of the predicted
-// probabilities (Brier score) and error rate.
 package cvtune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
-	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/metrics"
-	"github.com/dprepro/dprepro/core/perturb"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
@@ -31,7 +20,8 @@ import (
 	"github.com/dprepro/dprepro/runner/specdata"
 )
 
-// Columns is the rows.csv schema of the kind.
+// Columns is the rows.csv schema of the cv-tuning kind for a spec without
+// tuning.learners; with it, [LearnerColumns].
 var Columns = []string{
 	"experiment", "dataset", "data_source", "method", "alpha", "rep", "fold", "unit",
 	"index", "lambda", "auc", "mse", "error_rate", "val_score",
@@ -40,22 +30,43 @@ var Columns = []string{
 	"eps_prime", "objpert_fallback", "solver_status", "grad_norm", "newton_iter", "status",
 }
 
+// LearnerColumns is the rows.csv schema of the cv-tuning kind for a spec
+// that lists tuning.learners: Columns with "learner" after "method" and
+// "delta_train", "delta_tuning" (the δ of the training and tuning charges,
+// which a learner's (ε, δ) guarantees make nonzero) after "eps_tuning".
+// The method column then holds the label "<method>/<learner>", so that
+// summaries and figures keep the learners apart.
+var LearnerColumns = func() []string {
+	c := slices.Insert(slices.Clone(Columns), slices.Index(Columns, "method")+1, "learner")
+	return slices.Insert(c, slices.Index(c, "eps_tuning")+1, "delta_train", "delta_tuning")
+}()
+
 // Experiment is a loaded cv-tuning spec.
 type Experiment struct {
-	spec  *Spec
-	data  []*datasets.Dataset
-	folds map[string][][]int // "dataset/rep" -> fold -> row indices
-	units []string
-	byKey map[string]unit
+	spec     *Spec
+	data     []*datasets.Dataset
+	folds    map[string][][]int // "dataset/rep" -> fold -> row indices
+	arms     []arm
+	explicit bool // the spec lists tuning.learners
+	units    []string
+	byKey    map[string]unit
+}
+
+// arm is one (method, learner) pair of a spec.
+type arm struct {
+	label   string // the rows' method label: the method, or "<method>/<learner>"
+	sel     Selector
+	learner Learner // configured for the spec
+	terms   Terms
 }
 
 type unit struct {
-	key    string // the unit key (runner.Unit)
-	ds     int
-	alpha  float64
-	method string
-	rep    int // 1-based
-	fold   int // 1-based
+	key   string // the unit key (runner.Unit)
+	ds    int
+	alpha float64
+	arm   int
+	rep   int // 1-based
+	fold  int // 1-based
 }
 
 // Key implements runner.Unit.
@@ -72,13 +83,108 @@ type Options struct {
 	Named bool
 }
 
-// New loads the datasets of spec and lays out the folds and units.
+// classifierTerms are the ledger words of the cv-tuning kind for learner
+// name.
+func classifierTerms(name string) Terms {
+	return Terms{
+		Fit: name + " fit", Param: "lambda",
+		Utility: "validation error counts, p_i ∝ exp(-alpha e_i/2)", Score: "validation ramp score",
+	}
+}
+
+// resolveSelectors returns the spec's tuning.methods from the selector
+// registry; an unknown name is an error naming tuning.methods[i].
+func resolveSelectors(id string, t *TuningSpec) ([]Selector, error) {
+	var out []Selector
+	var errs []error
+	for i, m := range t.Methods {
+		s, err := selectors.get(fmt.Sprintf("tuning.methods[%d]", i), m)
+		if err == nil && slices.Contains(t.Methods[:i], m) {
+			err = fmt.Errorf("tuning.methods[%d]: method %q listed twice", i, m)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("%s: tuning.methods: no method (known: %s)", id, strings.Join(SelectorNames(), ", ")))
+	}
+	return out, errors.Join(errs...)
+}
+
+// resolveLearners returns the spec's tuning.learners (default: the
+// built-in) from the learner registry, configured for the spec.
+func resolveLearners(spec *Spec) ([]Learner, error) {
+	names := spec.Tuning.Learners
+	explicit := len(names) > 0
+	if !explicit {
+		names = []string{DefaultLearner}
+	}
+	var out []Learner
+	var errs []error
+	for i, name := range names {
+		path := fmt.Sprintf("tuning.learners[%d]", i)
+		if !explicit {
+			path = "tuning.learners (default)"
+		}
+		l, err := learners.get(path, name)
+		if err == nil && slices.Contains(names[:i], name) {
+			err = fmt.Errorf("%s: learner %q listed twice", path, name)
+		}
+		if err == nil {
+			if c, ok := l.(Configurer); ok {
+				cl, cerr := c.Configure(spec)
+				switch {
+				case cerr != nil:
+					err = fmt.Errorf("%s: learner %q: %w", path, name, cerr)
+				case cl == nil || cl.Name() != name:
+					err = fmt.Errorf("%s: learner %q: Configure returned %v, not a learner of that name", path, name, cl)
+				default:
+					l = cl
+				}
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", spec.ID, err))
+			continue
+		}
+		out = append(out, l)
+	}
+	return out, errors.Join(errs...)
+}
+
+// New loads the datasets of spec and lays out the folds and units. The
+// spec's tuning.methods and tuning.learners must name registered
+// selectors and learners; a method that runs Algorithm 1
+// ([StabilityUser]) needs learners with stability constants
+// ([StableLearner]).
 func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	spec, err := tuningSpec(es)
 	if err != nil {
 		return nil, err
 	}
-	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}}
+	sels, err1 := resolveSelectors(spec.ID, &spec.Tuning)
+	ls, err2 := resolveLearners(spec)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}, explicit: len(spec.Tuning.Learners) > 0}
+	for i, s := range sels {
+		for _, l := range ls {
+			if _, ok := s.(StabilityUser); ok {
+				if _, ok := l.(StableLearner); !ok {
+					return nil, fmt.Errorf("%s: tuning.methods[%d]: method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", spec.ID, i, s.Name(), l.Name())
+				}
+			}
+			a := arm{label: s.Name(), sel: s, learner: l, terms: classifierTerms(l.Name())}
+			if e.explicit {
+				a.label = s.Name() + "/" + l.Name()
+			}
+			e.arms = append(e.arms, a)
+		}
+	}
 	for _, name := range spec.Data.Datasets {
 		ds, err := specdata.Load(es, name, o.DataDir, o.Named)
 		if err != nil {
@@ -99,11 +205,11 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	}
 	for di, ds := range e.data {
 		for _, a := range spec.Tuning.Alphas {
-			for _, m := range spec.Tuning.Methods {
+			for ai, arm := range e.arms {
 				for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 					for f := 1; f <= spec.CV.Folds; f++ {
-						u := unit{ds: di, alpha: a, method: m, rep: rep, fold: f}
-						key := fmt.Sprintf("%s/alpha=%s/%s/rep=%d/fold=%d", ds.Name, results.FormatFloat(a), m, rep, f)
+						u := unit{ds: di, alpha: a, arm: ai, rep: rep, fold: f}
+						key := fmt.Sprintf("%s/alpha=%s/%s/rep=%d/fold=%d", ds.Name, results.FormatFloat(a), arm.label, rep, f)
 						e.units = append(e.units, key)
 						e.byKey[key] = u
 					}
@@ -128,42 +234,6 @@ func Partition(rng *rand.Rand, n, k int) [][]int {
 		slices.Sort(f)
 	}
 	return folds
-}
-
-// choose runs tuning method on p at total privacy alpha: Stability as
-// Algorithms 1–2 at α₁ = α₂ = α/2 with the given β, or one of the
-// alternatives of Section 5. Both tuning kinds select through it.
-func choose[H any](rng *rand.Rand, p tune.Procedure[H], method string, alpha, beta float64) (tune.Choice[H], error) {
-	switch method {
-	case "stability":
-		return tune.Stability(rng, p, alpha/2, alpha/2, beta)
-	case "alphaSplit":
-		return tune.AlphaSplit(rng, p, alpha)
-	case "dataSplit":
-		return tune.DataSplit(rng, p, alpha)
-	case "random":
-		return tune.Random(rng, p, alpha)
-	case "control":
-		return tune.Control(rng, p, alpha)
-	}
-	return tune.Choice[H]{}, fmt.Errorf("cvtune: unknown method %q", method)
-}
-
-// stopping is a tuning procedure whose Train returns ctx's error once ctx
-// is done, so that a unit, which trains up to 2k candidates, stops within
-// one candidate's training. It draws nothing.
-type stopping[H any] struct {
-	tune.Procedure[H]
-	ctx context.Context
-}
-
-// Train implements tune.Procedure.
-func (s stopping[H]) Train(rng *rand.Rand, i int, epsilon float64, part, parts int) (H, error) {
-	if err := s.ctx.Err(); err != nil {
-		var zero H
-		return zero, err
-	}
-	return s.Procedure.Train(rng, i, epsilon, part, parts)
 }
 
 // roles returns the training, validation and test rows of round f
@@ -197,8 +267,14 @@ func (e *Experiment) Units() []runner.Unit {
 	return us
 }
 
-// Columns implements runner.Experiment.
-func (e *Experiment) Columns() []string { return Columns }
+// Columns implements runner.Experiment: [Columns], or [LearnerColumns]
+// when the spec lists tuning.learners.
+func (e *Experiment) Columns() []string {
+	if e.explicit {
+		return LearnerColumns
+	}
+	return Columns
+}
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
@@ -211,24 +287,31 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		return nil, err
 	}
 	ds := e.data[u.ds]
+	a := e.arms[u.arm]
 	train, val, test := roles(e.folds[foldKey(ds.Name, u.rep)], u.fold)
 
 	rng := env.RNG()
-	p, err := newProcedure(e.spec, ds, train, val, u.method == "dataSplit", rng)
+	c := &classifierCandidates{
+		ctx: ctx, learner: a.learner, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train,
+		train: NewData(ds.X, ds.Y, train), val: NewData(ds.X, ds.Y, val), beta: math.NaN(),
+	}
+	alpha := u.alpha
+	sel, err := a.sel.Select(rng, c, Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta})
 	if err != nil {
 		return nil, err
 	}
-	alpha := u.alpha
-	b1, b2 := tune.RampStabilityConstants(minFloat(e.spec.Tuning.Lambdas))
-	p.ctx = ctx
-	c, err := choose[*model](rng, stopping[*model]{p, ctx}, u.method, alpha, tune.StabilityBeta(b1, b2, len(train), len(val)))
+	model, ok := sel.Fit.Model.(Model)
+	if !ok || sel.Index < 0 || sel.Index >= c.K() || sel.Fit.Index != sel.Index {
+		return nil, fmt.Errorf("cvtune: %s: selector %s released candidate %d (fit of %d, model %T) of %d", key, a.sel.Name(), sel.Index, sel.Fit.Index, sel.Fit.Model, c.K())
+	}
+	priv, err := accountColumns(sel.Account)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: selector %s: %w", key, a.sel.Name(), err)
 	}
 
 	// Score the released model on the test fold W.
-	W := erm.NewRows(ds.X, ds.Y, test)
-	margins := W.Margins(nil, c.Model.w)
+	W := NewData(ds.X, ds.Y, test)
+	margins := model.Margins(nil, W)
 	yW := W.Y()
 	probs := metrics.LogisticProbs(nil, margins)
 
@@ -236,180 +319,148 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	r.Set("experiment", e.spec.ID)
 	r.Set("dataset", ds.Name)
 	r.Set("data_source", ds.Source.Kind)
-	r.Set("method", u.method)
+	r.Set("method", a.label)
+	if e.explicit {
+		r.Set("learner", a.learner.Name())
+	}
 	r.SetFloat("alpha", alpha)
 	r.SetInt("rep", u.rep)
 	r.SetInt("fold", u.fold)
 	r.Set("unit", key)
-	r.SetInt("index", c.Index+1)
-	r.SetFloat("lambda", e.spec.Tuning.Lambdas[c.Index])
+	r.SetInt("index", sel.Index+1)
+	r.SetFloat("lambda", e.spec.Tuning.Lambdas[sel.Index])
 	r.SetFloat("auc", metrics.AUC(margins, yW))
 	r.SetFloat("mse", metrics.Brier(probs, yW))
 	r.SetFloat("error_rate", metrics.ErrorRate(margins, yW))
-	r.SetFloat("val_score", c.Model.q)
+	r.SetFloat("val_score", sel.Fit.Score)
 	r.SetInt("n_train", len(train))
 	r.SetInt("n_val", len(val))
 	r.SetInt("n_test", len(test))
 	_, d := ds.X.Dims()
 	r.SetInt("d", d)
-	r.SetInt("fits", c.Fits)
-	r.SetInt("nonconverged_fits", p.nonconverged)
-	priv := e.privacy(u.method, alpha, c, p)
+	r.SetInt("fits", sel.Fits)
+	r.SetInt("nonconverged_fits", c.nonconverged)
 	r.SetFloat("eps_train", priv.train)
 	r.SetFloat("eps_tuning", priv.tuning)
+	if e.explicit {
+		r.SetFloat("delta_train", priv.trainDelta)
+		r.SetFloat("delta_tuning", priv.tuningDelta)
+	}
 	r.SetFloat("delta", priv.delta)
 	r.SetFloat("eps_total", priv.total)
 	r.Set("private", strconv.FormatBool(priv.private))
-	r.SetFloat("eps_prime", c.Model.plan.EpsilonPrime)
-	r.Set("objpert_fallback", strconv.FormatBool(c.Model.plan.Fallback))
-	r.Set("solver_status", c.Model.res.Status)
-	r.SetFloat("grad_norm", c.Model.res.GradNorm)
-	r.SetInt("newton_iter", c.Model.res.Iter)
+	if rep, ok := model.(Reporter); ok {
+		fr := rep.Report()
+		r.SetFloat("eps_prime", fr.EpsPrime)
+		r.Set("objpert_fallback", strconv.FormatBool(fr.Fallback))
+		r.Set("solver_status", fr.Solver)
+		r.SetFloat("grad_norm", fr.GradNorm)
+		r.SetInt("newton_iter", fr.Iter)
+	} else {
+		r.SetFloat("eps_prime", math.NaN())
+		r.Set("objpert_fallback", "false")
+		r.SetFloat("grad_norm", math.NaN())
+	}
 	status := "ok"
-	if p.nonconverged > 0 {
-		status = fmt.Sprintf("warning: %d fit(s) did not converge", p.nonconverged)
+	if c.nonconverged > 0 {
+		status = fmt.Sprintf("warning: %d fit(s) did not converge", c.nonconverged)
 	}
 	r.Set("status", status)
 	return []results.Row{r}, nil
 }
 
-type privacy struct {
-	train, tuning, delta, total float64
-	private                     bool
-}
-
-// privacy composes what the unit's released output cost. Training charges
-// are the ε each fit actually delivered (perturb.ObjPertPlan.EpsilonDelivered,
-// which differs from the requested ε only for the labelled dplr2013
-// variant).
-//
-//   - stability: Theorem 2: (α₁ + α₂, δ), α₁ the final fit's ε, α₂ = α/2.
-//   - alphaSplit: k fits on T compose sequentially (Σ ε_i), the exponential
-//     mechanism costs α on V; T and V are disjoint, so the total is the max
-//     (Theorem 5).
-//   - dataSplit: fits on disjoint parts of T compose in parallel (max ε_i);
-//     total max(that, α) as above.
-//   - random: the final fit only; the choice is data-independent.
-//   - control: k fits at α on T (Σ ε_i); the selection is not private.
-func (e *Experiment) privacy(method string, alpha float64, c tune.Choice[*model], p *procedure) privacy {
-	switch method {
-	case "stability":
-		t := c.Model.plan.EpsilonDelivered
-		return privacy{train: t, tuning: alpha / 2, delta: e.spec.Tuning.Delta, total: t + alpha/2, private: true}
-	case "alphaSplit":
-		t := p.sumDelivered
-		return privacy{train: t, tuning: alpha, total: math.Max(t, alpha), private: true}
-	case "dataSplit":
-		t := p.maxDelivered
-		return privacy{train: t, tuning: alpha, total: math.Max(t, alpha), private: true}
-	case "random":
-		t := c.Model.plan.EpsilonDelivered
-		return privacy{train: t, total: t, private: true}
-	default: // control: k fits on T compose sequentially; the argmax is not private
-		return privacy{train: p.sumDelivered, tuning: math.Inf(1), total: math.Inf(1), private: false}
-	}
-}
-
-// model is one trained candidate with its validation score.
-type model struct {
-	w    []float64
-	q    float64 // ramp score on V
-	errs float64 // error count on V
-	plan perturb.ObjPertPlan
-	res  erm.Result
-}
-
-// procedure is objective-perturbation logistic regression on (T, V): the
-// training procedure T = (G, F) of Chaudhuri & Vinterbo's Section 2.
-type procedure struct {
-	lambdas []float64
-	loss    erm.Loss
-	variant string
-	train   *erm.Rows
-	parts   []*erm.Rows
-	val     *erm.Rows
-	noise   []float64
-	margins []float64
+// classifierCandidates are the candidates λ ∈ Θ of one cv-tuning unit,
+// trained by a Learner on (T, V): the training procedure T = (G, F) of
+// Chaudhuri & Vinterbo's Section 2. The validation score is the mean
+// negated ramp loss on V, the errors the error count on V (sensitivity 1).
+type classifierCandidates struct {
+	ctx      context.Context // the unit's: Train returns its error once it is done
+	learner  Learner
+	lambdas  []float64
+	terms    Terms
+	ds       *datasets.Dataset
+	trainIdx []int
+	train    *Data
+	parts    []*Data
+	val      *Data
+	margins  []float64
 
 	nonconverged int
-	sumDelivered float64
-	maxDelivered float64
-
-	ctx context.Context // the unit's, for the fits; nil never stops
+	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
 
-func newProcedure(spec *Spec, ds *datasets.Dataset, train, val []int, split bool, rng *rand.Rand) (*procedure, error) {
-	var loss erm.Loss = erm.Logistic{}
-	if spec.Tuning.Loss == "huber" {
-		loss = erm.Huber{H: spec.Tuning.HuberH}
+func (c *classifierCandidates) K() int       { return len(c.lambdas) }
+func (c *classifierCandidates) Terms() Terms { return c.terms }
+
+// Split draws a uniformly random partition of T into parts parts (each
+// sorted) from rng.
+func (c *classifierCandidates) Split(rng *rand.Rand, parts int) error {
+	if parts < 1 || parts > len(c.trainIdx) {
+		return fmt.Errorf("cvtune: cannot split %d training rows into %d parts", len(c.trainIdx), parts)
 	}
-	p := &procedure{
-		lambdas: spec.Tuning.Lambdas,
-		loss:    loss,
-		variant: spec.Tuning.ObjPert,
-		train:   erm.NewRows(ds.X, ds.Y, train),
-		val:     erm.NewRows(ds.X, ds.Y, val),
+	perm := rng.Perm(len(c.trainIdx))
+	idx := make([][]int, parts)
+	for j, i := range perm {
+		idx[j%parts] = append(idx[j%parts], c.trainIdx[i])
 	}
-	if split {
-		// dataSplit: partition T into k equal parts, drawn first from the
-		// unit's stream.
-		k := len(spec.Tuning.Lambdas)
-		perm := rng.Perm(len(train))
-		parts := make([][]int, k)
-		for j, i := range perm {
-			parts[j%k] = append(parts[j%k], train[i])
-		}
-		for _, part := range parts {
-			slices.Sort(part)
-			p.parts = append(p.parts, erm.NewRows(ds.X, ds.Y, part))
-		}
+	c.parts = c.parts[:0]
+	for _, part := range idx {
+		slices.Sort(part)
+		c.parts = append(c.parts, NewData(c.ds.X, c.ds.Y, part))
 	}
-	_, d := ds.X.Dims()
-	p.noise = make([]float64, d)
-	return p, nil
+	return nil
 }
 
-func (p *procedure) K() int { return len(p.lambdas) }
-
-func (p *procedure) Train(rng *rand.Rand, i int, epsilon float64, part, parts int) (*model, error) {
-	rows := p.train
+// Train fits candidate i with the learner, after checking ctx, so that a
+// unit, which trains up to 2k candidates, stops within one fit.
+func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, parts int) (Fit, error) {
+	if err := c.ctx.Err(); err != nil {
+		return Fit{}, err
+	}
+	if i < 0 || i >= len(c.lambdas) {
+		return Fit{}, fmt.Errorf("cvtune: candidate %d of %d", i, len(c.lambdas))
+	}
+	rows := c.train
 	if parts > 1 {
-		if parts != len(p.parts) {
-			return nil, fmt.Errorf("cvtune: %d parts asked, %d prepared", parts, len(p.parts))
+		if parts != len(c.parts) || part < 0 || part >= parts {
+			return Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, len(c.parts))
 		}
-		rows = p.parts[part]
+		rows = c.parts[part]
 	}
-	plan, err := perturb.PlanObjPert(perturb.ObjPertOptions{
-		Epsilon: epsilon, Lambda: p.lambdas[i], Loss: p.loss, Variant: p.variant,
-	}, rows.N())
+	m, g, err := c.learner.Fit(c.ctx, rng, rows, c.lambdas[i], level)
 	if err != nil {
-		return nil, err
+		return Fit{}, err
 	}
-	if err := plan.DrawNoise(p.noise, rng); err != nil {
-		return nil, err
+	if m == nil {
+		return Fit{}, fmt.Errorf("cvtune: learner %s returned no model", c.learner.Name())
 	}
-	res, err := plan.Fit(rows, p.noise, erm.FitOptions{Context: p.ctx})
-	if err != nil {
-		return nil, err
+	if err := g.Validate(); err != nil {
+		return Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
 	}
-	if res.Status != "converged" {
-		p.nonconverged++
+	if rep, ok := m.(Reporter); ok && !rep.Report().Converged {
+		c.nonconverged++
 	}
-	p.sumDelivered += plan.EpsilonDelivered
-	p.maxDelivered = math.Max(p.maxDelivered, plan.EpsilonDelivered)
-	p.margins = p.val.Margins(p.margins, res.W)
-	yV := p.val.Y()
-	return &model{
-		w:    res.W,
-		q:    metrics.RampScore(p.margins, yV),
-		errs: float64(metrics.ErrorCount(p.margins, yV)),
-		plan: plan,
-		res:  res,
+	c.margins = m.Margins(c.margins, c.val)
+	yV := c.val.Y()
+	return Fit{
+		Index: i, Level: level, Guarantee: g, Model: m,
+		Score:  metrics.RampScore(c.margins, yV),
+		Errors: float64(metrics.ErrorCount(c.margins, yV)),
 	}, nil
 }
 
-func (p *procedure) Score(h *model) float64  { return h.q }
-func (p *procedure) Errors(h *model) float64 { return h.errs }
+func (c *classifierCandidates) StabilityBeta(alpha1, delta float64) (float64, error) {
+	s, ok := c.learner.(StableLearner)
+	if !ok {
+		return 0, fmt.Errorf("cvtune: learner %s has no stability constants (Definition 2 of Chaudhuri & Vinterbo 2013)", c.learner.Name())
+	}
+	b1, b2, err := s.StabilityConstants(c.lambdas, c.train.N(), alpha1, delta)
+	if err != nil {
+		return 0, err
+	}
+	c.beta = tune.StabilityBeta(b1, b2, c.train.N(), c.val.N())
+	return c.beta, nil
+}
 
 // Summary implements runner.Experiment: metrics auc, mse, index and
 // error_rate against x = α.
@@ -421,10 +472,19 @@ func (e *Experiment) Summary(rows []results.Row) []results.SummaryRow {
 	})
 }
 
+// labels returns the rows' method labels of arms, in order.
+func labels(arms []arm) []string {
+	out := make([]string, len(arms))
+	for i, a := range arms {
+		out[i] = a.label
+	}
+	return out
+}
+
 // Figures implements runner.Experiment: Chaudhuri & Vinterbo 2013,
 // Figure 1a (AUC), 1b (MSE) and 2 (chosen regularizer index).
 func (e *Experiment) Figures() []plots.FigureSpec {
-	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: e.spec.Tuning.Methods, Jitter: 0.15}
+	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: labels(e.arms), Jitter: 0.15}
 	mk := func(name, title, metric, ylabel string) plots.FigureSpec {
 		f := base
 		f.Name, f.Title, f.Metric, f.YLabel = name, title, metric, ylabel
@@ -446,100 +506,106 @@ func (e *Experiment) Datasets() []results.DatasetInfo {
 	return out
 }
 
-// Warnings implements runner.Experiment.
+// Warnings implements runner.Experiment: the datasets' notes and those of
+// the learners ([Warner]).
 func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
-	if e.spec.Tuning.ObjPert != "cms11" {
-		w = append(w, fmt.Sprintf("objective perturbation variant %q: reproduces an older implementation and does not deliver the stated ε; see eps_train in rows.csv", e.spec.Tuning.ObjPert))
+	seen := map[string]bool{}
+	for _, a := range e.arms {
+		name := a.learner.Name()
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if lw, ok := a.learner.(Warner); ok {
+			w = append(w, lw.Warnings()...)
+		}
 	}
 	return w
 }
 
-// Ledger implements runner.Experiment: for each method and α, the largest
-// charge seen over the units.
+// Ledger implements runner.Experiment: for each method (label) and α, the
+// largest charge seen over the units.
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
-	return ledger(&e.spec.Tuning, rows, classifierWords)
+	return ledger(&e.spec.Tuning, e.arms, len(e.spec.Tuning.Lambdas), rows)
 }
 
-// ledger is the ledger of both tuning kinds from their rows' eps_train,
-// eps_tuning, delta and eps_total columns.
-func ledger(t *TuningSpec, rows []results.Row, w ledgerWords) []results.LedgerEntry {
-	type agg struct{ train, tuning, delta, total float64 }
+// ledger is the ledger of both tuning kinds. For each arm and α it takes
+// the structure of the charges — part, data, what each covers, the
+// composition rule — from the selector's Plan, and their values from the
+// rows, which were written from the Accounts the selectors returned (the
+// largest value over the units): a charge's ε is the largest eps_train or
+// eps_tuning of its part (an infinite one is not private), its δ the
+// largest delta_train or delta_tuning where the rows have those columns
+// (else the plan's); the total is the largest eps_total and delta,
+// private only if every row is.
+func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.LedgerEntry {
+	type agg struct {
+		train, tuning, delta, total float64
+		trainDelta, tuningDelta     float64 // NaN when the rows lack the columns
+		private                     bool
+	}
 	seen := map[string]*agg{}
 	for _, r := range rows {
-		k := r["method"] + "|" + r["alpha"]
-		a := seen[k]
+		key := r["method"] + "|" + r["alpha"]
+		a := seen[key]
 		if a == nil {
-			a = &agg{}
-			seen[k] = a
+			a = &agg{private: true, trainDelta: math.NaN(), tuningDelta: math.NaN()}
+			seen[key] = a
 		}
 		a.train = math.Max(a.train, r.Float("eps_train"))
 		a.tuning = math.Max(a.tuning, r.Float("eps_tuning"))
 		a.delta = math.Max(a.delta, r.Float("delta"))
 		a.total = math.Max(a.total, r.Float("eps_total"))
+		if _, ok := r["delta_train"]; ok {
+			a.trainDelta = maxNaN(a.trainDelta, r.Float("delta_train"))
+			a.tuningDelta = maxNaN(a.tuningDelta, r.Float("delta_tuning"))
+		}
+		a.private = a.private && r["private"] == "true"
 	}
+	F := func(v float64) results.Float { return results.Float(v) }
 	var out []results.LedgerEntry
-	for _, m := range t.Methods {
+	for _, arm := range arms {
 		for _, alpha := range t.Alphas {
-			a := seen[m+"|"+results.FormatFloat(alpha)]
+			a := seen[arm.label+"|"+results.FormatFloat(alpha)]
 			if a == nil {
 				continue
 			}
-			out = append(out, ledgerEntry(m, alpha, a.train, a.tuning, a.delta, a.total, w))
+			le := results.LedgerEntry{Method: arm.label, Setting: "alpha=" + results.FormatFloat(alpha)}
+			plan, err := arm.sel.Plan(Budget{Alpha: alpha, Delta: t.Delta}, k, arm.terms)
+			if err != nil {
+				le.Rule = "selector " + arm.sel.Name() + ": plan: " + err.Error()
+			}
+			for _, c := range plan.Charges {
+				eps, delta := c.Guarantee.Epsilon, math.NaN()
+				switch c.Part {
+				case Training:
+					eps, delta = a.train, a.trainDelta
+				case Tuning:
+					eps, delta = a.tuning, a.tuningDelta
+				}
+				if math.IsNaN(delta) {
+					delta = c.Guarantee.Delta
+				}
+				le.Components = append(le.Components, results.LedgerCharge{
+					Part: string(c.Part), Release: c.Guarantee.Covers, Data: c.Data,
+					Epsilon: F(eps), Delta: F(delta), Private: c.Guarantee.Private() && !math.IsInf(eps, 1),
+				})
+			}
+			if err == nil {
+				le.Rule = plan.Rule
+			}
+			le.Total = results.PrivacyGuarantee{Epsilon: F(a.total), Delta: F(a.delta), Private: a.private}
+			out = append(out, le)
 		}
 	}
 	return out
 }
 
-// ledgerWords describe a tuned training procedure in the ledger.
-type ledgerWords struct {
-	fit     string // one private training run, e.g. "objective-perturbation fit"
-	param   string // the tuned parameter, e.g. "lambda"
-	utility string // what the exponential mechanism ranks
-	score   string // what Control maximizes
-}
-
-// classifierWords are the ledger words of the cv-tuning kind.
-var classifierWords = ledgerWords{
-	fit: "objective-perturbation fit", param: "lambda",
-	utility: "validation error counts, p_i ∝ exp(-alpha e_i/2)", score: "validation ramp score",
-}
-
-func ledgerEntry(method string, alpha, train, tuning, delta, total float64, w ledgerWords) results.LedgerEntry {
-	F := func(v float64) results.Float { return results.Float(v) }
-	le := results.LedgerEntry{Method: method, Setting: "alpha=" + results.FormatFloat(alpha)}
-	charge := func(part, release, data string, eps, delta float64, private bool) {
-		le.Components = append(le.Components, results.LedgerCharge{Part: part, Release: release, Data: data, Epsilon: F(eps), Delta: F(delta), Private: private})
+// maxNaN is the maximum of a and b, ignoring a NaN a.
+func maxNaN(a, b float64) float64 {
+	if math.IsNaN(a) {
+		return b
 	}
-	switch method {
-	case "stability":
-		charge("tuning", "Validate (Algorithm 1): k "+w.fit+"s at alpha/2, not released; noisy argmax with Exp noise", "T,V", tuning, delta, true)
-		charge("training", "final release: "+w.fit+" at alpha/2 with fresh noise (Algorithm 2, line 3)", "T", train, 0, true)
-		le.Rule = "Theorem 2 of Chaudhuri & Vinterbo 2013: (alpha1 + alpha2, delta)"
-	case "alphaSplit":
-		charge("training", "k "+w.fit+"s at alpha/k each (sequential composition)", "T", train, 0, true)
-		charge("tuning", "exponential mechanism on "+w.utility, "V", tuning, 0, true)
-		le.Rule = "Theorem 5: T and V disjoint, parallel composition: max(training, tuning)"
-	case "dataSplit":
-		charge("training", "k "+w.fit+"s at alpha on disjoint parts of T (parallel composition)", "T", train, 0, true)
-		charge("tuning", "exponential mechanism on "+w.utility, "V", tuning, 0, true)
-		le.Rule = "Theorem 5: T and V disjoint, parallel composition: max(training, tuning)"
-	case "random":
-		charge("training", "one "+w.fit+" at alpha for a uniformly chosen "+w.param, "T", train, 0, true)
-		le.Rule = "the choice does not look at the data"
-	case "control":
-		charge("training", "k "+w.fit+"s at alpha each (sequential composition)", "T", train, 0, true)
-		charge("tuning", "exact argmax of the "+w.score+" (NOT private)", "V", math.Inf(1), 0, false)
-		le.Rule = "not private: reference upper bound"
-	}
-	le.Total = results.PrivacyGuarantee{Epsilon: F(total), Delta: F(delta), Private: method != "control"}
-	return le
-}
-
-func minFloat(xs []float64) float64 {
-	m := math.Inf(1)
-	for _, x := range xs {
-		m = math.Min(m, x)
-	}
-	return m
+	return math.Max(a, b)
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 
 	"github.com/dprepro/dprepro/core/histogram"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
@@ -28,18 +30,23 @@ var HistColumns = []string{
 // HistMetrics are the summarized metrics of the histogram-tuning kind.
 var HistMetrics = []string{"ise", "ise_estimate", "bin_width", "index"}
 
-// histWords are the ledger words of the histogram-tuning kind.
-var histWords = ledgerWords{
-	fit: "Algorithm 5 histogram", param: "bin width",
-	utility: "the validation score scaled to sensitivity 1, -q(f,V)·m·h_min/2", score: "validation score q (Eq. 6)",
+// histTerms are the ledger words of the histogram-tuning kind.
+var histTerms = Terms{
+	Fit: "Algorithm 5 histogram", Param: "bin width",
+	Utility: "the validation score scaled to sensitivity 1, -q(f,V)·m·h_min/2", Score: "validation score q (Eq. 6)",
 }
 
 // Hist is the "histogram-tuning" experiment kind: the histogram case study
 // of Chaudhuri & Vinterbo 2013, Appendix 6.3, run as its classifier study
 // is (Section 5): repeated K-fold CV, in round f fold f the test set W,
 // fold (f mod K)+1 the validation set V and the rest the training set T;
-// each method of package tune chooses the number of bins of Algorithm 5
+// each method — a [Selector] from the same registry as the cv-tuning
+// kind's — chooses the number of bins of Algorithm 5
 // ([histogram.Procedure]) and the released estimate is scored on W.
+//
+// Algorithm 5 is this kind's one learner: it reaches the selectors through
+// [Candidates] as the cv-tuning kind's learners do, but is not a registry
+// entry, and a spec that sets tuning.learners is refused.
 //
 // A source is a synthetic density with a known f ([histogram.Densities];
 // the exact ISE ∫(f̂ − f)² is reported) or a real numeric attribute mapped
@@ -47,12 +54,24 @@ var histWords = ledgerWords{
 // ise_estimate = −q(f̂, W) = ISE − ∫f² up to sampling error on W, for both.
 //
 // Stability runs Algorithms 1–2 at α₁ = α₂ = α/2 with (β₁, β₂) of Theorem 6
-// at the training α₁ and h_min; New refuses a spec whose training folds are
-// smaller than Theorem 6 requires at the smallest α.
+// at the training α₁ and h_min; NewHist refuses a spec whose training folds
+// are smaller than Theorem 6 requires at the smallest α, for every method
+// that asks for β ([StabilityUser]).
+//
+// Accounting: Algorithm 5 delivers exactly the ε it is handed (Laplace
+// noise of scale 2/ε on counts whose replace-one sensitivity is 2), so a
+// unit is charged its method's [Selector.Plan] — the paper's figures, e.g.
+// alphaSplit's k runs at α/k compose to α (Theorem 5) rather than to a
+// floating-point sum of k terms α/k — after checking that the Account
+// composed from what the runs delivered agrees with the plan to a relative
+// 1e-9 (a disagreement fails the unit). The cv-tuning kind charges the
+// delivered Account itself, because its learners may deliver another ε
+// than they are handed (the dplr2013 variant of objective perturbation).
 type Hist struct {
 	spec    *HistSpec
 	data    []*datasets.Dataset // real datasets, for provenance
 	sources []*histSource
+	arms    []arm // one per method; label = method name
 	units   []string
 	byKey   map[string]histUnit
 }
@@ -71,7 +90,7 @@ type histUnit struct {
 	key       string // the unit key (runner.Unit)
 	src       int
 	alpha     float64
-	method    string
+	arm       int
 	rep, fold int // 1-based
 }
 
@@ -79,14 +98,25 @@ type histUnit struct {
 func (u histUnit) Key() string { return u.key }
 
 // NewHist loads the sources of spec, lays out folds and units, and checks
-// Theorem 6's sample-size requirement.
+// Theorem 6's sample-size requirement. The spec's tuning.methods must name
+// registered selectors.
 func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 	spec, err := histSpec(es)
 	if err != nil {
 		return nil, err
 	}
+	if len(spec.Tuning.Learners) > 0 {
+		return nil, fmt.Errorf("%s: tuning.learners: the histogram-tuning kind has one learner, Algorithm 5 of Chaudhuri & Vinterbo 2013; remove the key", spec.ID)
+	}
+	sels, err := resolveSelectors(spec.ID, &spec.Tuning)
+	if err != nil {
+		return nil, err
+	}
 	h := spec.Histogram
 	e := &Hist{spec: spec, byKey: map[string]histUnit{}}
+	for _, s := range sels {
+		e.arms = append(e.arms, arm{label: s.Name(), sel: s, terms: histTerms})
+	}
 	for _, name := range h.Densities {
 		f, ok := histogram.Densities[name]
 		if !ok {
@@ -139,24 +169,29 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 		if min := spec.CV.Folds * k * 2; n < min {
 			return nil, fmt.Errorf("%s: source %s has %d points; %d folds and dataSplit into %d parts need at least %d", spec.ID, s.name, n, spec.CV.Folds, k, min)
 		}
-		if slices.Contains(spec.Tuning.Methods, "stability") {
+		for _, a := range e.arms {
+			su, ok := a.sel.(StabilityUser)
+			if !ok {
+				continue
+			}
 			// The smallest training set: n minus the two largest folds.
 			nTrain := n - 2*((n+spec.CV.Folds-1)/spec.CV.Folds)
 			amin := slices.Min(spec.Tuning.Alphas)
-			if _, _, err := histogram.StabilityConstants(hmin, k, nTrain, amin/2, spec.Tuning.Delta); err != nil {
-				return nil, fmt.Errorf("%s: source %s, alpha = %v (training at alpha/2): %w", spec.ID, s.name, amin, err)
+			alpha1 := su.StabilityLevel(Budget{Alpha: amin, Delta: spec.Tuning.Delta})
+			if _, _, err := histogram.StabilityConstants(hmin, k, nTrain, alpha1, spec.Tuning.Delta); err != nil {
+				return nil, fmt.Errorf("%s: source %s, method %s, alpha = %v (training at %v): %w", spec.ID, s.name, a.sel.Name(), amin, alpha1, err)
 			}
 		}
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 			s.folds = append(s.folds, Partition(runner.Stream(es, "cv-partition", s.name, strconv.Itoa(rep)), n, spec.CV.Folds))
 		}
 		for _, a := range spec.Tuning.Alphas {
-			for _, m := range spec.Tuning.Methods {
+			for ai, arm := range e.arms {
 				for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 					for f := 1; f <= spec.CV.Folds; f++ {
-						key := fmt.Sprintf("%s/alpha=%s/%s/rep=%d/fold=%d", s.name, results.FormatFloat(a), m, rep, f)
+						key := fmt.Sprintf("%s/alpha=%s/%s/rep=%d/fold=%d", s.name, results.FormatFloat(a), arm.label, rep, f)
 						e.units = append(e.units, key)
-						e.byKey[key] = histUnit{src: si, alpha: a, method: m, rep: rep, fold: f}
+						e.byKey[key] = histUnit{src: si, alpha: a, arm: ai, rep: rep, fold: f}
 					}
 				}
 			}
@@ -210,61 +245,60 @@ func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]r
 	}
 	rng := env.RNG()
 	alpha := u.alpha
-	// Theorem 6's β at the training α₁ = α/2 (only Stability uses it).
-	beta := math.NaN()
-	if u.method == "stability" {
-		b1, b2, err := histogram.StabilityConstants(p.HMin(), p.K(), len(train), alpha/2, e.spec.Tuning.Delta)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		beta = tune.StabilityBeta(b1, b2, len(train), len(val))
-	}
-	c, err := choose[histogram.Estimate](rng, stopping[histogram.Estimate]{p, ctx}, u.method, alpha, beta)
+	a := e.arms[u.arm]
+	c := &histCandidates{ctx: ctx, p: p, nTrain: len(train), nVal: len(val), beta: math.NaN()}
+	b := Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta}
+	sel, err := a.sel.Select(rng, c, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
-	// What the release cost; each Algorithm 5 run delivers exactly its ε.
-	var priv privacy
-	switch u.method {
-	case "stability":
-		priv = privacy{train: alpha / 2, tuning: alpha / 2, delta: e.spec.Tuning.Delta, total: alpha, private: true}
-	case "alphaSplit", "dataSplit": // k·(α/k) on T, or α on disjoint parts; α on V
-		priv = privacy{train: alpha, tuning: alpha, total: alpha, private: true}
-	case "random":
-		priv = privacy{train: alpha, total: alpha, private: true}
-	default: // control: k runs at α on T; the argmax is not private
-		priv = privacy{train: float64(p.K()) * alpha, tuning: math.Inf(1), total: math.Inf(1)}
+	est, ok := sel.Fit.Model.(histogram.Estimate)
+	if !ok || sel.Index < 0 || sel.Index >= p.K() || sel.Fit.Index != sel.Index {
+		return nil, fmt.Errorf("%s: selector %s released candidate %d (fit of %d, model %T) of %d", key, a.sel.Name(), sel.Index, sel.Fit.Index, sel.Fit.Model, p.K())
+	}
+	// What the release cost: the method's plan, checked against what the
+	// runs delivered (see Hist).
+	plan, err := a.sel.Plan(b, p.K(), histTerms)
+	if err != nil {
+		return nil, fmt.Errorf("%s: selector %s: plan: %w", key, a.sel.Name(), err)
+	}
+	if err := agree(plan, sel.Account); err != nil {
+		return nil, fmt.Errorf("%s: selector %s: %w", key, a.sel.Name(), err)
+	}
+	priv, err := accountColumns(plan)
+	if err != nil {
+		return nil, fmt.Errorf("%s: selector %s: %w", key, a.sel.Name(), err)
 	}
 
 	r := results.Row{}
 	r.Set("experiment", e.spec.ID)
 	r.Set("dataset", s.name)
 	r.Set("data_source", s.kind)
-	r.Set("method", u.method)
+	r.Set("method", a.label)
 	r.SetFloat("alpha", alpha)
 	r.SetInt("rep", u.rep)
 	r.SetInt("fold", u.fold)
 	r.Set("unit", key)
-	r.SetInt("index", c.Index+1)
-	r.SetInt("bins", bins[c.Index])
-	r.SetFloat("bin_width", 1/float64(bins[c.Index]))
+	r.SetInt("index", sel.Index+1)
+	r.SetInt("bins", bins[sel.Index])
+	r.SetFloat("bin_width", 1/float64(bins[sel.Index]))
 	ise := math.NaN()
 	if s.f != nil {
-		ise = histogram.ISE(c.Model, s.f)
+		ise = histogram.ISE(est, s.f)
 	}
 	r.SetFloat("ise", ise)
-	r.SetFloat("ise_estimate", -histogram.Score(c.Model, test))
-	r.SetFloat("val_score", p.Score(c.Model))
+	r.SetFloat("ise_estimate", -histogram.Score(est, test))
+	r.SetFloat("val_score", sel.Fit.Score)
 	r.SetInt("n_train", len(train))
 	r.SetInt("n_val", len(val))
 	r.SetInt("n_test", len(test))
-	r.SetInt("fits", c.Fits)
+	r.SetInt("fits", sel.Fits)
 	r.SetFloat("eps_train", priv.train)
 	r.SetFloat("eps_tuning", priv.tuning)
 	r.SetFloat("delta", priv.delta)
 	r.SetFloat("eps_total", priv.total)
 	r.Set("private", strconv.FormatBool(priv.private))
-	r.SetFloat("beta", beta)
+	r.SetFloat("beta", c.beta)
 	r.Set("status", "ok")
 	return []results.Row{r}, nil
 }
@@ -285,7 +319,7 @@ func (e *Hist) Summary(rows []results.Row) []results.SummaryRow {
 // exact ISE (synthetic densities), the test-fold ISE estimate and the chosen
 // bin width against α, one panel per source.
 func (e *Hist) Figures() []plots.FigureSpec {
-	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: e.spec.Tuning.Methods, Jitter: 0.15}
+	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: labels(e.arms), Jitter: 0.15}
 	mk := func(name, title, metric, ylabel string, logY bool) plots.FigureSpec {
 		f := base
 		f.Name, f.Title, f.Metric, f.YLabel, f.LogY = name, title, metric, ylabel, logY
@@ -321,7 +355,82 @@ func (e *Hist) Warnings() []string {
 	return w
 }
 
-// Ledger implements runner.Experiment.
+// Ledger implements runner.Experiment, as [Experiment.Ledger] does.
 func (e *Hist) Ledger(rows []results.Row) []results.LedgerEntry {
-	return ledger(&e.spec.Tuning, rows, histWords)
+	return ledger(&e.spec.Tuning, e.arms, len(e.spec.Histogram.Bins), rows)
+}
+
+// histCandidates are the candidate bin counts of one histogram unit:
+// Algorithm 5 of Chaudhuri & Vinterbo 2013 on (T, V) through
+// histogram.Procedure. Each run is pure ε-DP at the ε it is handed.
+type histCandidates struct {
+	ctx          context.Context // the unit's: Train returns its error once it is done
+	p            *histogram.Procedure
+	nTrain, nVal int
+	parts        int     // set by Split
+	beta         float64 // β handed out by StabilityBeta; NaN if none
+}
+
+func (c *histCandidates) K() int       { return c.p.K() }
+func (c *histCandidates) Terms() Terms { return histTerms }
+
+// Split records the number of parts: histogram.Procedure cuts T into
+// contiguous parts itself (T is already a uniformly random fold union, in
+// index order), drawing nothing.
+func (c *histCandidates) Split(_ *rand.Rand, parts int) error {
+	if parts < 1 || parts > c.nTrain {
+		return fmt.Errorf("cvtune: cannot split %d training points into %d parts", c.nTrain, parts)
+	}
+	c.parts = parts
+	return nil
+}
+
+// Train runs Algorithm 5 for candidate i, after checking ctx, so that a
+// unit, which trains up to 2k candidates, stops within one run.
+func (c *histCandidates) Train(rng *rand.Rand, i int, level Level, part, parts int) (Fit, error) {
+	if err := c.ctx.Err(); err != nil {
+		return Fit{}, err
+	}
+	if parts > 1 && parts != c.parts {
+		return Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, c.parts)
+	}
+	est, err := c.p.Train(rng, i, level.Epsilon, part, parts)
+	if err != nil {
+		return Fit{}, err
+	}
+	g := privacy.EpsDP(level.Epsilon, fmt.Sprintf("one Algorithm 5 histogram with %d bins (replace-one adjacency)", est.Bins()))
+	return Fit{Index: i, Level: level, Guarantee: g, Score: c.p.Score(est), Errors: c.p.Errors(est), Model: est}, nil
+}
+
+func (c *histCandidates) StabilityBeta(alpha1, delta float64) (float64, error) {
+	b1, b2, err := histogram.StabilityConstants(c.p.HMin(), c.p.K(), c.nTrain, alpha1, delta)
+	if err != nil {
+		return 0, err
+	}
+	c.beta = tune.StabilityBeta(b1, b2, c.nTrain, c.nVal)
+	return c.beta, nil
+}
+
+// agree returns an error unless the accounts have the same charges (part,
+// data, notion) and totals with ε and δ equal to a relative 1e-9.
+func agree(plan, delivered Account) error {
+	near := func(a, b float64) bool {
+		return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+	}
+	same := func(p, d privacy.Guarantee) bool {
+		return p.Notion == d.Notion && near(p.Epsilon, d.Epsilon) && near(p.Delta, d.Delta) && near(p.Rho, d.Rho)
+	}
+	if len(plan.Charges) != len(delivered.Charges) {
+		return fmt.Errorf("plan has %d charges, the run %d", len(plan.Charges), len(delivered.Charges))
+	}
+	for i, p := range plan.Charges {
+		d := delivered.Charges[i]
+		if p.Part != d.Part || p.Data != d.Data || !same(p.Guarantee, d.Guarantee) {
+			return fmt.Errorf("%s charge: plan %v on %s, the runs delivered %v on %s", p.Part, p.Guarantee, p.Data, d.Guarantee, d.Data)
+		}
+	}
+	if !same(plan.Total, delivered.Total) {
+		return fmt.Errorf("total: plan %v, the runs delivered %v", plan.Total, delivered.Total)
+	}
+	return nil
 }

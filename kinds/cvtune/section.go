@@ -130,6 +130,13 @@ type TuningSpec struct {
 	// ObjPert is the objective-perturbation parametrization: "cms11"
 	// (default) or the labelled opt-in "dplr2013".
 	ObjPert string `toml:"objective_perturbation"`
+	// Learners names the private learners the cv-tuning kind tunes, from
+	// its learner registry (see `dprepro list` and LearnerNames); each
+	// method runs with each learner. Optional: empty means the built-in
+	// objective-perturbation learner alone, with the rows laid out as
+	// before the key existed; listing learners adds a learner column and
+	// labels each row's method "<method>/<learner>".
+	Learners []string `toml:"learners"`
 }
 
 // HistogramSpec is the histogram case study of Chaudhuri & Vinterbo 2013,
@@ -174,6 +181,7 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		p.At("tuning.huber_h", "must be in (0, 1) (got %v)", c.Tuning.HuberH)
 	}
 	p.OneOf("tuning.objective_perturbation", c.Tuning.ObjPert, "cms11", "dplr2013")
+	p.Names("tuning.learners", c.Tuning.Learners, LearnerNames(), false, "learner")
 }
 
 // Validate implements experiments.Section.
@@ -183,6 +191,9 @@ func (c *HistSection) Validate(s *experiments.Spec, p *experiments.Problems) {
 	}
 	c.validateHistogram(s, p)
 	validateCV(&c.CV, &c.Tuning, false, p)
+	if len(c.Tuning.Learners) > 0 {
+		p.At("tuning.learners", "the histogram-tuning kind has one learner, Algorithm 5 of Chaudhuri & Vinterbo 2013; remove the key")
+	}
 }
 
 // validateCV checks the [cv] protocol and [tuning]'s grids and methods
@@ -201,7 +212,7 @@ func validateCV(cv *CVSpec, t *TuningSpec, lambdas bool, p *experiments.Problems
 	if !(t.Delta > 0 && t.Delta < 1) {
 		p.At("tuning.delta", "must be in (0, 1) (got %v)", t.Delta)
 	}
-	p.Names("tuning.methods", t.Methods, Methods, true, "method")
+	p.Names("tuning.methods", t.Methods, SelectorNames(), true, "method")
 }
 
 // validateHistogram checks the histogram section.
@@ -304,6 +315,7 @@ func cvUnits(sources float64, cv *CVSpec, t *TuningSpec) (float64, string) {
 // Workload implements experiments.Section.
 func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 	units, key := cvUnits(math.Max(1, float64(len(s.Data.Datasets))), &c.CV, &c.Tuning)
+	units *= math.Max(1, float64(len(c.Tuning.Learners))) // each method runs with each learner
 	w := experiments.Workload{Units: units, Rows: units, UnitKey: key}
 	k := float64(len(c.Tuning.Lambdas))
 	for _, name := range s.Data.Datasets {
@@ -348,7 +360,3 @@ func (c *HistSection) Workload(s *experiments.Spec) experiments.Workload {
 	add(experiments.Term("histogram.bins", sum*8+most*16+maxN*8, true, "Σ bins × 8 bytes of candidate histograms, 16 bytes per bin of the largest, and the unit's n × 8 bytes of points, per unit in flight"))
 	return w
 }
-
-// Methods are the tuning methods of both kinds (Chaudhuri & Vinterbo
-// 2013, Section 5).
-var Methods = []string{"stability", "alphaSplit", "dataSplit", "random", "control"}

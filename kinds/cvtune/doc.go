@@ -1,0 +1,53 @@
+// Package cvtune holds the two tuning experiment kinds of Chaudhuri &
+// Vinterbo, "A Stability-based Validation Procedure for Differentially
+// Private Machine Learning" (NIPS 2013): "cv-tuning" ([Experiment]), the
+// classifier study of Section 5, Figures 1–2, and "histogram-tuning"
+// ([Hist]), the histogram case study of its Appendix 6.3.
+//
+// A replicate unit is one (dataset, α, method, repetition, fold), and one
+// learner when the spec lists tuning.learners. In round f of a
+// repetition, fold f is the test set W, fold (f mod K)+1 the validation
+// set V and the other K−2 folds the training set T (1-based, as the paper
+// writes it). The method selects a candidate parameter (λ ∈ Θ, or a bin
+// width) from private fits on T scored on V; the released model is scored
+// on W.
+//
+// # Extension points
+//
+// Two registries, each filled with its built-ins by a package-level
+// variable and extended by a user's module from its main() before
+// cli.Main:
+//
+//   - [Learner] ([RegisterLearner], [LearnerNames]): a private learner of
+//     the cv-tuning kind, the training procedure T = (G, F) of the paper's
+//     Section 2. Built-in: [ObjectivePerturbation], "objective-
+//     perturbation" (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2),
+//     whose loss and variant the spec keys tuning.loss, tuning.huber_h and
+//     tuning.objective_perturbation choose.
+//   - [Selector] ([RegisterSelector], [SelectorNames]): a selection
+//     method of both kinds. Built-ins: the paper's five methods of
+//     Section 5 under their names "stability", "alphaSplit", "dataSplit",
+//     "random" and "control".
+//
+// A selector trains through [Candidates], which each kind implements per
+// unit: the cv-tuning kind over a Learner, the histogram kind over
+// Algorithm 5 (core/histogram), which is that kind's one fixed learner,
+// not a registry entry. A name a spec lists that is not registered is an
+// error when the kind loads the spec; there is no default.
+//
+// # Privacy accounting
+//
+// Privacy is data, never decided by a name. A learner returns each fit's
+// privacy.Guarantee; a selector composes the guarantees of the fits it
+// trained, and its selection step's, into an [Account] (charges and their
+// composition under the paper's theorem); the rows' eps_train,
+// eps_tuning, delta, eps_total and private columns are written from that
+// Account, and the manifest's ledger from those columns and the
+// selector's [Selector.Plan] (see [Experiment.Ledger]).
+//
+// # Randomness
+//
+// A unit draws from its runner stream (runner.Env.RNG) only, in the order
+// the selector fixes: for dataSplit the partition of T first, then the
+// training noise and selection draws in the order package tune documents.
+package cvtune

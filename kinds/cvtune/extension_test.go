@@ -1,0 +1,630 @@
+package cvtune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
+)
+
+// extSpec runs on the labelled synthetic stand-in of Magic (400 rows), so
+// that it needs no data directory.
+const extSpec = `schema = 1
+id = "ext"
+kind = "cv-tuning"
+seed = 3
+
+[data]
+datasets = ["magic"]
+synthetic = "always"
+subsample = 400
+
+[cv]
+repetitions = 1
+folds = 4
+
+[tuning]
+lambdas = [0.1, 0.5, 1.0]
+alphas = [2.0]
+methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]
+%s
+
+[output]
+bootstrap = 100
+`
+
+func parseExt(t *testing.T, tuningExtra string) *experiments.Spec {
+	t.Helper()
+	s, err := experiments.Parse("ext.toml", []byte(fmt.Sprintf(extSpec, tuningExtra)), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func registerLearner(t *testing.T, l Learner) {
+	t.Helper()
+	if err := RegisterLearner(l); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { learners.remove(l.Name()) })
+}
+
+func registerSelector(t *testing.T, m Selector) {
+	t.Helper()
+	if err := RegisterSelector(m); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { selectors.remove(m.Name()) })
+}
+
+// meanModel is w·x.
+type meanModel struct{ w []float64 }
+
+func (m meanModel) Margins(dst []float64, d *Data) []float64 {
+	if len(dst) != d.N() {
+		dst = make([]float64, d.N())
+	}
+	X := d.X()
+	for i := range dst {
+		dst[i] = 0
+		for j, v := range X.RawRowView(i) {
+			dst[i] += v * m.w[j]
+		}
+	}
+	return dst
+}
+
+// meanDiff fits w = (mean of x over y = +1 − mean over y = −1)/(1 + λ):
+// deterministic, no noise, through Data's dense view.
+func meanDiff(train *Data, lambda float64) meanModel {
+	X, y := train.X(), train.Y()
+	w := make([]float64, train.D())
+	var np, nm float64
+	for _, yi := range y {
+		if yi > 0 {
+			np++
+		} else {
+			nm++
+		}
+	}
+	for i, yi := range y {
+		for j, v := range X.RawRowView(i) {
+			if yi > 0 {
+				w[j] += v / np / (1 + lambda)
+			} else {
+				w[j] -= v / nm / (1 + lambda)
+			}
+		}
+	}
+	return meanModel{w}
+}
+
+// fakeLearner is a zero-noise learner whose guarantee is (2ε, 1e-6) for
+// level ε: unlike any built-in, so that it is recognisable in the rows.
+type fakeLearner struct{}
+
+func (fakeLearner) Name() string { return "fake-double" }
+func (fakeLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+	return meanDiff(train, lambda), privacy.EpsDeltaDP(2*level.Epsilon, 1e-6, "fake"), nil
+}
+func (fakeLearner) StabilityConstants([]float64, int, float64, float64) (float64, float64, error) {
+	return 1, 1, nil
+}
+
+// recordingLearner records the parameter, level and training-set size of
+// every fit, and delivers exactly the level it is handed.
+type recordingLearner struct {
+	mu    *sync.Mutex
+	calls *[]call
+}
+
+type call struct {
+	lambda float64
+	level  Level
+	n      int
+}
+
+func (recordingLearner) Name() string { return "recorder" }
+func (r recordingLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+	r.mu.Lock()
+	*r.calls = append(*r.calls, call{lambda, level, train.N()})
+	r.mu.Unlock()
+	return meanDiff(train, lambda), privacy.EpsDP(level.Epsilon, "recorded"), nil
+}
+func (recordingLearner) StabilityConstants([]float64, int, float64, float64) (float64, float64, error) {
+	return 1, 1, nil
+}
+
+// unstableLearner has no stability constants.
+type unstableLearner struct{}
+
+func (unstableLearner) Name() string { return "unstable" }
+func (unstableLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+	return meanDiff(train, lambda), privacy.EpsDP(level.Epsilon, "unstable"), nil
+}
+
+func TestRegister_Errors(t *testing.T) {
+	long := strings.Repeat("a", 65)
+	for _, c := range []struct {
+		name    string
+		err     error
+		wantErr error
+	}{
+		{"nil learner", RegisterLearner(nil), ErrBadName},
+		{"empty", RegisterLearner(namedLearner("")), ErrBadName},
+		{"slash", RegisterLearner(namedLearner("a/b")), ErrBadName},
+		{"space", RegisterLearner(namedLearner("a b")), ErrBadName},
+		{"equals", RegisterLearner(namedLearner("alpha=1")), ErrBadName},
+		{"digit first", RegisterLearner(namedLearner("1x")), ErrBadName},
+		{"too long", RegisterLearner(namedLearner(long)), ErrBadName},
+		{"built-in learner", RegisterLearner(ObjectivePerturbation{}), ErrDuplicate},
+		{"nil selector", RegisterSelector(nil), ErrBadName},
+		{"bad selector", RegisterSelector(namedSelector("a,b")), ErrBadName},
+		{"built-in selector", RegisterSelector(Control{}), ErrDuplicate},
+		{"builtin name, other type", RegisterSelector(namedSelector("stability")), ErrDuplicate},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !errors.Is(c.err, c.wantErr) {
+				t.Errorf("err = %v, want %v", c.err, c.wantErr)
+			}
+		})
+	}
+	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation"}) {
+		t.Errorf("LearnerNames() = %v", got)
+	}
+	if got := SelectorNames(); !slices.Equal(got, []string{"stability", "alphaSplit", "dataSplit", "random", "control"}) {
+		t.Errorf("SelectorNames() = %v", got)
+	}
+	registerLearner(t, fakeLearner{})
+	if err := RegisterLearner(fakeLearner{}); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("second registration: err = %v", err)
+	}
+	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation", "fake-double"}) {
+		t.Errorf("LearnerNames() = %v, want registration order", got)
+	}
+}
+
+type namedLearner string
+
+func (n namedLearner) Name() string { return string(n) }
+func (namedLearner) Fit(context.Context, *rand.Rand, *Data, float64, Level) (Model, privacy.Guarantee, error) {
+	return nil, privacy.Guarantee{}, errors.New("unused")
+}
+
+type namedSelector string
+
+func (n namedSelector) Name() string { return string(n) }
+func (namedSelector) Select(*rand.Rand, Candidates, Budget) (Selection, error) {
+	return Selection{}, errors.New("unused")
+}
+func (namedSelector) Plan(Budget, int, Terms) (Account, error) {
+	return Account{}, errors.New("unused")
+}
+
+// TestNew_UnknownNames: a name that is not registered is an error naming
+// the key and the known names, never a default.
+func TestNew_UnknownNames(t *testing.T) {
+	registerLearner(t, unstableLearner{})
+	for _, c := range []struct {
+		name     string
+		methods  []string
+		learners []string
+		want     string
+	}{
+		{"method", []string{"stability", "oracle"}, nil, `ext: tuning.methods[1]: unknown method "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
+		{"method twice", []string{"random", "random"}, nil, `tuning.methods[1]: method "random" listed twice`},
+		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, unstable)`},
+		{"learner twice", []string{"random"}, []string{"unstable", "unstable"}, `tuning.learners[1]: learner "unstable" listed twice`},
+		{"stability needs constants", []string{"random", "stability"}, []string{"unstable"}, `tuning.methods[1]: method "stability" needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner "unstable" does not have`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := parseExt(t, "")
+			tuningOf(s).Methods, tuningOf(s).Learners = c.methods, c.learners
+			_, err := New(s, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v\nwant it to contain %s", err, c.want)
+			}
+		})
+	}
+}
+
+// TestNew_ConfigureError: the built-in learner reads its variant from the
+// spec; a loss it does not have is an error naming the key.
+func TestNew_ConfigureError(t *testing.T) {
+	s := parseExt(t, "")
+	tuningOf(s).Loss = "hinge"
+	_, err := New(s, Options{})
+	if want := `ext: tuning.learners (default): learner "objective-perturbation": tuning.loss: learner objective-perturbation has no loss "hinge"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// TestHist_RefusesUnknownMethod: the histogram kind used to book any
+// method it did not name as Control ("default: control", not private); it
+// now refuses an unknown name when it loads the spec, and a learners key.
+func TestHist_RefusesUnknownMethod(t *testing.T) {
+	s, err := experiments.Parse("hist.toml", []byte(histSpecSrc), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuningOf(s).Methods = []string{"control", "oracle"}
+	if _, err := NewHist(s, Options{}); err == nil || !strings.Contains(err.Error(), `tuning.methods[1]: unknown method "oracle"`) {
+		t.Errorf("unknown method: err = %v", err)
+	}
+	tuningOf(s).Methods, tuningOf(s).Learners = []string{"control"}, []string{"objective-perturbation"}
+	if _, err := NewHist(s, Options{}); err == nil || !strings.Contains(err.Error(), "tuning.learners: the histogram-tuning kind has one learner") {
+		t.Errorf("learners: err = %v", err)
+	}
+}
+
+// firstSelector releases the first candidate trained on all of T at α: a
+// data-independent choice, α-DP.
+type firstSelector struct {
+	planEps func(b Budget) float64 // the ε its Plan claims for training
+}
+
+func (firstSelector) Name() string { return "first" }
+func (s firstSelector) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
+	f, err := c.Train(rng, 0, Level{Epsilon: b.Alpha}, 0, 1)
+	if err != nil {
+		return Selection{}, err
+	}
+	a, err := s.account(f.Guarantee)
+	return Selection{Index: 0, Fit: f, Fits: 1, Account: a}, err
+}
+func (s firstSelector) Plan(b Budget, _ int, _ Terms) (Account, error) {
+	return s.account(privacy.EpsDP(s.planEps(b), "the first candidate"))
+}
+func (firstSelector) account(g privacy.Guarantee) (Account, error) {
+	return account(privacy.Sequential, "one fit", Charge{Training, "T", g})
+}
+
+// TestHist_RegisteredSelector: a registered selector runs in the
+// histogram kind with its own guarantee (private, ε = α), where the old
+// switch would have booked it non-private; a selector whose Plan
+// disagrees with what its runs delivered fails the unit.
+func TestHist_RegisteredSelector(t *testing.T) {
+	src := strings.Replace(histSpecSrc, `attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]`, "", 1)
+	s, err := experiments.Parse("hist.toml", []byte(src), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := &firstSelector{planEps: func(b Budget) float64 { return b.Alpha }}
+	registerSelector(t, sel)
+	tuningOf(s).Methods = []string{"first"}
+	e, err := NewHist(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := unitKeys(e)[0]
+	rows, err := runner.RunKey(context.Background(), e, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	if r["method"] != "first" || r["private"] != "true" || r.Float("eps_total") != r.Float("alpha") || r.Float("eps_train") != r.Float("alpha") || r["index"] != "1" {
+		t.Errorf("row %v: want method first, private, eps_train = eps_total = alpha, index 1", r)
+	}
+	led := e.Ledger(rows)
+	if len(led) != 1 || led[0].Method != "first" || !led[0].Total.Private || float64(led[0].Total.Epsilon) != r.Float("alpha") {
+		t.Errorf("ledger %+v", led)
+	}
+
+	sel.planEps = func(b Budget) float64 { return b.Alpha / 2 } // a plan that understates
+	if _, err := runner.RunKey(context.Background(), e, key); err == nil || !strings.Contains(err.Error(), "training charge: plan ε=") {
+		t.Errorf("understating plan: err = %v", err)
+	}
+}
+
+// TestFakeLearner_RowsAndLedger runs a registered zero-noise learner whose
+// fits are (2ε, 1e-6)-DP beside the built-in one, and checks that its
+// guarantee reaches the rows and the ledger composed as each method's
+// theorem says.
+func TestFakeLearner_RowsAndLedger(t *testing.T) {
+	registerLearner(t, fakeLearner{})
+	s := parseExt(t, `learners = ["objective-perturbation", "fake-double"]`)
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(e.Columns(), LearnerColumns) {
+		t.Errorf("columns %v", e.Columns())
+	}
+	// datasets × alphas × methods × learners × repetitions × folds
+	if got := len(e.Units()); got != 1*1*5*2*1*4 {
+		t.Errorf("%d units", got)
+	}
+	var all []results.Row
+	for _, key := range unitKeys(e) {
+		rows, err := runner.RunKey(context.Background(), e, key)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		all = append(all, rows...)
+	}
+	const alpha, k, delta, fitDelta = 2.0, 3.0, 0.01, 1e-6
+	// (eps_train, delta_train, eps_tuning, delta_tuning, eps_total, delta):
+	// each fit at level ε is (2ε, 1e-6)-DP.
+	want := map[string][6]float64{
+		"stability":  {alpha, fitDelta, alpha / 2, delta, 1.5 * alpha, delta + fitDelta}, // Theorem 2: final fit + (α/2, δ)
+		"alphaSplit": {2 * alpha, k * fitDelta, alpha, 0, 2 * alpha, k * fitDelta},       // Σ of k fits at α/k; max with α
+		"dataSplit":  {2 * alpha, fitDelta, alpha, 0, 2 * alpha, fitDelta},               // max of k fits at α on disjoint parts
+		"random":     {2 * alpha, fitDelta, 0, 0, 2 * alpha, fitDelta},                   // one fit
+		"control":    {k * 2 * alpha, k * fitDelta, math.Inf(1), 0, math.Inf(1), 0},      // not private
+	}
+	cols := []string{"eps_train", "delta_train", "eps_tuning", "delta_tuning", "eps_total", "delta"}
+	seen := map[string]bool{}
+	for _, r := range all {
+		method, learner, ok := strings.Cut(r["method"], "/")
+		if !ok || learner != r["learner"] {
+			t.Fatalf("method %q, learner %q: want label <method>/<learner>", r["method"], r["learner"])
+		}
+		seen[learner] = true
+		if learner == "objective-perturbation" {
+			// CMS11 delivers the ε it is handed: as before the key existed.
+			if method != "control" && math.Abs(r.Float("eps_total")-alpha) > 1e-12 {
+				t.Errorf("%s: eps_total %v", r["unit"], r.Float("eps_total"))
+			}
+			continue
+		}
+		w := want[method]
+		for i, col := range cols {
+			if got := r.Float(col); !(got == w[i] || math.Abs(got-w[i]) <= 1e-12*math.Abs(w[i])) {
+				t.Errorf("%s: %s = %v, want %v", r["unit"], col, got, w[i])
+			}
+		}
+		if (r["private"] == "true") != (method != "control") {
+			t.Errorf("%s: private %s", r["unit"], r["private"])
+		}
+		if r["solver_status"] != "" || !math.IsNaN(r.Float("eps_prime")) {
+			t.Errorf("%s: a model without a Reporter has solver_status %q, eps_prime %v", r["unit"], r["solver_status"], r["eps_prime"])
+		}
+	}
+	if !seen["fake-double"] || !seen["objective-perturbation"] {
+		t.Errorf("learners seen: %v", seen)
+	}
+	for _, le := range e.Ledger(all) {
+		method, learner, _ := strings.Cut(le.Method, "/")
+		if learner != "fake-double" {
+			continue
+		}
+		w := want[method]
+		if eps, d := float64(le.Total.Epsilon), float64(le.Total.Delta); !(eps == w[4] || math.Abs(eps-w[4]) <= 1e-12*w[4]) || math.Abs(d-w[5]) > 1e-15 {
+			t.Errorf("ledger %s: total (%v, %v), want (%v, %v)", le.Method, eps, d, w[4], w[5])
+		}
+		for _, c := range le.Components {
+			i := map[string]int{"training": 0, "tuning": 2}[c.Part]
+			if eps := float64(c.Epsilon); !(eps == w[i] || math.Abs(eps-w[i]) <= 1e-12*w[i]) || math.Abs(float64(c.Delta)-w[i+1]) > 1e-15 {
+				t.Errorf("ledger %s: %s charge (%v, %v), want (%v, %v)", le.Method, c.Part, c.Epsilon, c.Delta, w[i], w[i+1])
+			}
+			if c.Part == "training" && !strings.Contains(c.Release, "fake-double fit") {
+				t.Errorf("ledger %s: %s charge release %q does not name the learner", le.Method, c.Part, c.Release)
+			}
+		}
+	}
+}
+
+// TestSelectors_HandLevels checks, with a recording learner, the level
+// and data each built-in method hands the learner (Chaudhuri & Vinterbo
+// 2013, Section 5): Stability k + 1 fits at α/2 on T (α₁ = α/2),
+// alphaSplit k fits at α/k on T, dataSplit k fits at α on disjoint parts
+// of T, Random one fit at α, Control k fits at α; δ = 0 throughout.
+func TestSelectors_HandLevels(t *testing.T) {
+	var mu sync.Mutex
+	var calls []call
+	registerLearner(t, recordingLearner{&mu, &calls})
+	e, err := New(parseExt(t, `learners = ["recorder"]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lambdas := e.spec.Tuning.Lambdas
+	const alpha = 2.0
+	k := len(lambdas)
+	for _, method := range SelectorNames() {
+		t.Run(method, func(t *testing.T) {
+			calls = nil
+			key := fmt.Sprintf("magic/alpha=2/%s/recorder/rep=1/fold=1", method)
+			rows, err := runner.RunKey(context.Background(), e, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nT := int(rows[0].Float("n_train"))
+			chosen := lambdas[int(rows[0].Float("index"))-1]
+			want := func(n int, eps float64, allT bool) {
+				t.Helper()
+				if len(calls) != n {
+					t.Fatalf("%d fits, want %d", len(calls), n)
+				}
+				for j, c := range calls {
+					if math.Abs(c.level.Epsilon-eps) > 1e-15 || c.level.Delta != 0 {
+						t.Errorf("fit %d: level %+v, want ε = %v, δ = 0", j, c.level, eps)
+					}
+					if allT && c.n != nT {
+						t.Errorf("fit %d on %d rows, want all %d of T", j, c.n, nT)
+					}
+				}
+			}
+			switch method {
+			case "stability":
+				want(k+1, alpha/2, true)
+				for j := range k {
+					if calls[j].lambda != lambdas[j] {
+						t.Errorf("Validate fit %d at lambda %v", j, calls[j].lambda)
+					}
+				}
+				if calls[k].lambda != chosen {
+					t.Errorf("final fit at lambda %v, chose %v", calls[k].lambda, chosen)
+				}
+			case "alphaSplit":
+				want(k, alpha/float64(k), true)
+			case "dataSplit":
+				want(k, alpha, false)
+				sum := 0
+				for j, c := range calls {
+					sum += c.n
+					if c.n < nT/k || c.n > nT/k+1 || c.lambda != lambdas[j] {
+						t.Errorf("fit %d: lambda %v on %d rows, want lambda %v on a part of %d/%d", j, c.lambda, c.n, lambdas[j], nT, k)
+					}
+				}
+				if sum != nT {
+					t.Errorf("parts hold %d rows, T %d", sum, nT)
+				}
+			case "random":
+				want(1, alpha, true)
+				if calls[0].lambda != chosen {
+					t.Errorf("fit at lambda %v, chose %v", calls[0].lambda, chosen)
+				}
+			case "control":
+				want(k, alpha, true)
+			default:
+				t.Fatalf("no expectation for %s", method)
+			}
+			if got := int(rows[0].Float("fits")); got != len(calls) {
+				t.Errorf("fits column %d, learner called %d times", got, len(calls))
+			}
+		})
+	}
+}
+
+// fakeCandidates deliver, for candidate i at level ε, a pure guarantee
+// ε·(1 + i/10) + 0.001 (over-delivering, like the dplr2013 variant), or
+// exactly ε when exact; scores and error counts are fixed and no noise is
+// drawn.
+type fakeCandidates struct {
+	k     int
+	exact bool
+}
+
+func (c *fakeCandidates) K() int                                          { return c.k }
+func (c *fakeCandidates) Terms() Terms                                    { return classifierTerms("fake") }
+func (c *fakeCandidates) Split(*rand.Rand, int) error                     { return nil }
+func (c *fakeCandidates) StabilityBeta(float64, float64) (float64, error) { return 0.01, nil }
+func (c *fakeCandidates) Train(_ *rand.Rand, i int, level Level, _, _ int) (Fit, error) {
+	eps := level.Epsilon
+	if !c.exact {
+		eps = level.Epsilon*(1+float64(i)/10) + 0.001
+	}
+	return Fit{Index: i, Level: level, Guarantee: privacy.EpsDP(eps, "fake"), Score: float64(i), Errors: float64(c.k - i)}, nil
+}
+
+// oldClassifier is the accounting the cv-tuning kind did by method name
+// before the extension points (cvtune.go at commit e7254e9): delivered
+// values in training order.
+func oldClassifier(method string, alpha, delta float64, delivered []float64, final float64) columns {
+	var sum, mx float64
+	for _, d := range delivered {
+		sum += d
+		mx = math.Max(mx, d)
+	}
+	switch method {
+	case "stability":
+		return columns{train: final, tuning: alpha / 2, delta: delta, total: final + alpha/2, private: true}
+	case "alphaSplit":
+		return columns{train: sum, tuning: alpha, total: math.Max(sum, alpha), private: true}
+	case "dataSplit":
+		return columns{train: mx, tuning: alpha, total: math.Max(mx, alpha), private: true}
+	case "random":
+		return columns{train: final, total: final, private: true}
+	}
+	return columns{train: sum, tuning: math.Inf(1), total: math.Inf(1)}
+}
+
+// oldHistogram is the histogram kind's accounting by method name before
+// the extension points (histogram.go at commit e7254e9).
+func oldHistogram(method string, alpha, delta float64, k int) columns {
+	switch method {
+	case "stability":
+		return columns{train: alpha / 2, tuning: alpha / 2, delta: delta, total: alpha, private: true}
+	case "alphaSplit", "dataSplit":
+		return columns{train: alpha, tuning: alpha, total: alpha, private: true}
+	case "random":
+		return columns{train: alpha, total: alpha, private: true}
+	}
+	return columns{train: float64(k) * alpha, tuning: math.Inf(1), total: math.Inf(1)}
+}
+
+// TestAccount_OldValues: the columns composed from the built-in
+// selectors' Accounts equal, bit for bit, what the name switches computed
+// — for the cv-tuning kind from the delivered guarantees (also when fits
+// deliver more than they are handed), for the histogram kind from Plan —
+// and the histogram's delivered Accounts agree with the plans.
+func TestAccount_OldValues(t *testing.T) {
+	const delta = 0.01
+	for _, method := range SelectorNames() {
+		sel, _ := selectors.lookup(method)
+		for _, k := range []int{1, 3, 7, 10} {
+			for _, alpha := range []float64{0.1, 0.3, 0.5, 1, 2, 3, 5, 7.3, 1000} {
+				name := fmt.Sprintf("%s/k=%d/alpha=%v", method, k, alpha)
+				b := Budget{Alpha: alpha, Delta: delta}
+				rng := rand.New(rand.NewPCG(1, 2))
+				c := &fakeCandidates{k: k}
+				var delivered []float64
+				rec := &recordingCandidates{Candidates: c, eps: &delivered}
+				s, err := sel.Select(rng, rec, b)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				got, err := accountColumns(s.Account)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := oldClassifier(method, alpha, delta, delivered, s.Fit.Guarantee.Epsilon)
+				if got.train != want.train || got.tuning != want.tuning || got.delta != want.delta || got.total != want.total || got.private != want.private {
+					t.Errorf("%s: delivered columns %+v, old %+v", name, got, want)
+				}
+
+				plan, err := sel.Plan(b, k, histTerms)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ = accountColumns(plan)
+				want = oldHistogram(method, alpha, delta, k)
+				if got.train != want.train || got.tuning != want.tuning || got.delta != want.delta || got.total != want.total || got.private != want.private {
+					t.Errorf("%s: planned columns %+v, old histogram %+v", name, got, want)
+				}
+				exact, err := sel.Select(rand.New(rand.NewPCG(1, 2)), &fakeCandidates{k: k, exact: true}, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := agree(plan, exact.Account); err != nil {
+					t.Errorf("%s: exact runs disagree with the plan: %v", name, err)
+				}
+			}
+		}
+	}
+}
+
+// recordingCandidates record the ε each fit delivered, in order.
+type recordingCandidates struct {
+	Candidates
+	eps *[]float64
+}
+
+func (r *recordingCandidates) Train(rng *rand.Rand, i int, level Level, part, parts int) (Fit, error) {
+	f, err := r.Candidates.Train(rng, i, level, part, parts)
+	*r.eps = append(*r.eps, f.Guarantee.Epsilon)
+	return f, err
+}
+
+// tuningOf returns the [tuning] table of a parsed cv-tuning or
+// histogram-tuning spec.
+func tuningOf(s *experiments.Spec) *TuningSpec {
+	switch sec := s.Section.(type) {
+	case *Section:
+		return &sec.Tuning
+	case *HistSection:
+		return &sec.Tuning
+	}
+	panic("not a tuning spec")
+}
