@@ -18,8 +18,9 @@
 // # Synthetic data
 //
 // A panel with any row whose DataSource is "synthetic" is titled
-// "<dataset> (SYNTHETIC stand-in data)" in dark red, so that figures made
-// from stand-in data cannot be mistaken for reproductions on the real data.
+// "<dataset> (SYNTHETIC data, not a real file)" in dark red, so that
+// figures made from stand-ins or simulations cannot be mistaken for
+// reproductions on the real data.
 //
 // # Errors
 //

@@ -19,8 +19,9 @@ import (
 )
 
 // SyntheticLabel is appended to the title of a panel drawn from synthetic
-// stand-in data.
-const SyntheticLabel = "(SYNTHETIC stand-in data)"
+// data: a stand-in for an absent file, or data simulated by design (the
+// histogram kind's densities, a Go provider's simulation).
+const SyntheticLabel = "(SYNTHETIC data, not a real file)"
 
 // Default panel size in inches, used when FigureSpec.Width or Height is zero.
 const (

@@ -17,6 +17,10 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -timeout 20m "$@" ./...
+# The Go extension example is its own module (examples/go-extension, with
+# a replace to this repository): vet and test it there too. cli's
+# TestGoExtension builds it and runs its spec with the binary.
+(cd examples/go-extension && go vet ./... && go test -timeout 10m "$@" ./...)
 # The race detector on the concurrent parts (the parallel runner, the shared
 # crypto/rand source, checkpoints); it needs cgo, hence a C compiler.
 if [ "$(go env CGO_ENABLED)" = 1 ] && command -v "$(go env CC)" >/dev/null 2>&1; then
