@@ -10,8 +10,10 @@ import (
 // its provenance is synthetic, with a named, versioned generator.
 type coin struct{}
 
-func (coin) Name() string        { return "example-coin" }
-func (coin) Description() string { return "simulated coin flips with one numeric attribute; label: heads" }
+func (coin) Name() string { return "example-coin" }
+func (coin) Description() string {
+	return "simulated coin flips with one numeric attribute; label: heads"
+}
 
 func (coin) Read(req datasets.Request) (*datasets.Raw, error) {
 	x := []float64{0.1, 0.9, 0.4, 0.8, 0.2, 0.7}
