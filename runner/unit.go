@@ -107,3 +107,35 @@ func RunKey(ctx context.Context, exp Experiment, key string) ([]results.Row, err
 	}
 	return nil, fmt.Errorf("runner: %s has no unit %q", exp.Spec().ID, key)
 }
+
+// UnitsOf returns the units named by keys, in order: byKey[k] with its key
+// set by withKey. It is the Units method of a kind that lays its units out
+// by key.
+func UnitsOf[U Unit](keys []string, byKey map[string]U, withKey func(U, string) U) []Unit {
+	us := make([]Unit, len(keys))
+	for i, k := range keys {
+		us[i] = withKey(byKey[k], k)
+	}
+	return us
+}
+
+// As returns u as the kind's unit type U, or an error naming the unit when
+// it is of another type (a unit of another experiment).
+func As[U Unit](u Unit) (U, error) {
+	v, ok := u.(U)
+	if !ok {
+		return v, fmt.Errorf("runner: unit %q is a %T, not a unit of this experiment", u.Key(), u)
+	}
+	return v, nil
+}
+
+// SectionOf returns spec's section as the kind's section type S, or an
+// error unless spec is of kind name with such a section (a spec loaded
+// without the kind's registry).
+func SectionOf[S experiments.Section](spec *experiments.Spec, name string) (S, error) {
+	sec, ok := spec.Section.(S)
+	if spec.Kind != name || !ok {
+		return sec, fmt.Errorf("spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, name)
+	}
+	return sec, nil
+}

@@ -144,6 +144,8 @@ type unit struct {
 // Key implements runner.Unit.
 func (u unit) Key() string { return u.key }
 
+func (u unit) withKey(k string) unit { u.key = k; return u }
+
 // Options configures New.
 type Options struct {
 	// DataDir is the data directory; empty means the default search
@@ -414,15 +416,7 @@ func rho(eps float64) float64 { return eps * eps / 2 }
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
-func (e *Experiment) Units() []runner.Unit {
-	us := make([]runner.Unit, len(e.units))
-	for i, k := range e.units {
-		u := e.byKey[k]
-		u.key = k
-		us[i] = u
-	}
-	return us
-}
+func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
@@ -467,9 +461,9 @@ func (r *resampler) draw(rng *rand.Rand) *erm.Rows {
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, ok := ru.(unit)
-	if !ok {
-		return nil, fmt.Errorf("cicoverage: unit %q is not of this experiment", ru.Key())
+	u, err := runner.As[unit](ru)
+	if err != nil {
+		return nil, err
 	}
 	key := u.key
 	if u.vi {

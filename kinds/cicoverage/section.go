@@ -46,9 +46,9 @@ type Spec struct {
 
 // ciSpec returns spec with its ci-coverage section.
 func ciSpec(spec *experiments.Spec) (*Spec, error) {
-	sec, ok := spec.Section.(*Section)
-	if spec.Kind != Name || !ok {
-		return nil, fmt.Errorf("cicoverage: spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, Name)
+	sec, err := runner.SectionOf[*Section](spec, Name)
+	if err != nil {
+		return nil, err
 	}
 	return &Spec{spec, sec}, nil
 }

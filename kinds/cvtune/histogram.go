@@ -97,6 +97,8 @@ type histUnit struct {
 // Key implements runner.Unit.
 func (u histUnit) Key() string { return u.key }
 
+func (u histUnit) withKey(k string) histUnit { u.key = k; return u }
+
 // NewHist loads the sources of spec, lays out folds and units, and checks
 // Theorem 6's sample-size requirement. The spec's tuning.methods must name
 // registered selectors.
@@ -204,15 +206,7 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 func (e *Hist) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
-func (e *Hist) Units() []runner.Unit {
-	us := make([]runner.Unit, len(e.units))
-	for i, k := range e.units {
-		u := e.byKey[k]
-		u.key = k
-		us[i] = u
-	}
-	return us
-}
+func (e *Hist) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, histUnit.withKey) }
 
 // Columns implements runner.Experiment.
 func (e *Hist) Columns() []string { return HistColumns }
@@ -227,9 +221,9 @@ func values(x []float64, idx []int) []float64 {
 
 // RunUnit implements runner.Experiment.
 func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, ok := ru.(histUnit)
-	if !ok {
-		return nil, fmt.Errorf("cvtune: unit %q is not of this experiment", ru.Key())
+	u, err := runner.As[histUnit](ru)
+	if err != nil {
+		return nil, err
 	}
 	key := u.key
 	if err := ctx.Err(); err != nil {

@@ -89,18 +89,18 @@ type HistSpec struct {
 
 // tuningSpec returns spec with its cv-tuning section.
 func tuningSpec(spec *experiments.Spec) (*Spec, error) {
-	sec, ok := spec.Section.(*Section)
-	if spec.Kind != Name || !ok {
-		return nil, fmt.Errorf("cvtune: spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, Name)
+	sec, err := runner.SectionOf[*Section](spec, Name)
+	if err != nil {
+		return nil, err
 	}
 	return &Spec{spec, sec}, nil
 }
 
 // histSpec returns spec with its histogram-tuning section.
 func histSpec(spec *experiments.Spec) (*HistSpec, error) {
-	sec, ok := spec.Section.(*HistSection)
-	if spec.Kind != HistName || !ok {
-		return nil, fmt.Errorf("cvtune: spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, HistName)
+	sec, err := runner.SectionOf[*HistSection](spec, HistName)
+	if err != nil {
+		return nil, err
 	}
 	return &HistSpec{spec, sec}, nil
 }

@@ -47,9 +47,9 @@ type Spec struct {
 
 // expostSpec returns spec with its expost-sweep section.
 func expostSpec(spec *experiments.Spec) (*Spec, error) {
-	sec, ok := spec.Section.(*Section)
-	if spec.Kind != Name || !ok {
-		return nil, fmt.Errorf("expostsweep: spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, Name)
+	sec, err := runner.SectionOf[*Section](spec, Name)
+	if err != nil {
+		return nil, err
 	}
 	return &Spec{spec, sec}, nil
 }

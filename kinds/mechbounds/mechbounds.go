@@ -59,6 +59,8 @@ type unit struct {
 // Key implements runner.Unit.
 func (u unit) Key() string { return u.key }
 
+func (u unit) withKey(k string) unit { u.key = k; return u }
+
 // New lays out the units of spec.
 func New(es *experiments.Spec) (*Experiment, error) {
 	spec, err := mechSpec(es)
@@ -83,15 +85,7 @@ func New(es *experiments.Spec) (*Experiment, error) {
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
-func (e *Experiment) Units() []runner.Unit {
-	us := make([]runner.Unit, len(e.units))
-	for i, k := range e.units {
-		u := e.byKey[k]
-		u.key = k
-		us[i] = u
-	}
-	return us
-}
+func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
 
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
@@ -256,9 +250,9 @@ func run(ctx context.Context, rng *rand.Rand, m mechanism, eps float64, cells []
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, ok := ru.(unit)
-	if !ok {
-		return nil, fmt.Errorf("mechbounds: unit %q is not of this experiment", ru.Key())
+	u, err := runner.As[unit](ru)
+	if err != nil {
+		return nil, err
 	}
 	key := u.key
 	if err := ctx.Err(); err != nil {

@@ -43,9 +43,9 @@ type Spec struct {
 
 // mechSpec returns spec with its mechanism-bounds section.
 func mechSpec(spec *experiments.Spec) (*Spec, error) {
-	sec, ok := spec.Section.(*Section)
-	if spec.Kind != Name || !ok {
-		return nil, fmt.Errorf("mechbounds: spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, Name)
+	sec, err := runner.SectionOf[*Section](spec, Name)
+	if err != nil {
+		return nil, err
 	}
 	return &Spec{spec, sec}, nil
 }

@@ -44,9 +44,9 @@ type Spec struct {
 
 // auditSpec returns spec with its privacy-audit section.
 func auditSpec(spec *experiments.Spec) (*Spec, error) {
-	sec, ok := spec.Section.(*Section)
-	if spec.Kind != Name || !ok {
-		return nil, fmt.Errorf("privaudit: spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, Name)
+	sec, err := runner.SectionOf[*Section](spec, Name)
+	if err != nil {
+		return nil, err
 	}
 	return &Spec{spec, sec}, nil
 }
