@@ -133,10 +133,11 @@ type OutputSpec struct {
 	Bootstrap int `toml:"bootstrap"`
 	// CILevel is the confidence level of the CIs. Default 0.95.
 	CILevel float64 `toml:"ci_level"`
-	// SecureNoise draws every release's noise from crypto/rand through
-	// floating-point-safe constructions where the harness has them
-	// (core/mech.SetSecureNoise); results then do not replay. Set by
-	// --secure-noise. Default false.
+	// SecureNoise draws every unit's randomness from crypto/rand, and every
+	// release's noise through floating-point-safe constructions where the
+	// harness has them (the runner hands units mech.CryptoRand; see
+	// runner.Env); results then do not replay. Set by --secure-noise.
+	// Default false.
 	SecureNoise bool `toml:"secure_noise"`
 }
 

@@ -118,8 +118,8 @@ func (g *Gaussian) Rho() float64 {
 }
 
 // Sample returns one N(0, σ²) draw from rng.
-// In secure mode the bits come from crypto/rand ([NoiseRand]); use AddNoise
-// for a floating-point-safe release.
+// Given [CryptoRand] the bits come from crypto/rand; use AddNoise for a
+// floating-point-safe release.
 func (g *Gaussian) Sample(rng *rand.Rand) float64 { return g.sigma * rng.NormFloat64() }
 
 // AddNoise sets dst[i] = x[i] + N(0, σ²) ([AddGaussian]: [SecureGaussian]
