@@ -15,6 +15,9 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/kinds/expostsweep"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -71,7 +74,32 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, status, files)
 	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "EXTENSION POINT\tSPEC KEY\tREGISTERED NAMES")
+	for _, e := range extensionPoints() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.what, e.key, strings.Join(e.names, ", "))
+	}
 	return tw.Flush()
+}
+
+// extensionPoint is one registry as `dprepro list` shows it.
+type extensionPoint struct {
+	what, key string
+	names     []string
+}
+
+// extensionPoints lists the registries of the harness with the names they
+// hold now: the built-ins and whatever a module registered before
+// cli.Main.
+func extensionPoints() []extensionPoint {
+	return []extensionPoint{
+		{"experiment kind", "kind", runner.Kinds.Names()},
+		{"dataset (see above)", "data.datasets", datasets.Names()},
+		{"private learner (cv-tuning)", "tuning.learners", cvtune.LearnerNames()},
+		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", cvtune.SelectorNames()},
+		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", expostsweep.GeneratorNames()},
+		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cicoverage.MethodNames()},
+	}
 }
 
 // describeStatus summarizes a dataset's files as `dprepro list` shows

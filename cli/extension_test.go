@@ -50,7 +50,7 @@ func TestGoExtension(t *testing.T) {
 
 	// The extended command lists the dataset and runs the spec.
 	code, stdout, stderr := run(bin, "list")
-	if code != 0 || !strings.Contains(stdout, "credit-sim") {
+	if code != 0 || !strings.Contains(stdout, "credit-sim") || !strings.Contains(stdout, "noisy-gd") {
 		t.Errorf("list: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	out := t.TempDir()
