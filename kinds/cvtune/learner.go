@@ -107,6 +107,16 @@ type FitReport struct {
 // or one part of it) or to a Model (V, W): rows idx of a design matrix X
 // with labels y ∈ {−1, +1}. Its views are built on first use and shared;
 // it is read-only and safe for concurrent use.
+//
+// Row norms: the rows are the dataset after the spec's preprocessing, the
+// same for built-in datasets, data files and Go providers. With
+// data.row_norm "l2-max" (the default), "l2-clip" or "l2-unit" every row has
+// ‖x‖₂ ≤ 1, the bound objective perturbation's privacy analysis and most
+// gradient-based ones assume; "l1-max" gives ‖x‖₁ ≤ 1 (so ‖x‖₂ ≤ 1 too);
+// "none" gives no bound. The bound of l2-max is data-dependent (rows divided
+// by the largest norm); a learner whose guarantee needs ‖x‖₂ ≤ 1 regardless
+// of the spec should clip per-record contributions itself, as
+// examples/go-extension/noisygd clips its per-record gradients.
 type Data struct {
 	x   *mat.Dense
 	y   []float64

@@ -181,6 +181,9 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		p.At("tuning.huber_h", "must be in (0, 1) (got %v)", c.Tuning.HuberH)
 	}
 	p.OneOf("tuning.objective_perturbation", c.Tuning.ObjPert, "cms11", "dplr2013")
+	if c.Tuning.Learners != nil && len(c.Tuning.Learners) == 0 {
+		p.At("tuning.learners", "must list at least one learner when set (known: %s); leave the key out for the built-in learner alone", strings.Join(LearnerNames(), ", "))
+	}
 	p.Names("tuning.learners", c.Tuning.Learners, LearnerNames(), false, "learner")
 }
 
