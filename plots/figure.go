@@ -464,9 +464,49 @@ var (
 	refColor       = color.Gray{Y: 110}
 )
 
-// methodStyle returns the color and marker of method index i.
-func methodStyle(i int) (color.Color, draw.GlyphDrawer) {
-	return seriesColors[i%len(seriesColors)], plotutil.Shape(i)
+// style is how one method's series is drawn.
+type style struct {
+	color  color.Color
+	glyph  draw.GlyphDrawer
+	dashes []vg.Length // nil: solid
+}
+
+// variantDashes are the line patterns of the variants of a method.
+var variantDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
+
+// methodStyles returns the style of each method label. Labels of the form
+// "<method>/<variant>" (a cv-tuning spec with several learners:
+// "alphaSplit/noisy-gd") all carry one: a method keeps one color across
+// its variants, and a variant keeps one line pattern and marker across
+// methods, so that both can be read off the figure. Other labels get the
+// color and marker of their index.
+func methodStyles(methods []string) []style {
+	out := make([]style, len(methods))
+	var bases, variants []string
+	paired := len(methods) > 0
+	for _, m := range methods {
+		b, v, ok := strings.Cut(m, "/")
+		if !ok {
+			paired = false
+			break
+		}
+		if !slices.Contains(bases, b) {
+			bases = append(bases, b)
+		}
+		if !slices.Contains(variants, v) {
+			variants = append(variants, v)
+		}
+	}
+	for i, m := range methods {
+		if !paired {
+			out[i] = style{color: seriesColors[i%len(seriesColors)], glyph: plotutil.Shape(i)}
+			continue
+		}
+		b, v, _ := strings.Cut(m, "/")
+		bi, vi := slices.Index(bases, b), slices.Index(variants, v)
+		out[i] = style{color: seriesColors[bi%len(seriesColors)], glyph: plotutil.Shape(vi), dashes: variantDashes[vi%len(variantDashes)]}
+	}
+	return out
 }
 
 // build makes the gonum/plot objects for spec without legends.
@@ -477,6 +517,7 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	}
 	fig := &figure{data: data}
 	drawn := make([]*seriesParts, len(data.Methods)) // first parts of each method, for the legend
+	styles := methodStyles(data.Methods)
 	var (
 		refH    *hLine
 		refDiag *plotter.Function
@@ -499,7 +540,7 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 
 		var parts []seriesParts
 		for _, s := range pd.Series {
-			sp, err := newSeriesParts(s)
+			sp, err := newSeriesParts(s, styles[s.Index])
 			if err != nil {
 				return nil, fmt.Errorf("plots: figure %q: dataset %q, method %q: %w", spec.Name, pd.Dataset, s.Method, err)
 			}
@@ -556,8 +597,8 @@ func refStyle() draw.LineStyle {
 }
 
 // newSeriesParts makes the line, markers and error bars of one series.
-func newSeriesParts(s series) (seriesParts, error) {
-	c, glyph := methodStyle(s.Index)
+func newSeriesParts(s series, st style) (seriesParts, error) {
+	c, glyph := st.color, st.glyph
 	xys := make(plotter.XYs, len(s.Points))
 	var bars ciBars
 	for i, p := range s.Points {
@@ -572,6 +613,7 @@ func newSeriesParts(s series) (seriesParts, error) {
 	}
 	line.Color = c
 	line.Width = vg.Points(1.25)
+	line.Dashes = st.dashes
 	pts.Color = c
 	pts.Shape = glyph
 	pts.Radius = vg.Points(3)

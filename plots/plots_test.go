@@ -683,3 +683,25 @@ func TestRender_Columns(t *testing.T) {
 		t.Errorf("2 columns: %d×%d px, one row: %d×%d px; want narrower and about twice as tall", w2, h2, w1, h1)
 	}
 }
+
+// TestMethodStyles_Variants: labels "<method>/<variant>" get one color per
+// method and one line pattern and marker per variant; other labels keep
+// the color and marker of their index.
+func TestMethodStyles_Variants(t *testing.T) {
+	paired := methodStyles([]string{"alphaSplit/op", "alphaSplit/gd", "random/op", "random/gd"})
+	if paired[0].color != paired[1].color || paired[2].color != paired[3].color || paired[0].color == paired[2].color {
+		t.Errorf("colors do not follow the method: %v", paired)
+	}
+	if paired[0].dashes != nil || paired[2].dashes != nil || paired[1].dashes == nil || len(paired[1].dashes) != len(paired[3].dashes) {
+		t.Errorf("line patterns do not follow the variant: %v", paired)
+	}
+	if paired[0].glyph != paired[2].glyph || paired[0].glyph == paired[1].glyph {
+		t.Errorf("markers do not follow the variant: %v", paired)
+	}
+	plain := methodStyles([]string{"stability", "alphaSplit", "a/b"})
+	for i, s := range plain {
+		if s.color != seriesColors[i] || s.dashes != nil {
+			t.Errorf("label %d: %v, want index color, solid", i, s)
+		}
+	}
+}

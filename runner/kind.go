@@ -27,7 +27,8 @@ type Kind interface {
 
 // DataOptions says where an experiment finds its data files.
 type DataOptions struct {
-	// DataDir is the data directory.
+	// DataDir is the data directory; empty means the default search
+	// (datasets.ResolveDataDir with no flag).
 	DataDir string
 	// Named reports that the user named the directory (--data-dir or
 	// $DPREPRO_DATA); an absent file is then an error unless the spec

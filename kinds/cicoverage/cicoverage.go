@@ -146,16 +146,8 @@ func (u unit) Key() string { return u.key }
 
 func (u unit) withKey(k string) unit { u.key = k; return u }
 
-// Options configures New.
-type Options struct {
-	// DataDir is the data directory; empty means the default search
-	// (datasets.ResolveDataDir with no flag).
-	DataDir string
-	// Named reports that the user named DataDir (datasets.DataDir.Named):
-	// a file absent from it is then an error unless the spec's
-	// data.synthetic is "allow" or "always".
-	Named bool
-}
+// Options configures New: where the datasets are read from.
+type Options = runner.DataOptions
 
 // New loads the datasets of spec, builds each swept (sub)dataset, fits θ₀
 // and lays out the units.

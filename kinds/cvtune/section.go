@@ -34,7 +34,7 @@ func (Kind) NewSection() experiments.Section {
 
 // New implements runner.Kind.
 func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return New(spec, Options{DataDir: data.DataDir, Named: data.Named})
+	return New(spec, data)
 }
 
 // HistKind is the histogram-tuning experiment kind (runner.Kind).
@@ -51,7 +51,7 @@ func (HistKind) NewSection() experiments.Section {
 
 // New implements runner.Kind.
 func (HistKind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return NewHist(spec, Options{DataDir: data.DataDir, Named: data.Named})
+	return NewHist(spec, data)
 }
 
 func defaultCV() CVSpec { return CVSpec{Repetitions: 10, Folds: 10} }

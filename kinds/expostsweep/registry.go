@@ -106,16 +106,6 @@ func RegisterGenerator(g accfirst.Generator) error { return generators.add(g) }
 // GeneratorNames returns the names of the registered generators, sorted.
 func GeneratorNames() []string { return generators.names() }
 
-// lookupGenerator returns the generator named name, or an error for key
-// (the spec key being checked) that lists the known names.
-func lookupGenerator(key, name string) (accfirst.Generator, error) {
-	g, ok := generators.lookup(name)
-	if !ok {
-		return nil, fmt.Errorf("%s: unknown generator %q (known: %s)", key, name, strings.Join(GeneratorNames(), ", "))
-	}
-	return g, nil
-}
-
 func taskList() string {
 	var s []string
 	for _, t := range accfirst.KnownTasks() {

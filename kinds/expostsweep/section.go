@@ -31,7 +31,7 @@ func (Kind) NewSection() experiments.Section {
 
 // New implements runner.Kind.
 func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return New(spec, Options{DataDir: data.DataDir, Named: data.Named})
+	return New(spec, data)
 }
 
 // Section is the expost-sweep kind's part of a spec.
