@@ -1,6 +1,9 @@
 package experiments
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // keyLines maps dotted key paths of a TOML document to the 1-based line where
 // the key (or, for a table, its header) is written. It understands the subset
@@ -11,7 +14,8 @@ type keyLines map[string]int
 func newKeyLines(src string) keyLines {
 	kl := keyLines{}
 	table := ""
-	depth := 0 // open brackets of a multi-line value
+	arrays := map[string]int{} // [[name]] headers seen so far, by name
+	depth := 0                 // open brackets of a multi-line value
 	inMulti := ""
 	for i, raw := range strings.Split(src, "\n") {
 		line := i + 1
@@ -32,6 +36,14 @@ func newKeyLines(src string) keyLines {
 		if strings.HasPrefix(s, "[") {
 			name := strings.Trim(s, "[] ")
 			table = normKey(name)
+			if strings.HasPrefix(s, "[[") { // an array of tables: its i-th table is name[i]
+				i := arrays[table]
+				arrays[table] = i + 1
+				if _, ok := kl[table]; !ok {
+					kl[table] = line
+				}
+				table = fmt.Sprintf("%s[%d]", table, i)
+			}
 			if _, ok := kl[table]; !ok {
 				kl[table] = line
 			}

@@ -67,9 +67,13 @@ type Spec struct {
 	// the file has none, so the spec runs as written (set by Load).
 	ProfileFallback bool `toml:"-"`
 
-	Data   DataSpec    `toml:"data"`
-	Output OutputSpec  `toml:"output"`
-	Source *SourceInfo `toml:"-"`
+	Data   DataSpec   `toml:"data"`
+	Output OutputSpec `toml:"output"`
+	// Methods are the methods served by external commands ([[methods]]
+	// tables, see MethodSpec), named like registered ones by the kind's
+	// section.
+	Methods []MethodSpec `toml:"methods,omitempty"`
+	Source  *SourceInfo  `toml:"-"`
 	// Section is the kind's own part of the spec (its tables, e.g. [cv]
 	// and [tuning] for cv-tuning), decoded, defaulted and validated by the
 	// kind (see Section). Nil only for a spec built in code without one.
@@ -333,6 +337,13 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 	sum := sha256.Sum256(src)
 	s.Source = &SourceInfo{Path: name, SHA256: hex.EncodeToString(sum[:])}
 	s.lines = lines
+	if errs := s.digestMethods(); len(errs) > 0 {
+		var out []error
+		for _, e := range errs {
+			out = append(out, fmt.Errorf("%s%s: %s", lineOf(base, lines, e.key), e.path, e.msg))
+		}
+		return nil, errors.Join(out...)
+	}
 	// The run's own memory check (workers known) is CheckResources; with
 	// one worker a spec that cannot fit is refused here.
 	if err := s.CheckResources(1); err != nil {
@@ -359,6 +370,7 @@ func (s *Spec) Hash() string {
 	if err != nil {
 		panic("experiments: encoding a validated spec: " + err.Error())
 	}
+	b = append(b, s.methodsIdentity()...)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -436,10 +448,12 @@ func (s *Spec) validate() []fieldErr {
 	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "zscore", "none")
 	oneOf("data.row_norm", s.Data.RowNorm, "l2-max", "l2-clip", "l2-unit", "l1-max", "none")
 	oneOf("data.target_scale", s.Data.TargetScale, "none", "maxabs")
+	errs = append(errs, s.validateMethods()...)
 	if s.Section != nil {
 		var p Problems
 		s.Section.Validate(s, &p)
 		errs = append(errs, p.errs...)
+		errs = append(errs, s.validateServes()...)
 	}
 	if s.Output.Bootstrap < 100 {
 		add("output.bootstrap", "output.bootstrap", "must be >= 100 (got %d)", s.Output.Bootstrap)

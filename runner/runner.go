@@ -76,6 +76,71 @@ type Tabler interface {
 	Tables(summary []results.SummaryRow) (map[string][]byte, error)
 }
 
+// Workspace is what Run lends an experiment that implements [Opener]
+// while its units run.
+type Workspace struct {
+	// Dir is the run's folder.
+	Dir string
+	// Scratch is Dir/scratch, for files the units share with other
+	// processes (the data matrices of external methods); the experiment
+	// empties it when it opens, and Run removes it when the run ends.
+	Scratch string
+	// Log is Dir/workers.log (appended to by every run of the folder), for
+	// the output of the processes the experiment starts.
+	Log io.Writer
+	// Workers is the number of units that run at once.
+	Workers int
+}
+
+// Opener is implemented by an experiment that holds resources while its
+// units run, such as the worker processes of external methods (package
+// external). Run calls Open before the first unit and Close after the
+// last, whether the run succeeds, fails or is interrupted.
+type Opener interface {
+	Open(w Workspace) error
+	Close() error
+}
+
+// open opens exp when it is an Opener, with the workspace of dir; the
+// returned function closes it (and removes the scratch directory).
+func open(exp Experiment, dir string, workers int) (func(), error) {
+	op, ok := exp.(Opener)
+	if !ok {
+		return func() {}, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "workers.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	fmt.Fprintf(logf, "== %s: run of %s started\n", time.Now().UTC().Format(time.RFC3339), exp.Spec().ID)
+	log := &lockedWriter{w: logf}
+	scratch := filepath.Join(dir, "scratch")
+	if err := op.Open(Workspace{Dir: dir, Scratch: scratch, Log: log, Workers: workers}); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("%s: opening the experiment: %w", exp.Spec().ID, err)
+	}
+	return func() {
+		op.Close()
+		os.RemoveAll(scratch)
+		logf.Close()
+	}, nil
+}
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // Options configures Run.
 type Options struct {
 	OutDir   string        // the run goes to RunDir(OutDir, spec)
@@ -221,6 +286,13 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		fmt.Fprintf(stderr, "dprepro: %s: resuming, %d of %d units already done\n", spec.ID, resumed, len(units))
 	}
 	prog := NewProgress(stderr, spec.ID, len(units), resumed, o.Interval)
+	if len(todo) > 0 {
+		closeExp, err := open(exp, dir, o.Workers)
+		if err != nil {
+			return "", err
+		}
+		defer closeExp()
+	}
 
 	var (
 		mu       sync.Mutex

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/randx"
@@ -102,6 +103,18 @@ func RunKey(ctx context.Context, exp Experiment, key string) ([]results.Row, err
 	for _, u := range exp.Units() {
 		if u.Key() == key {
 			spec := exp.Spec()
+			if _, ok := exp.(Opener); ok {
+				dir, err := os.MkdirTemp("", "dprepro-unit-")
+				if err != nil {
+					return nil, err
+				}
+				defer os.RemoveAll(dir)
+				closeExp, err := open(exp, dir, 1)
+				if err != nil {
+					return nil, err
+				}
+				defer closeExp()
+			}
 			return exp.RunUnit(ctx, u, NewEnv(spec, key, spec.Output.SecureNoise))
 		}
 	}

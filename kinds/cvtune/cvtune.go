@@ -14,6 +14,7 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/external"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -50,7 +51,15 @@ type Experiment struct {
 	explicit bool // the spec lists tuning.learners
 	units    []string
 	byKey    map[string]unit
+	ext      *external.Set // the spec's external methods
 }
+
+// Open implements runner.Opener: the external learners' workers log to
+// the run and read data from its scratch directory.
+func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
+
+// Close implements runner.Opener: it ends the external learners' workers.
+func (e *Experiment) Close() error { return e.ext.Close() }
 
 // arm is one (method, learner) pair of a spec.
 type arm struct {
@@ -110,7 +119,7 @@ func resolveSelectors(id string, t *TuningSpec) ([]Selector, error) {
 
 // resolveLearners returns the spec's tuning.learners (default: the
 // built-in) from the learner registry, configured for the spec.
-func resolveLearners(spec *Spec) ([]Learner, error) {
+func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 	names := spec.Tuning.Learners
 	explicit := len(names) > 0
 	if !explicit {
@@ -123,7 +132,13 @@ func resolveLearners(spec *Spec) ([]Learner, error) {
 		if !explicit {
 			path = "tuning.learners (default)"
 		}
-		l, err := learners.get(path, name)
+		var l Learner
+		var err error
+		if ext.Has(name, experiments.ServesLearner) {
+			l, err = NewExternalLearner(context.Background(), ext, name)
+		} else {
+			l, err = learners.get(path, name)
+		}
 		if err == nil && slices.Contains(names[:i], name) {
 			err = fmt.Errorf("%s: learner %q listed twice", path, name)
 		}
@@ -159,12 +174,19 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	if err != nil {
 		return nil, err
 	}
+	ext := external.NewSet(es)
+	built := false
+	defer func() {
+		if !built { // end the workers the handshakes started
+			ext.Close()
+		}
+	}()
 	sels, err1 := resolveSelectors(spec.ID, &spec.Tuning)
-	ls, err2 := resolveLearners(spec)
+	ls, err2 := resolveLearners(spec, ext)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
-	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}, explicit: len(spec.Tuning.Learners) > 0}
+	e := &Experiment{spec: spec, ext: ext, folds: map[string][][]int{}, byKey: map[string]unit{}, explicit: len(spec.Tuning.Learners) > 0}
 	for i, s := range sels {
 		for _, l := range ls {
 			if _, ok := s.(StabilityUser); ok {
@@ -173,6 +195,10 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 				}
 			}
 			a := arm{label: s.Name(), sel: s, learner: l, terms: classifierTerms(l.Name())}
+			if _, ok := l.(*ExternalLearner); ok {
+				// The ledger says whose word the fits' guarantee is.
+				a.terms.Fit = l.Name() + " fit (guarantee declared by the method)"
+			}
 			if e.explicit {
 				a.label = s.Name() + "/" + l.Name()
 			}
@@ -211,6 +237,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 		}
 	}
+	built = true
 	return e, nil
 }
 

@@ -127,6 +127,8 @@ type Data struct {
 	ys        []float64
 	ermOnce   sync.Once
 	rows      *erm.Rows
+	keyOnce   sync.Once
+	key       string // scratchKey
 }
 
 // NewData returns the rows idx of X (nil: all rows, in order) with labels

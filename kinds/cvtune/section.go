@@ -181,11 +181,16 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		p.At("tuning.huber_h", "must be in (0, 1) (got %v)", c.Tuning.HuberH)
 	}
 	p.OneOf("tuning.objective_perturbation", c.Tuning.ObjPert, "cms11", "dplr2013")
+	known := s.WithMethods(p, experiments.ServesLearner, LearnerNames())
 	if c.Tuning.Learners != nil && len(c.Tuning.Learners) == 0 {
-		p.At("tuning.learners", "must list at least one learner when set (known: %s); leave the key out for the built-in learner alone", strings.Join(LearnerNames(), ", "))
+		p.At("tuning.learners", "must list at least one learner when set (known: %s); leave the key out for the built-in learner alone", strings.Join(known, ", "))
 	}
-	p.Names("tuning.learners", c.Tuning.Learners, LearnerNames(), false, "learner")
+	p.Names("tuning.learners", c.Tuning.Learners, known, false, "learner")
 }
+
+// Serves implements experiments.Server: tuning.learners may name external
+// learners ([[methods]] with serves = "learner").
+func (c *Section) Serves() []string { return []string{experiments.ServesLearner} }
 
 // Validate implements experiments.Section.
 func (c *HistSection) Validate(s *experiments.Spec, p *experiments.Problems) {

@@ -1,0 +1,67 @@
+"""A small, dependency-free implementation of the dprepro worker protocol.
+
+The protocol (docs/worker-protocol.md in the dprepro repository) is JSON
+lines over stdin/stdout: the harness sends a hello, the worker answers
+with its own, then every line is a call that gets exactly one reply. The
+harness closes stdin when it is done; the worker then exits.
+
+A method module calls ``serve`` with the extension point it serves, the
+form of the privacy guarantees it claims, and one function per operation:
+
+    serve("learner", "pure", {"fit": fit}, version="my-method 1.0")
+
+Each function receives the call's ``params`` (a dict), ``seed`` (an int
+below 2**53: seed every random draw with it and the method replays
+bit-identically), ``data`` (role -> path of a .npy file the harness wrote)
+and ``weights`` (a list of row counts, or None); it returns
+``(output, privacy)``, two dicts. An exception becomes an "error" reply:
+that call's unit fails with the message, and the worker keeps serving.
+
+Anything the method prints goes to stderr (the run's workers.log), never
+into the protocol stream.
+"""
+
+import json
+import sys
+import traceback
+
+PROTOCOL = 1
+
+
+def serve(serves, privacy, ops, version="", attributes=None):
+    """Serve calls on stdin/stdout until the harness closes stdin."""
+    proto = sys.stdout
+    sys.stdout = sys.stderr  # keep stray prints out of the protocol stream
+
+    def send(msg):
+        proto.write(json.dumps(msg, allow_nan=False) + "\n")
+        proto.flush()
+
+    line = sys.stdin.readline()
+    if not line:
+        return
+    hello = json.loads(line)
+    if hello.get("type") != "hello":
+        raise SystemExit("expected a hello from the harness, got %r" % line[:80])
+    reply = {"type": "hello", "protocol": PROTOCOL, "serves": serves, "privacy": privacy}
+    if version:
+        reply["version"] = version
+    if attributes:
+        reply["attributes"] = attributes
+    send(reply)
+
+    for line in sys.stdin:
+        req = json.loads(line)
+        rid = req.get("id")
+        op = ops.get(req.get("op"))
+        if op is None:
+            send({"type": "error", "id": rid, "message": "unknown op %r" % req.get("op")})
+            continue
+        try:
+            output, claim = op(req.get("params") or {}, int(req.get("seed", 0)),
+                               req.get("data") or {}, req.get("weights"))
+        except Exception as exc:  # the call fails, the worker lives on
+            traceback.print_exc(file=sys.stderr)
+            send({"type": "error", "id": rid, "message": "%s: %s" % (type(exc).__name__, exc)})
+            continue
+        send({"type": "result", "id": rid, "output": output, "privacy": claim})

@@ -1,0 +1,372 @@
+package external
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sbinet/npyio/npy"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dprepro/dprepro/core/privacy"
+)
+
+// The test binary doubles as a worker: with DPREPRO_FAKE_WORKER set it
+// speaks the protocol in the mode named there instead of running tests.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("DPREPRO_FAKE_WORKER"); mode != "" {
+		os.Exit(fakeWorker(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeWorker is a learner worker: "fit" returns weights of length
+// params.d, each the seed modulo 1000 plus the mean of x.npy's first
+// column (so a test sees that the data path and seed arrived), claiming
+// params.epsilon. mode bends it to each fault.
+func fakeWorker(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<16), 1<<30)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		out.Write(b)
+		out.WriteByte('\n')
+		out.Flush()
+	}
+	if !in.Scan() {
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "fake worker starting in mode", mode)
+	switch mode {
+	case "badhello":
+		send(map[string]any{"type": "hello", "protocol": 99, "serves": "learner", "privacy": "pure"})
+	case "garbagehello":
+		fmt.Fprintln(out, "Traceback (most recent call last):")
+		out.Flush()
+	case "exithello":
+		fmt.Fprintln(os.Stderr, "ImportError: No module named numpy")
+		return 1
+	default:
+		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": "fake-1"})
+	}
+	calls := 0
+	for in.Scan() {
+		calls++
+		var req struct {
+			ID     uint64
+			Op     string
+			Seed   uint64
+			Params struct {
+				D       int
+				Epsilon float64
+				Sleep   string
+			}
+			Data map[string]string
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			fmt.Fprintln(os.Stderr, "bad request:", err)
+			return 2
+		}
+		switch {
+		case mode == "crash" && calls == 2:
+			fmt.Fprintln(os.Stderr, "segmentation fault (simulated)")
+			return 3
+		case mode == "hang" && calls == 2:
+			time.Sleep(time.Hour)
+		case mode == "garbage" && calls == 2:
+			fmt.Fprintln(out, "{not json")
+			out.Flush()
+			continue
+		case mode == "wrongid":
+			req.ID += 7
+		case mode == "error":
+			send(map[string]any{"type": "error", "id": req.ID, "message": "lambda too small"})
+			continue
+		case mode == "noprivacy":
+			send(map[string]any{"type": "result", "id": req.ID, "output": map[string]any{"weights": []float64{1}}})
+			continue
+		}
+		if req.Params.Sleep != "" {
+			d, _ := time.ParseDuration(req.Params.Sleep)
+			time.Sleep(d)
+		}
+		mean := 0.0
+		if p := req.Data["x"]; p != "" {
+			f, err := os.Open(p)
+			if err != nil {
+				send(map[string]any{"type": "error", "id": req.ID, "message": err.Error()})
+				continue
+			}
+			var m mat.Dense
+			err = npy.Read(f, &m)
+			f.Close()
+			if err != nil {
+				send(map[string]any{"type": "error", "id": req.ID, "message": err.Error()})
+				continue
+			}
+			r, _ := m.Dims()
+			for i := 0; i < r; i++ {
+				mean += m.At(i, 0) / float64(r)
+			}
+		}
+		w := make([]float64, req.Params.D)
+		for i := range w {
+			w[i] = float64(req.Seed%1000) + mean
+		}
+		send(map[string]any{"type": "result", "id": req.ID, "output": map[string]any{"weights": w},
+			"privacy": map[string]any{"epsilon": req.Params.Epsilon}})
+	}
+	return 0
+}
+
+func fakeCommand(t testing.TB, mode string, timeout time.Duration) Command {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DPREPRO_FAKE_WORKER", mode)
+	return Command{Name: "fake-" + mode, Serves: "learner", Argv: []string{exe}, Timeout: timeout}
+}
+
+type fitParams struct {
+	D       int     `json:"d"`
+	Epsilon float64 `json:"epsilon"`
+	Sleep   string  `json:"sleep,omitempty"`
+}
+
+func decodeWeights(t *testing.T, rep Reply) []float64 {
+	t.Helper()
+	var out struct{ Weights []float64 }
+	if err := json.Unmarshal(rep.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Weights
+}
+
+func TestPool_Call(t *testing.T) {
+	log := &syncWriter{w: new(bytes.Buffer)}
+	p := NewPool(fakeCommand(t, "ok", 10*time.Second))
+	p.SetLog(log)
+	defer p.Close()
+	h, err := p.Hello(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Privacy != FormPure || h.Version != "fake-1" {
+		t.Fatalf("hello = %+v", h)
+	}
+	sc, err := NewScratch(filepath.Join(t.TempDir(), "scratch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(3, 2, []float64{1, 0, 2, 0, 6, 0})
+	writes := 0
+	path, err := sc.Matrix("d-f0-x", func() *mat.Dense { writes++; return x })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := sc.Matrix("d-f0-x", func() *mat.Dense { writes++; return x }); again != path || writes != 1 {
+		t.Fatalf("second Matrix: path %s, %d writes; want %s, 1", again, writes, path)
+	}
+	rep, err := p.Call(context.Background(), Request{Op: "fit", Seed: 1234567, Params: fitParams{D: 3, Epsilon: 0.5}, Data: map[string]string{"x": path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := decodeWeights(t, rep); len(w) != 3 || w[0] != 567+3 {
+		t.Fatalf("weights = %v, want 3 × 570 (seed mod 1000 + mean of x's first column)", w)
+	}
+	g, err := rep.Privacy.Guarantee(h.Privacy, "declared by the method")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := privacy.EpsDP(0.5, "declared by the method"); g != want {
+		t.Fatalf("guarantee %+v, want %+v", g, want)
+	}
+	p.Close() // the stderr reader has finished once the worker is gone
+	if got := log.String(); !strings.Contains(got, "[fake-ok pid ") || !strings.Contains(got, "starting in mode ok") {
+		t.Fatalf("the worker's stderr did not reach the log: %q", got)
+	}
+}
+
+// TestPool_OneWorkerPerCaller checks that concurrent callers each get a
+// worker and that idle workers are reused, not multiplied.
+func TestPool_OneWorkerPerCaller(t *testing.T) {
+	p := NewPool(fakeCommand(t, "ok", 10*time.Second))
+	defer p.Close()
+	const callers, calls = 3, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, callers*calls)
+	for c := 0; c < callers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < calls; i++ {
+				if _, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1, Sleep: "20ms"}}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := p.Started(); n < 1 || n > callers {
+		t.Fatalf("%d workers started for %d concurrent callers", n, callers)
+	}
+}
+
+func TestPool_Faults(t *testing.T) {
+	tests := []struct {
+		mode    string
+		kind    FaultKind
+		hello   bool // the fault is at the handshake
+		msg     string
+		timeout time.Duration
+	}{
+		{mode: "badhello", kind: FaultProtocol, hello: true, msg: "speaks protocol 99, the harness 1"},
+		{mode: "garbagehello", kind: FaultGarbage, hello: true, msg: "Traceback"},
+		{mode: "exithello", kind: FaultExited, hello: true, msg: "exited before replying (exit status 1)"},
+		{mode: "crash", kind: FaultExited, msg: "exited before replying (exit status 3)"},
+		{mode: "hang", kind: FaultTimeout, msg: "no reply within 300ms", timeout: 300 * time.Millisecond},
+		{mode: "garbage", kind: FaultGarbage, msg: "not a protocol reply"},
+		{mode: "wrongid", kind: FaultProtocol, msg: "the reply has id 8, the call 1"},
+		{mode: "error", kind: FaultMethod, msg: "the method failed: lambda too small"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.mode, func(t *testing.T) {
+			timeout := tc.timeout
+			if timeout == 0 {
+				timeout = 10 * time.Second
+			}
+			p := NewPool(fakeCommand(t, tc.mode, timeout))
+			defer p.Close()
+			var err error
+			if tc.hello {
+				_, err = p.Hello(context.Background())
+			} else {
+				if tc.mode != "wrongid" && tc.mode != "error" {
+					if _, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}}); err != nil {
+						t.Fatalf("first call: %v", err)
+					}
+				}
+				start := time.Now()
+				_, err = p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}})
+				if d := time.Since(start); d > timeout+5*time.Second {
+					t.Fatalf("the fault took %v to surface", d)
+				}
+			}
+			var f *Fault
+			if !errors.As(err, &f) {
+				t.Fatalf("error %v (%T), want a *Fault", err, err)
+			}
+			if f.Kind != tc.kind || !strings.Contains(f.Error(), tc.msg) {
+				t.Fatalf("fault %q of kind %s; want kind %s containing %q", f.Error(), f.Kind, tc.kind, tc.msg)
+			}
+			if !strings.Contains(f.Error(), "external method fake-"+tc.mode) {
+				t.Fatalf("fault %q does not name the method", f.Error())
+			}
+			if tc.mode == "crash" && !strings.Contains(f.Error(), "segmentation fault (simulated)") {
+				t.Fatalf("fault %q does not quote the worker's stderr", f.Error())
+			}
+			if tc.hello {
+				return
+			}
+			// The pool recovers: a dead worker is replaced, a live one
+			// (a method error) reused.
+			if tc.mode == "crash" || tc.mode == "hang" || tc.mode == "garbage" {
+				if _, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}}); err != nil {
+					t.Fatalf("call after the fault: %v", err)
+				}
+				if p.Started() != 2 {
+					t.Fatalf("%d workers started, want 2 (the faulty one replaced)", p.Started())
+				}
+			}
+		})
+	}
+}
+
+func TestPool_Cancel(t *testing.T) {
+	p := NewPool(fakeCommand(t, "hang", time.Hour))
+	defer p.Close()
+	if _, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := p.Call(ctx, Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's", err)
+	}
+}
+
+func TestPool_StartFailure(t *testing.T) {
+	p := NewPool(Command{Name: "nosuch", Serves: "learner", Argv: []string{"./no-such-program"}, Dir: t.TempDir(), Timeout: time.Second})
+	_, err := p.Hello(context.Background())
+	var f *Fault
+	if !errors.As(err, &f) || f.Kind != FaultStart || !strings.Contains(err.Error(), "cannot start") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestClaim_Guarantee(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		form    string
+		c       *Claim
+		want    privacy.Guarantee
+		wantErr string
+	}{
+		{form: FormPure, c: &Claim{Epsilon: f(1)}, want: privacy.EpsDP(1, "c")},
+		{form: FormPure, c: &Claim{Epsilon: f(1), Delta: f(0)}, want: privacy.EpsDP(1, "c")},
+		{form: FormApprox, c: &Claim{Epsilon: f(1), Delta: f(1e-6)}, want: privacy.EpsDeltaDP(1, 1e-6, "c")},
+		{form: FormZCDP, c: &Claim{Rho: f(0.125)}, want: privacy.Rho(0.125, "c")},
+		{form: FormPure, c: nil, wantErr: `no "privacy"`},
+		{form: FormPure, c: &Claim{}, wantErr: `"epsilon" is required`},
+		{form: FormPure, c: &Claim{Epsilon: f(1), Delta: f(1e-5)}, wantErr: `declare "approx"`},
+		{form: FormApprox, c: &Claim{Epsilon: f(1)}, wantErr: `"delta" is required`},
+		{form: FormZCDP, c: &Claim{Rho: f(1), Epsilon: f(1)}, wantErr: `"epsilon" does not belong`},
+		{form: FormPure, c: &Claim{Epsilon: f(-1)}, wantErr: "privacy:"},
+	}
+	for i, tc := range tests {
+		g, err := tc.c.Guarantee(tc.form, "c")
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%d: err = %v, want %q", i, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || g != tc.want {
+			t.Errorf("%d: %+v, %v; want %+v", i, g, err, tc.want)
+		}
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

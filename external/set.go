@@ -1,0 +1,123 @@
+package external
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/dprepro/dprepro/experiments"
+)
+
+// Set holds the pools of one experiment's external methods (the [[methods]]
+// tables its spec names) and the run's scratch area. A kind creates it
+// when it loads the spec, shakes hands with each method it uses (so a
+// broken command fails before any unit runs), and hands its experiment's
+// Open and Close to it. It is safe for concurrent use.
+type Set struct {
+	spec *experiments.Spec
+
+	mu      sync.Mutex
+	pools   map[string]*Pool
+	order   []string
+	scratch *Scratch
+}
+
+// NewSet returns the external methods of spec (none started).
+func NewSet(spec *experiments.Spec) *Set {
+	return &Set{spec: spec, pools: map[string]*Pool{}}
+}
+
+// Has reports whether the spec declares a [[methods]] table name serving
+// serves.
+func (s *Set) Has(name, serves string) bool {
+	m, ok := s.spec.Method(name)
+	return ok && m.Serves == serves
+}
+
+// Pool returns the pool of the method name, starting its first worker and
+// checking its handshake (the hello's serves and privacy form) the first
+// time. The error of a method that fails to start names the spec file,
+// line and key (methods[i].command).
+func (s *Set) Pool(ctx context.Context, name string) (*Pool, Hello, error) {
+	s.mu.Lock()
+	p, ok := s.pools[name]
+	if !ok {
+		m, found := s.spec.Method(name)
+		if !found {
+			s.mu.Unlock()
+			return nil, Hello{}, fmt.Errorf("external: the spec declares no method %q", name)
+		}
+		p = NewPool(Command{Name: m.Name, Serves: m.Serves, Argv: m.Command, Dir: s.spec.Dir(), Timeout: m.CallTimeout()})
+		s.pools[name] = p
+		s.order = append(s.order, name)
+	}
+	s.mu.Unlock()
+	h, err := p.Hello(ctx)
+	if err != nil {
+		return nil, Hello{}, fmt.Errorf("%s: %w", s.spec.Locate(fmt.Sprintf("methods[%d].command", s.spec.MethodIndex(name))), err)
+	}
+	return p, h, nil
+}
+
+// Open readies the set for a run: the workers' stderr goes to log and
+// data matrices to a scratch area in scratchDir (emptied now).
+func (s *Set) Open(scratchDir string, log io.Writer) error {
+	sc, err := NewScratch(scratchDir)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scratch = sc
+	for _, p := range s.pools {
+		p.SetLog(log)
+	}
+	return nil
+}
+
+// ErrNoScratch is returned by Scratch outside a run (before Open).
+var ErrNoScratch = errors.New("external: no scratch directory: the experiment was not opened by a run (runner.Run or runner.RunKey)")
+
+// Scratch returns the run's scratch area.
+func (s *Set) Scratch() (*Scratch, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.scratch == nil {
+		return nil, ErrNoScratch
+	}
+	return s.scratch, nil
+}
+
+// Versions returns the method versions the workers' hellos stated, by
+// method name (for the manifest).
+func (s *Set) Versions() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := map[string]string{}
+	for name, p := range s.pools {
+		p.mu.Lock()
+		if p.hello != nil {
+			v[name] = p.hello.Version
+		}
+		p.mu.Unlock()
+	}
+	return v
+}
+
+// Close ends every worker of the set. The set can be opened again (its
+// pools start new workers on demand).
+func (s *Set) Close() error {
+	s.mu.Lock()
+	pools := make([]*Pool, 0, len(s.pools))
+	for _, name := range s.order {
+		pools = append(pools, s.pools[name])
+	}
+	s.scratch = nil
+	s.mu.Unlock()
+	for _, p := range pools {
+		p.Close()
+	}
+	return nil
+}

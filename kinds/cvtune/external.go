@@ -1,0 +1,165 @@
+package cvtune
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"weak"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/external"
+)
+
+// ExternalLearner is a Learner served by an external command: a [[methods]]
+// table of the spec with serves = "learner", speaking the worker protocol
+// (docs/worker-protocol.md). Each Fit is one "fit" call:
+//
+//	params: {"lambda": λ, "epsilon": ε, "delta": δ, "n": n, "d": d}
+//	data:   {"x": "<scratch>/….npy" (n×d float64), "y": "<scratch>/….npy" (n labels ±1)}
+//	seed:   drawn from the unit's stream (so a deterministic method replays)
+//	output: {"weights": [w₁, …, w_d]}   (the model scores x·w)
+//	privacy: the guarantee the method claims for this release
+//
+// The harness writes each training set's matrices once per run (the same
+// path for every call on the same rows) and computes every metric itself
+// from the weights. The guarantee is the method's own claim, booked as
+// "declared by the method"; a claim above the level the call asked for is
+// the caller's to flag (like any learner's).
+type ExternalLearner struct {
+	name string
+	set  *external.Set
+	form string
+}
+
+// NewExternalLearner returns the learner that the spec's [[methods]] table
+// name serves, starting its first worker to check the handshake.
+func NewExternalLearner(ctx context.Context, set *external.Set, name string) (*ExternalLearner, error) {
+	_, h, err := set.Pool(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &ExternalLearner{name: name, set: set, form: h.Privacy}, nil
+}
+
+// Name implements Learner.
+func (l *ExternalLearner) Name() string { return l.name }
+
+type externalFit struct {
+	Lambda  float64 `json:"lambda"`
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	N       int     `json:"n"`
+	D       int     `json:"d"`
+}
+
+// Fit implements Learner through one "fit" call.
+func (l *ExternalLearner) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+	pool, _, err := l.set.Pool(ctx, l.name)
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	sc, err := l.set.Scratch()
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	key := train.scratchKey()
+	xPath, err := sc.Matrix(key+"-x", train.X)
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	yPath, err := sc.Vector(key+"-y", train.Y)
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	seed := rng.Uint64() % external.MaxSeed
+	n, d := train.N(), train.D()
+	rep, err := pool.Call(ctx, external.Request{
+		Op: "fit", Seed: seed,
+		Params: externalFit{Lambda: lambda, Epsilon: level.Epsilon, Delta: level.Delta, N: n, D: d},
+		Data:   map[string]string{"x": xPath, "y": yPath},
+	})
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	var out struct {
+		Weights []float64 `json:"weights"`
+	}
+	if err := json.Unmarshal(rep.Output, &out); err != nil {
+		return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", `the output must be {"weights": [d numbers]}: %v`, err)
+	}
+	if len(out.Weights) != d {
+		return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "the output has %d weights for d = %d columns", len(out.Weights), d)
+	}
+	for i, w := range out.Weights {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "weights[%d] is %v", i, w)
+		}
+	}
+	g, err := rep.Privacy.Guarantee(l.form, fmt.Sprintf("declared by the method %s: the weights of one fit on %d training rows", l.name, n))
+	if err != nil {
+		return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "%v", err)
+	}
+	return weightsModel(out.Weights), g, nil
+}
+
+// weightsModel is a linear model released by an external learner.
+type weightsModel []float64
+
+// Margins implements Model: x·w.
+func (w weightsModel) Margins(dst []float64, d *Data) []float64 {
+	if len(dst) != d.N() {
+		dst = nil
+	}
+	return d.ERM().Margins(dst, w)
+}
+
+// scratchIDs numbers the design matrices Data borrows, for scratch keys.
+// Weak pointers: the table does not keep a finished experiment's data
+// alive.
+var scratchIDs struct {
+	sync.Mutex
+	ids map[weak.Pointer[mat.Dense]]uint64
+}
+
+func scratchID(x *mat.Dense) uint64 {
+	scratchIDs.Lock()
+	defer scratchIDs.Unlock()
+	if scratchIDs.ids == nil {
+		scratchIDs.ids = map[weak.Pointer[mat.Dense]]uint64{}
+	}
+	k := weak.Make(x)
+	id, ok := scratchIDs.ids[k]
+	if !ok {
+		id = uint64(len(scratchIDs.ids) + 1)
+		scratchIDs.ids[k] = id
+	}
+	return id
+}
+
+// scratchKey names d's rows for the scratch directory: a digest of the
+// matrix's identity and the row indices, so that every Data on the same
+// rows of the same matrix writes (and reads) one file.
+func (d *Data) scratchKey() string {
+	d.keyOnce.Do(func() {
+		h := sha256.New()
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], scratchID(d.x))
+		h.Write(b[:])
+		binary.LittleEndian.PutUint64(b[:], uint64(d.N()))
+		h.Write(b[:])
+		for k := 0; k < d.N(); k++ {
+			binary.LittleEndian.PutUint64(b[:], uint64(d.row(k)))
+			h.Write(b[:])
+		}
+		d.key = fmt.Sprintf("rows-%d-%s", d.N(), hex.EncodeToString(h.Sum(nil))[:20])
+	})
+	return d.key
+}
