@@ -83,6 +83,20 @@ func (f *Fault) Error() string {
 	return b.String()
 }
 
+// DecodeOutput decodes the output of rep into v (a pointer to the
+// operation's output struct), refusing unknown fields, so that a misspelt
+// field is a fault rather than a silent zero. A failure is an OutputFault
+// naming method, op and the form the output must have (want).
+func DecodeOutput(rep Reply, method, op, want string, v any) error {
+	if len(rep.Output) == 0 {
+		return OutputFault(method, op, "the reply has no output; want %s", want)
+	}
+	if err := strictDecode(rep.Output, v); err != nil {
+		return OutputFault(method, op, "the output must be %s: %v", want, err)
+	}
+	return nil
+}
+
 // OutputFault returns the fault of a reply whose output the caller finds
 // wrong (a shape, a value), naming the method and operation.
 func OutputFault(method, op, format string, args ...any) *Fault {
@@ -514,9 +528,11 @@ func (w *proc) shutdown(grace time.Duration) {
 	}
 }
 
-// strictDecode decodes one JSON object into v, refusing trailing data.
+// strictDecode decodes one JSON object into v, refusing unknown fields
+// and trailing data.
 func strictDecode(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err
 	}

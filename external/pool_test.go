@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -369,4 +370,51 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestScratch_NPY checks the .npy encoder against npyio's reader: shapes,
+// values (including NaN, ±Inf and −0), an empty matrix, a vector.
+func TestScratch_NPY(t *testing.T) {
+	sc, err := NewScratch(filepath.Join(t.TempDir(), "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*mat.Dense{
+		mat.NewDense(3, 2, []float64{1, -2.5, math.Inf(1), math.Copysign(0, -1), 1e-300, math.MaxFloat64}),
+		mat.NewDense(1, 1, []float64{7}),
+		mat.NewDense(1000, 33, nil),
+	} {
+		r, c := m.Dims()
+		path, err := sc.Matrix(fmt.Sprintf("m%dx%d", r, c), func() *mat.Dense { return m })
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := os.Open(path)
+		var got mat.Dense
+		err = npy.Read(f, &got)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%dx%d: npyio cannot read it: %v", r, c, err)
+		}
+		if !mat.Equal(&got, m) {
+			t.Fatalf("%dx%d: read back %v", r, c, mat.Formatted(&got))
+		}
+	}
+	v := []float64{3, math.NaN(), -1}
+	path, err := sc.Vector("v", func() []float64 { return v })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	var got []float64
+	if err := npy.Read(f, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0] != 3 || !math.IsNaN(got[1]) || got[2] != -1 {
+		t.Fatalf("vector read back as %v", got)
+	}
+	if _, err := sc.Matrix("../escape", func() *mat.Dense { return nil }); err == nil {
+		t.Fatal("a key with a path separator was accepted")
+	}
 }

@@ -11,6 +11,7 @@ export DPREPRO_DATA="${DPREPRO_DATA:-}"
 [ -n "$DPREPRO_DATA" ] || echo "test.sh: DPREPRO_DATA is not set: real-data tests will be skipped" >&2
 
 go mod download
+scripts/debian-deps.sh
 unformatted="$(gofmt -l .)"
 if [ -n "$unformatted" ]; then
   echo "gofmt -l lists:"; echo "$unformatted"; exit 1
@@ -24,7 +25,7 @@ go test -timeout 20m "$@" ./...
 # The race detector on the concurrent parts (the parallel runner, the shared
 # crypto/rand source, checkpoints); it needs cgo, hence a C compiler.
 if [ "$(go env CGO_ENABLED)" = 1 ] && command -v "$(go env CC)" >/dev/null 2>&1; then
-  go test -race -timeout 10m ./runner ./core/mech ./results
+  go test -race -timeout 10m ./runner ./core/mech ./results ./external
 else
   echo "test.sh: no C compiler for cgo: the race-detector pass is skipped" >&2
 fi

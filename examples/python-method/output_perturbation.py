@@ -62,6 +62,8 @@ def fit(params, seed, data, weights):
     y = load(data["y"])
     lam = float(params["lambda"])
     eps = float(params["epsilon"])
+    if not (lam > 0 and eps > 0):
+        raise ValueError("lambda and epsilon must be > 0 (got lambda=%r, epsilon=%r)" % (lam, eps))
     n, d = X.shape
     if len(y) != n or params.get("d", d) != d:
         raise ValueError("x is %dx%d, y has %d entries" % (n, d, len(y)))

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -92,8 +91,8 @@ func (l *ExternalLearner) Fit(ctx context.Context, rng *rand.Rand, train *Data, 
 	var out struct {
 		Weights []float64 `json:"weights"`
 	}
-	if err := json.Unmarshal(rep.Output, &out); err != nil {
-		return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", `the output must be {"weights": [d numbers]}: %v`, err)
+	if err := external.DecodeOutput(rep, l.name, "fit", `{"weights": [d numbers]}`, &out); err != nil {
+		return nil, privacy.Guarantee{}, err
 	}
 	if len(out.Weights) != d {
 		return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "the output has %d weights for d = %d columns", len(out.Weights), d)
