@@ -128,18 +128,21 @@ func (c *Claim) Guarantee(form, covers string) (privacy.Guarantee, error) {
 	var g privacy.Guarantee
 	switch form {
 	case FormPure:
-		eps, err := num("epsilon", c.Epsilon)
-		if err != nil {
+		if err := extra("rho", c.Rho); err != nil {
 			return g, err
 		}
 		if c.Delta != nil && *c.Delta != 0 {
 			return g, fmt.Errorf(`privacy: "delta" = %v in the "pure" form (declare "approx")`, *c.Delta)
 		}
-		if err := extra("rho", c.Rho); err != nil {
+		eps, err := num("epsilon", c.Epsilon)
+		if err != nil {
 			return g, err
 		}
 		g = privacy.EpsDP(eps, covers)
 	case FormApprox:
+		if err := extra("rho", c.Rho); err != nil {
+			return g, err
+		}
 		eps, err := num("epsilon", c.Epsilon)
 		if err != nil {
 			return g, err
@@ -148,19 +151,16 @@ func (c *Claim) Guarantee(form, covers string) (privacy.Guarantee, error) {
 		if err != nil {
 			return g, err
 		}
-		if err := extra("rho", c.Rho); err != nil {
-			return g, err
-		}
 		g = privacy.EpsDeltaDP(eps, delta, covers)
 	case FormZCDP:
-		rho, err := num("rho", c.Rho)
-		if err != nil {
-			return g, err
-		}
 		if err := extra("epsilon", c.Epsilon); err != nil {
 			return g, err
 		}
 		if err := extra("delta", c.Delta); err != nil {
+			return g, err
+		}
+		rho, err := num("rho", c.Rho)
+		if err != nil {
 			return g, err
 		}
 		g = privacy.Rho(rho, covers)

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dprepro/dprepro/internal/pyenv"
+)
+
+// runBin runs the binary bin with args and env (added to the process's),
+// returning its exit code and output.
+func runBin(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// TestPythonMethod runs the README's external-method walk-through with the
+// real binary: examples/python-method/cv-tuning.toml, whose Python
+// output-perturbation learner runs beside objective perturbation through
+// the worker protocol. Its guarantee reaches the ledger as declared by the
+// method, the worker's stderr the run's workers.log; the scratch
+// directory is gone afterwards; a second run resumes every unit.
+func TestPythonMethod(t *testing.T) {
+	bin := sharedBinary(t)
+	path := pyenv.Require(t)
+	spec, err := filepath.Abs(filepath.Join("..", "examples", "python-method", "cv-tuning.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	env := []string{"PATH=" + path}
+	args := []string{"run", spec, "--profile", "quick", "--out", out, "--workers", "2"}
+	if d := os.Getenv("DPREPRO_DATA"); d != "" {
+		args = append(args, "--data-dir", d)
+	}
+	code, stdout, stderr := runBin(t, bin, env, args...)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := filepath.Join(out, "py-cv-tuning", "quick-seed2013")
+	rows, summary, m := readRun(t, dir)
+	for _, want := range []string{"alphaSplit/py-output-perturbation", "control/py-output-perturbation", "alphaSplit/objective-perturbation"} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("summary.csv lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(rows), ",py-output-perturbation,"); n == 0 {
+		t.Error("rows.csv has no row of the Python learner")
+	}
+	declared := false
+	for _, e := range m.Ledger {
+		if e.Method == "dataSplit/py-output-perturbation" && e.Setting == "alpha=1" {
+			for _, c := range e.Components {
+				if c.Part == "training" && strings.Contains(c.Release, "declared by the method") && float64(c.Epsilon) == 1 {
+					declared = true
+				}
+			}
+		}
+	}
+	if !declared {
+		t.Errorf("the ledger does not book the Python learner's training as declared by the method at ε = 1: %+v", m.Ledger)
+	}
+	logb, err := os.ReadFile(filepath.Join(dir, "workers.log"))
+	if err != nil || !strings.Contains(string(logb), "run of py-cv-tuning started") {
+		t.Errorf("workers.log: %v %q", err, logb)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "scratch")); !os.IsNotExist(err) {
+		t.Errorf("the scratch directory outlived the run: %v", err)
+	}
+	// The same command again: nothing to compute, same files.
+	code, _, stderr = runBin(t, bin, env, args...)
+	if code != 0 || !strings.Contains(stderr, "240 of 240 units already done") {
+		t.Fatalf("rerun: exit %d\n%s", code, stderr)
+	}
+	rows2, summary2, _ := readRun(t, dir)
+	if string(rows2) != string(rows) || string(summary2) != string(summary) {
+		t.Error("the resumed run's rows or summary differ")
+	}
+}
+
+// TestExternalFaults runs the real binary with external learners that
+// break in each way the protocol names — a worker that crashes mid-run,
+// one that hangs past its timeout, one that writes garbage, one whose
+// command does not exist, one that claims a guarantee of the wrong form —
+// and checks that each fails its units (exit 1, the method and the fault
+// named, the worker's stderr quoted) or the spec (exit 2, file:line), never
+// hangs, and leaves no results presented as whole. The workers are shell
+// scripts (no Python needed).
+func TestExternalFaults(t *testing.T) {
+	bin := sharedBinary(t)
+	hello := `read line; echo '{"type":"hello","protocol":1,"serves":"learner","privacy":"pure"}'`
+	reply := `echo "{\"type\":\"result\",\"id\":$id,\"output\":{\"weights\":[0,0,0,0,0,0,0,0,0,0,0]},\"privacy\":{\"epsilon\":0.1}}"`
+	loop := func(onCall string) string {
+		return hello + "\nn=0\nwhile read line; do n=$((n+1)); id=$(echo \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/'); " + onCall + "; done\n"
+	}
+	tests := []struct {
+		name, script, timeout string
+		command                string // default: ["sh", "worker.sh"]
+		code                   int
+		want                   []string
+	}{
+		{name: "crash", script: loop(`if [ $n -ge 3 ]; then echo "boom: simulated crash" >&2; exit 3; fi; ` + reply),
+			code: 1, want: []string{"units failed", "external method ext: the worker exited before replying (exit status 3)", "boom: simulated crash"}},
+		{name: "hang", script: loop(`if [ $n -ge 2 ]; then sleep 600; fi; ` + reply), timeout: "1s",
+			code: 1, want: []string{"units failed", "no reply within 1s"}},
+		{name: "garbage", script: loop(`echo "Traceback (most recent call last):"`),
+			code: 1, want: []string{"units failed", "the reply is not a protocol reply"}},
+		{name: "shape", script: loop(`echo "{\"type\":\"result\",\"id\":$id,\"output\":{\"weights\":[1,2]},\"privacy\":{\"epsilon\":0.1}}"`),
+			code: 1, want: []string{"the output has 2 weights for d = 11 columns"}},
+		{name: "claim", script: loop(`echo "{\"type\":\"result\",\"id\":$id,\"output\":{\"weights\":[0,0,0,0,0,0,0,0,0,0,0]},\"privacy\":{\"rho\":0.1}}"`),
+			code: 1, want: []string{`"rho" does not belong to the "pure" form`}},
+		{name: "nocommand", command: `["./no-such-method"]`,
+			code: 2, want: []string{"ext.toml:", "methods[0].command", `cannot start "./no-such-method"`}},
+		{name: "nohello", script: `read line; echo "ModuleNotFoundError: No module named 'numpy'" >&2; exit 1`,
+			code: 2, want: []string{"methods[0].command", "exited before replying (exit status 1)", "No module named 'numpy'"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if tc.script != "" {
+				if err := os.WriteFile(filepath.Join(dir, "worker.sh"), []byte(tc.script), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			command := tc.command
+			if command == "" {
+				command = `["sh", "worker.sh"]`
+			}
+			timeout := tc.timeout
+			if timeout == "" {
+				timeout = "20s"
+			}
+			spec := filepath.Join(dir, "ext.toml")
+			src := `schema = 1
+id = "ext"
+kind = "cv-tuning"
+seed = 1
+
+[[methods]]
+name = "ext"
+serves = "learner"
+command = ` + command + `
+timeout = "` + timeout + `"
+
+[data]
+datasets = ["magic"]
+synthetic = "always"
+subsample = 600
+
+[cv]
+repetitions = 1
+folds = 4
+
+[tuning]
+lambdas = [0.01, 0.1]
+alphas = [1.0]
+delta = 0.01
+methods = ["alphaSplit"]
+learners = ["objective-perturbation", "ext"]
+
+[output]
+bootstrap = 100
+`
+			if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			code, stdout, stderr := runBin(t, bin, nil, "run", spec, "--out", out, "--workers", "2")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(out, "ext", "paper-seed1", "manifest.json")); err == nil {
+				t.Error("a failed run wrote a manifest")
+			}
+		})
+	}
+}
