@@ -109,9 +109,9 @@ func TestExternalFaults(t *testing.T) {
 	}
 	tests := []struct {
 		name, script, timeout string
-		command                string // default: ["sh", "worker.sh"]
-		code                   int
-		want                   []string
+		command               string // default: ["sh", "worker.sh"]
+		code                  int
+		want                  []string
 	}{
 		{name: "crash", script: loop(`if [ $n -ge 3 ]; then echo "boom: simulated crash" >&2; exit 3; fi; ` + reply),
 			code: 1, want: []string{"units failed", "external method ext: the worker exited before replying (exit status 3)", "boom: simulated crash"}},
