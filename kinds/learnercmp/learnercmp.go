@@ -2,10 +2,10 @@
 // learners fit on the same repeated cross-validation folds across a grid
 // of ε, with test AUC, error rate and MSE (Brier score) against ε and the
 // non-private fit as the reference — the accuracy-against-privacy figure
-// of most differentially private learning papers (e.g. Chaudhuri,
-// Monteleoni & Sarwate 2011, JMLR 12, Section 6, which compares their
+// of most differentially private learning papers (e.g. the experiments of
+// Chaudhuri, Monteleoni & Sarwate 2011, JMLR 12, which compare their
 // Algorithm 1, output perturbation, with Algorithm 2, objective
-// perturbation, and the non-private fit on Adult and KDD-99).
+// perturbation, and the non-private fit).
 //
 // # Protocol
 //
