@@ -95,7 +95,7 @@ func extensionPoints() []extensionPoint {
 	return []extensionPoint{
 		{"experiment kind", "kind", runner.Kinds.Names()},
 		{"dataset (see above)", "data.datasets", datasets.Names()},
-		{"private learner (cv-tuning)", "tuning.learners", cvtune.LearnerNames()},
+		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners", cvtune.LearnerNames()},
 		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", cvtune.SelectorNames()},
 		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", expostsweep.GeneratorNames()},
 		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cicoverage.MethodNames()},

@@ -5,6 +5,7 @@ import (
 	"github.com/dprepro/dprepro/kinds/cicoverage"
 	"github.com/dprepro/dprepro/kinds/cvtune"
 	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/kinds/learnercmp"
 	"github.com/dprepro/dprepro/kinds/mechbounds"
 	"github.com/dprepro/dprepro/kinds/privaudit"
 	"math"
@@ -262,6 +263,10 @@ func TestEstimateMemory_AtLimits(t *testing.T) {
 		case *privaudit.Section:
 			a := &sec.Audit
 			a.Mechanisms, a.Epsilons, a.Draws, a.FitDraws = make([]string, 30), make([]float64, 1000), 1e8, 1e7
+		case *learnercmp.Section:
+			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
+			c := &sec.Comparison
+			c.Learners, c.Epsilons, c.Lambda = make([]string, 1000), make([]float64, 1e4), 0.01
 		default:
 			t.Fatalf("kind %s: no case for section %T", kind, sec)
 		}

@@ -36,6 +36,9 @@ func (s *Set) Has(name, serves string) bool {
 	return ok && m.Serves == serves
 }
 
+// Names returns the names of the spec's [[methods]] serving serves.
+func (s *Set) Names(serves string) []string { return s.spec.MethodNames(serves) }
+
 // Pool returns the pool of the method name, starting its first worker and
 // checking its handshake (the hello's serves and privacy form) the first
 // time. The error of a method that fails to start names the spec file,

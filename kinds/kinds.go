@@ -5,7 +5,9 @@
 //   - expostsweep: expost-sweep (Ligett et al. 2017);
 //   - cicoverage: ci-coverage (Wang, Kifer & Lee 2019);
 //   - mechbounds: mechanism-bounds (Nguyen 2019's accuracy bounds);
-//   - privaudit: privacy-audit (empirical lower bounds on ε).
+//   - privaudit: privacy-audit (empirical lower bounds on ε);
+//   - learnercmp: learner-comparison (private learners against ε on the
+//     same folds, beside the non-private fit).
 //
 // The command (package cli) registers them in runner.Kinds; a user's
 // module adds its own kinds with runner.RegisterKind.
@@ -15,6 +17,7 @@ import (
 	"github.com/dprepro/dprepro/kinds/cicoverage"
 	"github.com/dprepro/dprepro/kinds/cvtune"
 	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/kinds/learnercmp"
 	"github.com/dprepro/dprepro/kinds/mechbounds"
 	"github.com/dprepro/dprepro/kinds/privaudit"
 	"github.com/dprepro/dprepro/runner"
@@ -24,7 +27,7 @@ import (
 // them.
 func Builtin() []runner.Kind {
 	return []runner.Kind{
-		cvtune.Kind{}, expostsweep.Kind{}, cicoverage.Kind{}, cvtune.HistKind{}, mechbounds.Kind{}, privaudit.Kind{},
+		cvtune.Kind{}, expostsweep.Kind{}, cicoverage.Kind{}, cvtune.HistKind{}, mechbounds.Kind{}, privaudit.Kind{}, learnercmp.Kind{},
 	}
 }
 

@@ -13,7 +13,10 @@
 // tiled left to right, one line per method. Methods keep the same color,
 // marker and jitter slot in every panel. Render adds the figure title above
 // the panels and a shared legend to their right, so the legend never covers
-// data.
+// data. With FigureSpec.MetricPanels a figure instead shows several metrics
+// of one dataset side by side (one panel each), and FigureSpec.Reference
+// draws one method, such as a non-private fit, as a horizontal line in
+// every panel.
 //
 // # Synthetic data
 //

@@ -94,12 +94,40 @@ type FigureSpec struct {
 	// Columns is the number of panels per row of the figure; zero puts all
 	// panels in one row. Must be ≥ 0.
 	Columns int
+	// MetricPanels, when not empty, draws one panel per listed metric, in
+	// this order, instead of one per dataset: each panel is titled by its
+	// Label and its y axis labelled likewise (e.g. AUC, error rate and MSE
+	// side by side against ε). Metric, Metrics and PanelBy must then be
+	// empty; set Datasets to one dataset, or the rows of several datasets
+	// share a panel and clash.
+	MetricPanels []MetricPanel
+	// Datasets, when not empty, selects the rows of these datasets; rows of
+	// other datasets are not drawn.
+	Datasets []string
+	// Reference, when not empty, names a method drawn in each panel as a
+	// horizontal line rather than a line against x: a dash-dotted line at
+	// the mean of its row in the panel (its x is ignored; at most one such
+	// row per panel), labelled "<Reference> (reference)" in the legend
+	// (e.g. the non-private fit beside private learners). It must not be
+	// one of Methods.
+	Reference string
+}
+
+// MetricPanel is one panel of a figure with FigureSpec.MetricPanels: the
+// metric it draws and the label of its title and y axis.
+type MetricPanel struct {
+	Metric string // required; no duplicates
+	Label  string // empty means Metric
 }
 
 // validate reports every problem with spec.
 func (spec FigureSpec) validate() error {
 	var errs []error
 	switch {
+	case len(spec.MetricPanels) > 0:
+		if spec.Metric != "" || len(spec.Metrics) > 0 || spec.PanelBy != nil {
+			errs = append(errs, errors.New("metric panels: metric, metrics and panel-by must be empty"))
+		}
 	case spec.Metric == "" && len(spec.Metrics) == 0:
 		errs = append(errs, errors.New("metric: required"))
 	case spec.Metric != "" && len(spec.Metrics) > 0:
@@ -137,6 +165,16 @@ func (spec FigureSpec) validate() error {
 		}
 		seen[m] = true
 	}
+	if spec.Reference != "" && seen[spec.Reference] {
+		errs = append(errs, fmt.Errorf("reference: %q is also one of methods", spec.Reference))
+	}
+	seenPanel := make(map[string]bool, len(spec.MetricPanels))
+	for i, mp := range spec.MetricPanels {
+		if mp.Metric == "" || seenPanel[mp.Metric] {
+			errs = append(errs, fmt.Errorf("metric panels[%d]: empty or duplicate metric %q", i, mp.Metric))
+		}
+		seenPanel[mp.Metric] = true
+	}
 	return errors.Join(errs...)
 }
 
@@ -158,12 +196,17 @@ type series struct {
 	Points []point // sorted by X
 }
 
-// panelData is the data of one panel (a dataset's, unless PanelBy is set).
+// panelData is the data of one panel (a dataset's, unless PanelBy or
+// MetricPanels is set).
 type panelData struct {
 	Dataset   string // the panel key and title
 	XName     string // of the panel's first row
+	YLabel    string // the panel's own y label (MetricPanels); empty: the figure's
 	Synthetic bool
 	Series    []series // in method order; methods without points are absent
+	// Ref is the mean of the Reference method's row in the panel; NaN
+	// when the panel has none, or its mean is not finite.
+	Ref float64
 }
 
 // figureData is the figure after filtering, ordering and jitter, before
@@ -188,20 +231,40 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 			return figureData{}, fmt.Errorf("plots: figure %q: no rows with metrics %q for methods %q", spec.Name, metrics, spec.Methods)
 		}
 	}
+	panelOf := func(r results.SummaryRow) string {
+		if spec.PanelBy != nil {
+			return spec.PanelBy(r)
+		}
+		return r.Dataset
+	}
+	match := func(r results.SummaryRow) bool { return r.Metric == spec.Metric }
+	what := fmt.Sprintf("metric %q", spec.Metric)
+	if len(spec.MetricPanels) > 0 {
+		labels := make(map[string]string, len(spec.MetricPanels))
+		var metrics []string
+		for _, mp := range spec.MetricPanels {
+			labels[mp.Metric] = cmp.Or(mp.Label, mp.Metric)
+			metrics = append(metrics, mp.Metric)
+		}
+		match = func(r results.SummaryRow) bool { _, ok := labels[r.Metric]; return ok }
+		panelOf = func(r results.SummaryRow) string { return labels[r.Metric] }
+		what = fmt.Sprintf("metrics %q", metrics)
+	}
 	var matched []results.SummaryRow
 	for _, r := range rows {
-		if r.Metric == spec.Metric {
+		if match(r) && (len(spec.Datasets) == 0 || slices.Contains(spec.Datasets, r.Dataset)) {
 			matched = append(matched, r)
 		}
 	}
 	if len(matched) == 0 {
-		return figureData{}, fmt.Errorf("plots: figure %q: no rows with metric %q", spec.Name, spec.Metric)
+		return figureData{}, fmt.Errorf("plots: figure %q: no rows with %s", spec.Name, what)
 	}
 
 	fig := figureData{XLabel: spec.XLabel, YLabel: spec.YLabel}
 	if fig.YLabel == "" {
 		fig.YLabel = spec.Metric
 	}
+	panelIndex := make(map[string]int)
 	methodIndex := make(map[string]int)
 	if len(spec.Methods) > 0 {
 		fig.Methods = slices.Clone(spec.Methods)
@@ -210,37 +273,60 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 		}
 	} else {
 		for _, r := range matched {
-			if _, ok := methodIndex[r.Method]; !ok {
+			if _, ok := methodIndex[r.Method]; !ok && r.Method != spec.Reference {
 				methodIndex[r.Method] = len(fig.Methods)
 				fig.Methods = append(fig.Methods, r.Method)
 			}
 		}
 	}
+	if len(spec.MetricPanels) > 0 {
+		// The panels in the order MetricPanels lists them.
+		for _, mp := range spec.MetricPanels {
+			if !slices.ContainsFunc(matched, func(r results.SummaryRow) bool { return r.Metric == mp.Metric }) {
+				continue
+			}
+			label := cmp.Or(mp.Label, mp.Metric)
+			panelIndex[label] = len(fig.Panels)
+			fig.Panels = append(fig.Panels, panelData{Dataset: label, YLabel: label, Ref: math.NaN()})
+		}
+	}
 
 	// Group by dataset (order of first appearance), then by method.
-	panelIndex := make(map[string]int)
 	cells := make(map[[2]string][]point) // (dataset, method) → points
 	type cellKey struct {
 		dataset, method string
 		x               float64
 	}
 	seen := make(map[cellKey]bool)
+	refSeen := make(map[string]bool)
 	for _, r := range matched {
-		if _, ok := methodIndex[r.Method]; !ok {
+		_, selected := methodIndex[r.Method]
+		isRef := spec.Reference != "" && r.Method == spec.Reference
+		if !selected && !isRef {
 			continue // not selected by spec.Methods
 		}
-		panel := r.Dataset
-		if spec.PanelBy != nil {
-			panel = spec.PanelBy(r)
-		}
+		panel := panelOf(r)
 		p, ok := panelIndex[panel]
 		if !ok {
 			p = len(fig.Panels)
 			panelIndex[panel] = p
-			fig.Panels = append(fig.Panels, panelData{Dataset: panel, XName: r.XName})
+			fig.Panels = append(fig.Panels, panelData{Dataset: panel, Ref: math.NaN()})
+		}
+		if fig.Panels[p].XName == "" && !isRef {
+			fig.Panels[p].XName = r.XName
 		}
 		if r.DataSource == "synthetic" {
 			fig.Panels[p].Synthetic = true
+		}
+		if isRef {
+			if refSeen[panel] {
+				return figureData{}, fmt.Errorf("plots: figure %q: two rows of reference %q in panel %q", spec.Name, spec.Reference, panel)
+			}
+			refSeen[panel] = true
+			if finite(r.Mean) && !(spec.LogY && r.Mean <= 0) {
+				fig.Panels[p].Ref = r.Mean
+			}
+			continue
 		}
 		k := cellKey{panel, r.Method, r.X}
 		if seen[k] {
@@ -519,8 +605,9 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	drawn := make([]*seriesParts, len(data.Methods)) // first parts of each method, for the legend
 	styles := methodStyles(data.Methods)
 	var (
-		refH    *hLine
-		refDiag *plotter.Function
+		refH      *hLine
+		refMethod *hLine // the Reference method's line
+		refDiag   *plotter.Function
 	)
 	for _, pd := range data.Panels {
 		p := plot.New()
@@ -533,7 +620,7 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 		if p.X.Label.Text == "" {
 			p.X.Label.Text = pd.XName
 		}
-		p.Y.Label.Text = data.YLabel
+		p.Y.Label.Text = cmp.Or(pd.YLabel, data.YLabel)
 		p.Legend.Top = true
 		p.Legend.TextStyle.Font.Size = vg.Points(10)
 		p.Add(plotter.NewGrid())
@@ -565,6 +652,13 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 				refH = h
 			}
 		}
+		if !math.IsNaN(pd.Ref) && !empty {
+			h := &hLine{Y: pd.Ref, LineStyle: methodRefStyle()}
+			p.Add(h)
+			if refMethod == nil {
+				refMethod = h
+			}
+		}
 		if spec.DiagonalRef && !empty {
 			f := plotter.NewFunction(func(x float64) float64 { return x })
 			f.LineStyle = refStyle()
@@ -583,6 +677,9 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 			fig.legend = append(fig.legend, legendEntry{data.Methods[i], []plot.Thumbnailer{sp.Line, sp.Points}})
 		}
 	}
+	if refMethod != nil {
+		fig.legend = append(fig.legend, legendEntry{spec.Reference + " (reference)", []plot.Thumbnailer{refMethod}})
+	}
 	if refH != nil {
 		fig.legend = append(fig.legend, legendEntry{fmt.Sprintf("reference (y = %.4g)", refH.Y), []plot.Thumbnailer{refH}})
 	}
@@ -594,6 +691,12 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 
 func refStyle() draw.LineStyle {
 	return draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+}
+
+// methodRefStyle is the line of a Reference method: black, dash-dotted,
+// heavier than refStyle so that it reads as data, not as a guide.
+func methodRefStyle() draw.LineStyle {
+	return draw.LineStyle{Color: color.Black, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(7), vg.Points(3), vg.Points(2), vg.Points(3)}}
 }
 
 // newSeriesParts makes the line, markers and error bars of one series.

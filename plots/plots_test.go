@@ -705,3 +705,83 @@ func TestMethodStyles_Variants(t *testing.T) {
 		}
 	}
 }
+
+// TestLayout_MetricPanelsAndReference checks MetricPanels (one panel per
+// metric, in the listed order, titled and y-labelled by its label),
+// Datasets (other datasets' rows not drawn) and Reference (the method's row
+// becomes the panel's horizontal line, whatever its x, and no series).
+func TestLayout_MetricPanelsAndReference(t *testing.T) {
+	t.Parallel()
+	var rows []results.SummaryRow
+	for _, m := range []string{"auc", "mse", "error_rate"} {
+		rows = append(rows, fakeRows(m, []string{"adult", "magic-synth"}, []string{"obj", "out"}, []float64{0.1, 1})...)
+		rows = append(rows, fakeRows(m, []string{"adult", "magic-synth"}, []string{"exact"}, []float64{math.Inf(1)})...)
+	}
+	for i := range rows {
+		if rows[i].Method == "exact" {
+			rows[i].Mean = map[string]float64{"auc": 0.9, "mse": 0.1, "error_rate": 0.15}[rows[i].Metric]
+			if rows[i].Dataset != "adult" {
+				rows[i].Mean = 0.5
+			}
+		}
+	}
+	spec := FigureSpec{
+		Name: "f", LogX: true, Methods: []string{"obj", "out"}, Reference: "exact", Datasets: []string{"adult"},
+		MetricPanels: []MetricPanel{{"auc", "AUC"}, {"error_rate", "error rate"}, {"mse", ""}},
+	}
+	fig, err := layout(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles, ylabels []string
+	var refs []float64
+	for _, p := range fig.Panels {
+		titles, ylabels, refs = append(titles, p.Dataset), append(ylabels, p.YLabel), append(refs, p.Ref)
+		if p.Synthetic {
+			t.Errorf("panel %s: synthetic, though only adult (real) is selected", p.Dataset)
+		}
+		if len(p.Series) != 2 || p.Series[0].Method != "obj" || p.Series[1].Method != "out" {
+			t.Errorf("panel %s: series %v, want obj, out", p.Dataset, p.Series)
+		}
+		for _, s := range p.Series {
+			if len(s.Points) != 2 {
+				t.Errorf("panel %s, %s: %d points, want 2 (the reference is not a point)", p.Dataset, s.Method, len(s.Points))
+			}
+		}
+	}
+	if want := []string{"AUC", "error rate", "mse"}; !slices.Equal(titles, want) || !slices.Equal(ylabels, want) {
+		t.Errorf("panels %v, y labels %v, want %v", titles, ylabels, want)
+	}
+	if want := []float64{0.9, 0.15, 0.1}; !slices.Equal(refs, want) {
+		t.Errorf("reference lines %v, want %v", refs, want)
+	}
+	f, err := build(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.legend[len(f.legend)-1].name; got != "exact (reference)" {
+		t.Errorf("last legend entry %q", got)
+	}
+	if got := f.panels[1].Y.Label.Text; got != "error rate" {
+		t.Errorf("y label %q", got)
+	}
+	synth := spec
+	synth.Datasets = []string{"magic-synth"}
+	if fig, err := layout(synth, rows); err != nil || !fig.Panels[0].Synthetic {
+		t.Errorf("magic-synth: synthetic = %v, err %v", err == nil && fig.Panels[0].Synthetic, err)
+	}
+	for name, bad := range map[string]FigureSpec{
+		"metric too":           {MetricPanels: spec.MetricPanels, Metric: "auc"},
+		"reference in methods": {MetricPanels: spec.MetricPanels, Methods: []string{"exact"}, Reference: "exact"},
+		"duplicate panel":      {MetricPanels: []MetricPanel{{"auc", "a"}, {"auc", "b"}}},
+	} {
+		if _, err := layout(bad, rows); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	both := spec
+	both.Datasets, both.Methods = nil, []string{"none"} // only the reference: two rows per panel
+	if _, err := layout(both, rows); err == nil || !strings.Contains(err.Error(), "two rows of reference") {
+		t.Errorf("two datasets in one panel: err = %v", err)
+	}
+}

@@ -24,7 +24,7 @@ func ExampleRegistry() {
 	k, _ := r.Lookup("mechanism-bounds")
 	fmt.Println(r.Register(k))
 	// Output:
-	// [cv-tuning expost-sweep ci-coverage histogram-tuning mechanism-bounds privacy-audit]
+	// [cv-tuning expost-sweep ci-coverage histogram-tuning mechanism-bounds privacy-audit learner-comparison]
 	// mechanisms: kind mechanism-bounds, section *mechbounds.Section
 	// runner: kind "mechanism-bounds" is already registered
 }

@@ -11,8 +11,9 @@ import (
 // Kind is an experiment kind: the part of a spec it owns and how to build
 // a runnable Experiment from a resolved spec of that kind. The built-in
 // kinds are in packages kinds/<kind> (cv-tuning, histogram-tuning,
-// expost-sweep, ci-coverage, mechanism-bounds, privacy-audit); a user's
-// module may register its own with RegisterKind before cli.Main.
+// expost-sweep, ci-coverage, mechanism-bounds, privacy-audit,
+// learner-comparison); a user's module may register its own with
+// RegisterKind before cli.Main.
 type Kind interface {
 	// Name is the spec's kind value, e.g. "cv-tuning": a safe file name.
 	Name() string

@@ -118,13 +118,15 @@ func resolveSelectors(id string, t *TuningSpec) ([]Selector, error) {
 }
 
 // resolveLearners returns the spec's tuning.learners (default: the
-// built-in) from the learner registry, configured for the spec.
+// built-in) through [LookupLearner], configured for the spec; the
+// spec's external learners are served by ext.
 func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 	names := spec.Tuning.Learners
 	explicit := len(names) > 0
 	if !explicit {
 		names = []string{DefaultLearner}
 	}
+	cfg := spec.Tuning.learnerConfig()
 	var out []Learner
 	var errs []error
 	for i, name := range names {
@@ -132,36 +134,23 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 		if !explicit {
 			path = "tuning.learners (default)"
 		}
-		var l Learner
-		var err error
-		if ext.Has(name, experiments.ServesLearner) {
-			l, err = NewExternalLearner(context.Background(), ext, name)
-		} else {
-			l, err = learners.get(path, name)
-		}
+		l, err := LookupLearner(ext, name, cfg)
 		if err == nil && slices.Contains(names[:i], name) {
-			err = fmt.Errorf("%s: learner %q listed twice", path, name)
-		}
-		if err == nil {
-			if c, ok := l.(Configurer); ok {
-				cl, cerr := c.Configure(spec)
-				switch {
-				case cerr != nil:
-					err = fmt.Errorf("%s: learner %q: %w", path, name, cerr)
-				case cl == nil || cl.Name() != name:
-					err = fmt.Errorf("%s: learner %q: Configure returned %v, not a learner of that name", path, name, cl)
-				default:
-					l = cl
-				}
-			}
+			err = fmt.Errorf("learner %q listed twice", name)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", spec.ID, err))
+			errs = append(errs, fmt.Errorf("%s: %s: %w", spec.ID, path, err))
 			continue
 		}
 		out = append(out, l)
 	}
 	return out, errors.Join(errs...)
+}
+
+// learnerConfig is the cv-tuning spec's configuration of its learners:
+// tuning.loss, tuning.huber_h and tuning.objective_perturbation.
+func (t *TuningSpec) learnerConfig() LearnerConfig {
+	return LearnerConfig{Table: "tuning", Loss: t.Loss, HuberH: t.HuberH, ObjPert: t.ObjPert}
 }
 
 // New loads the datasets of spec and lays out the folds and units. The

@@ -18,12 +18,16 @@
 // variable and extended by a user's module from its main() before
 // cli.Main:
 //
-//   - [Learner] ([RegisterLearner], [LearnerNames]): a private learner of
-//     the cv-tuning kind, the training procedure T = (G, F) of the paper's
-//     Section 2. Built-in: [ObjectivePerturbation], "objective-
+//   - [Learner] ([RegisterLearner], [LearnerNames], [LookupLearner]): a
+//     private learner, the training procedure T = (G, F) of the paper's
+//     Section 2, run by the cv-tuning kind and by the learner-comparison
+//     kind (kinds/learnercmp), which both resolve names through
+//     [LookupLearner]. Built-ins: [ObjectivePerturbation], "objective-
 //     perturbation" (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2),
-//     whose loss and variant the spec keys tuning.loss, tuning.huber_h and
-//     tuning.objective_perturbation choose.
+//     [OutputPerturbation], "output-perturbation" (their Algorithm 1),
+//     and [NonPrivate], "non-private" (the exact fit, booked as not
+//     private); a spec chooses their loss and variant ([LearnerConfig]:
+//     tuning.loss, tuning.huber_h and tuning.objective_perturbation).
 //   - [Selector] ([RegisterSelector], [SelectorNames]): a selection
 //     method of both kinds. Built-ins: the paper's five methods of
 //     Section 5 under their names "stability", "alphaSplit", "dataSplit",

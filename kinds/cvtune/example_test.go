@@ -73,7 +73,7 @@ func ExampleRegisterLearner() {
 	m, g, _ := meanDifference{}.Fit(context.Background(), rand.New(rand.NewPCG(1, 2)), cvtune.NewData(X, y, nil), 1, cvtune.Level{Epsilon: 1})
 	fmt.Println(m.Margins(nil, cvtune.NewData(X, y, []int{0, 3})), g)
 	// Output:
-	// [objective-perturbation mean-difference]
+	// [objective-perturbation output-perturbation non-private mean-difference]
 	// cvtune: name already registered: learner "mean-difference"
 	// [3 -3] not private
 }

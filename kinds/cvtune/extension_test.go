@@ -180,7 +180,7 @@ func TestRegister_Errors(t *testing.T) {
 			}
 		})
 	}
-	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation"}) {
+	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation", "output-perturbation", "non-private"}) {
 		t.Errorf("LearnerNames() = %v", got)
 	}
 	if got := SelectorNames(); !slices.Equal(got, []string{"stability", "alphaSplit", "dataSplit", "random", "control"}) {
@@ -190,7 +190,7 @@ func TestRegister_Errors(t *testing.T) {
 	if err := RegisterLearner(fakeLearner{}); !errors.Is(err, ErrDuplicate) {
 		t.Errorf("second registration: err = %v", err)
 	}
-	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation", "fake-double"}) {
+	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation", "output-perturbation", "non-private", "fake-double"}) {
 		t.Errorf("LearnerNames() = %v, want registration order", got)
 	}
 }
@@ -224,7 +224,7 @@ func TestNew_UnknownNames(t *testing.T) {
 	}{
 		{"method", []string{"stability", "oracle"}, nil, `ext: tuning.methods[1]: unknown method "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
 		{"method twice", []string{"random", "random"}, nil, `tuning.methods[1]: method "random" listed twice`},
-		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, unstable)`},
+		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, output-perturbation, non-private, unstable)`},
 		{"learner twice", []string{"random"}, []string{"unstable", "unstable"}, `tuning.learners[1]: learner "unstable" listed twice`},
 		{"stability needs constants", []string{"random", "stability"}, []string{"unstable"}, `tuning.methods[1]: method "stability" needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner "unstable" does not have`},
 	} {

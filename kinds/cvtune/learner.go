@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -13,6 +14,8 @@ import (
 	"github.com/dprepro/dprepro/core/perturb"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/external"
 )
 
 // Level is the privacy level a selection method hands one training run:
@@ -60,10 +63,43 @@ type StableLearner interface {
 }
 
 // Configurer is implemented by a registered Learner whose variant a spec
-// chooses. The kind calls Configure once when it loads the spec and uses
-// the returned learner (whose Name must be unchanged) for every unit.
+// chooses. [LookupLearner] calls Configure once when a kind loads the spec
+// and the kind uses the returned learner (whose Name must be unchanged)
+// for every unit.
 type Configurer interface {
-	Configure(spec *Spec) (Learner, error)
+	Configure(c LearnerConfig) (Learner, error)
+}
+
+// LearnerConfig is what a spec says about the variants of the learners it
+// names: the training loss and the objective-perturbation
+// parametrization. Every kind that runs learners builds one from its own
+// section (cv-tuning from [tuning], learner-comparison from [comparison])
+// and hands it to [LookupLearner].
+type LearnerConfig struct {
+	// Table is the spec table the keys below come from ("tuning"), used
+	// to name the key at fault in a Configure error ("tuning.loss").
+	Table string
+	// Loss is the training loss: "logistic" (empty means that) or
+	// "huber".
+	Loss string
+	// HuberH is the Huber-hinge parameter h when Loss is "huber"; in
+	// (0, 1).
+	HuberH float64
+	// ObjPert is the objective-perturbation parametrization: "cms11"
+	// (empty means that) or the labelled opt-in "dplr2013".
+	ObjPert string
+}
+
+// loss returns the erm.Loss of c.Loss for learner name, or an error naming
+// the key.
+func (c LearnerConfig) loss(name string) (erm.Loss, error) {
+	switch c.Loss {
+	case "", "logistic":
+		return erm.Logistic{}, nil
+	case "huber":
+		return erm.Huber{H: c.HuberH}, nil
+	}
+	return nil, fmt.Errorf("%s.loss: learner %s has no loss %q (want logistic or huber)", c.Table, name, c.Loss)
 }
 
 // Warner is implemented by a Learner with notes for the run's manifest,
@@ -230,20 +266,16 @@ type ObjectivePerturbation struct {
 // Name implements Learner: "objective-perturbation".
 func (ObjectivePerturbation) Name() string { return "objective-perturbation" }
 
-// Configure implements Configurer: the loss from tuning.loss ("logistic",
-// or "huber" with h = tuning.huber_h) and the variant from
-// tuning.objective_perturbation.
-func (o ObjectivePerturbation) Configure(spec *Spec) (Learner, error) {
-	t := spec.Tuning
-	switch t.Loss {
-	case "", "logistic":
-		o.Loss = erm.Logistic{}
-	case "huber":
-		o.Loss = erm.Huber{H: t.HuberH}
-	default:
-		return nil, fmt.Errorf("tuning.loss: learner %s has no loss %q (want logistic or huber)", o.Name(), t.Loss)
+// Configure implements Configurer: the loss from c.Loss ("logistic", or
+// "huber" with h = c.HuberH) and the variant from c.ObjPert (the spec keys
+// tuning.loss, tuning.huber_h and tuning.objective_perturbation of the
+// cv-tuning kind).
+func (o ObjectivePerturbation) Configure(c LearnerConfig) (Learner, error) {
+	loss, err := c.loss(o.Name())
+	if err != nil {
+		return nil, err
 	}
-	o.Variant = t.ObjPert
+	o.Loss, o.Variant = loss, c.ObjPert
 	return o, nil
 }
 
@@ -314,9 +346,189 @@ func (m *linearModel) Report() FitReport {
 	}
 }
 
-// learners is the learner registry; the built-in is filled here, users
+// OutputPerturbation is the built-in learner "output-perturbation":
+// L2-regularized logistic regression (or the Huber-smoothed hinge loss)
+// trained by output perturbation, Chaudhuri, Monteleoni & Sarwate 2011
+// (JMLR 12), Algorithm 1 — Algorithm 4 of Chaudhuri & Vinterbo 2013
+// (supplementary Section 6.2) — as implemented by core/perturb
+// ([perturb.PlanOutPert]):
+//
+//	w* = argmin (λ/2)‖w‖² + (1/n)Σᵢ ℓ(yᵢ wᵀxᵢ)
+//	release w* + b,  p(b) ∝ exp(−β‖b‖₂),  β = nλε/2
+//
+// The L2 sensitivity of w* is 2/(nλ) for a 1-Lipschitz loss and ‖x‖₂ ≤ 1
+// (Lemma 1 of CMS11, as used in Chaudhuri & Vinterbo's proof of their
+// Theorem 4; perturb checks the row norms and refuses larger ones), so the
+// released weights are pure ε-DP at the ε asked for,
+// neighbouring training sets differing in one record. Each Fit solves for
+// w* again: a fresh release that spends its level again.
+//
+// The loss comes from the spec (Configure: tuning.loss or
+// comparison.loss); objective perturbation's variant does not apply. It is
+// stable with the ramp-loss score (Theorem 4 of Chaudhuri & Vinterbo 2013
+// holds for Algorithms 3 and 4 alike: β₁ = 2/λ_min, β₂ = 1).
+type OutputPerturbation struct {
+	// Loss is the training loss; nil means erm.Logistic{}.
+	Loss erm.Loss
+}
+
+// Name implements Learner: "output-perturbation".
+func (OutputPerturbation) Name() string { return "output-perturbation" }
+
+// Configure implements Configurer: the loss from c.Loss ("logistic", or
+// "huber" with h = c.HuberH).
+func (o OutputPerturbation) Configure(c LearnerConfig) (Learner, error) {
+	loss, err := c.loss(o.Name())
+	if err != nil {
+		return nil, err
+	}
+	o.Loss = loss
+	return o, nil
+}
+
+// Fit implements Learner: one output-perturbation release. The noise b is
+// drawn from rng first, then w* is solved to the solver's tolerance under
+// ctx and w* + b released (perturb.OutPertPlan.Fit). level.Delta is not
+// used: the release is pure ε-DP.
+func (o OutputPerturbation) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+	rows := train.ERM()
+	plan, err := perturb.PlanOutPert(perturb.OutPertOptions{Epsilon: level.Epsilon, Lambda: lambda, Loss: o.Loss}, rows.N())
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	noise := make([]float64, rows.D())
+	if err := plan.DrawNoise(noise, rng); err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	res, err := plan.Fit(rows, noise, erm.FitOptions{Context: ctx})
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	g := privacy.EpsDP(plan.EpsilonDelivered, fmt.Sprintf("the weights w* + b of one output-perturbation fit on %d training rows", rows.N()))
+	return &weightModel{w: res.W, res: res}, g, nil
+}
+
+// StabilityConstants implements StableLearner: Theorem 4 of Chaudhuri &
+// Vinterbo 2013 (its proof for output perturbation, supplementary Section
+// 6.5) for the 1-Lipschitz ramp score: β₁ = 2/λ_min, β₂ = 1.
+func (OutputPerturbation) StabilityConstants(lambdas []float64, _ int, _, _ float64) (beta1, beta2 float64, err error) {
+	if len(lambdas) == 0 {
+		return 0, 0, fmt.Errorf("output-perturbation: no candidate lambdas")
+	}
+	b1, b2 := tune.RampStabilityConstants(minFloat(lambdas))
+	return b1, b2, nil
+}
+
+// NonPrivate is the built-in learner "non-private": the exact regularized
+// fit w* = argmin (λ/2)‖w‖² + (1/n)Σᵢ ℓ(yᵢ wᵀxᵢ), released as it is. It
+// is the non-private reference of a comparison (the learner-comparison
+// kind draws it as a horizontal line), Chaudhuri, Monteleoni & Sarwate
+// 2011's "non-private" baseline. It ignores rng and level (the
+// learner-comparison kind hands it ε = +Inf) and returns
+// privacy.NonPrivate: the ledger books it as not private, never as a
+// private method at the ε it was handed. No row-norm bound is needed.
+type NonPrivate struct {
+	// Loss is the training loss; nil means erm.Logistic{}.
+	Loss erm.Loss
+}
+
+// Name implements Learner: "non-private".
+func (NonPrivate) Name() string { return "non-private" }
+
+// Configure implements Configurer: the loss from c.Loss.
+func (np NonPrivate) Configure(c LearnerConfig) (Learner, error) {
+	loss, err := c.loss(np.Name())
+	if err != nil {
+		return nil, err
+	}
+	np.Loss = loss
+	return np, nil
+}
+
+// Fit implements Learner: the exact fit, solved to the solver's tolerance
+// under ctx (core/erm).
+func (np NonPrivate) Fit(ctx context.Context, _ *rand.Rand, train *Data, lambda float64, _ Level) (Model, privacy.Guarantee, error) {
+	if !(lambda > 0) || math.IsInf(lambda, 1) {
+		return nil, privacy.Guarantee{}, fmt.Errorf("non-private: lambda must be finite and > 0 (got %v)", lambda)
+	}
+	loss := np.Loss
+	if loss == nil {
+		loss = erm.Logistic{}
+	}
+	rows := train.ERM()
+	res, err := erm.Fit(rows, erm.Objective{Loss: loss, Lambda: lambda}, erm.FitOptions{Context: ctx})
+	if err != nil {
+		return nil, privacy.Guarantee{}, fmt.Errorf("non-private: %w", err)
+	}
+	g := privacy.NonPrivate(fmt.Sprintf("the exact regularized fit on %d training rows (not private)", rows.N()))
+	return &weightModel{w: res.W, res: res}, g, nil
+}
+
+// weightModel is a linear model w released by a learner without
+// objective perturbation's diagnostics: output perturbation's w* + b (its
+// report describes the fit of w*) or the exact fit.
+type weightModel struct {
+	w   []float64
+	res erm.Result
+}
+
+// Margins implements Model: x·w.
+func (m *weightModel) Margins(dst []float64, d *Data) []float64 {
+	if len(dst) != d.N() {
+		dst = nil
+	}
+	return d.ERM().Margins(dst, m.w)
+}
+
+// Report implements Reporter (EpsPrime NaN: not objective perturbation).
+func (m *weightModel) Report() FitReport {
+	return FitReport{
+		Converged: m.res.Status == erm.StatusConverged,
+		Solver:    m.res.Status, GradNorm: m.res.GradNorm, Iter: m.res.Iter,
+		EpsPrime: math.NaN(),
+	}
+}
+
+// learners is the learner registry; the built-ins are filled here, users
 // add theirs with RegisterLearner.
-var learners = newRegistry[Learner]("learner", ObjectivePerturbation{})
+var learners = newRegistry[Learner]("learner", ObjectivePerturbation{}, OutputPerturbation{}, NonPrivate{})
+
+// LookupLearner returns the learner that a spec names name, configured
+// for it: the spec's external learner of that name when ext (the spec's
+// [[methods]], see [ExternalLearner]; nil for none) serves one — its first
+// worker is started and shaken hands with — else the registered learner,
+// passed through Configure with cfg when it is a [Configurer]. It is the
+// one place where a kind turns a learner name into a Learner (the
+// cv-tuning kind for tuning.learners, the learner-comparison kind for
+// comparison.learners and comparison.reference), so that every source of
+// learners the harness knows serves every kind. An unknown name is an
+// error listing the known ones (there is no default); callers prefix the
+// spec id and key path.
+func LookupLearner(ext *external.Set, name string, cfg LearnerConfig) (Learner, error) {
+	if ext != nil && ext.Has(name, experiments.ServesLearner) {
+		return NewExternalLearner(context.Background(), ext, name)
+	}
+	l, ok := learners.lookup(name)
+	if !ok {
+		known := LearnerNames()
+		if ext != nil {
+			known = append(known, ext.Names(experiments.ServesLearner)...)
+		}
+		return nil, fmt.Errorf("unknown learner %q (known: %s)", name, strings.Join(known, ", "))
+	}
+	c, ok := l.(Configurer)
+	if !ok {
+		return l, nil
+	}
+	cl, err := c.Configure(cfg)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("learner %q: %w", name, err)
+	case cl == nil || cl.Name() != name:
+		return nil, fmt.Errorf("learner %q: Configure returned %v, not a learner of that name", name, cl)
+	}
+	return cl, nil
+}
 
 // DefaultLearner is the learner a spec without tuning.learners runs.
 const DefaultLearner = "objective-perturbation"
@@ -331,7 +543,8 @@ const DefaultLearner = "objective-perturbation"
 func RegisterLearner(l Learner) error { return learners.register(l) }
 
 // LearnerNames returns the registered learner names in registration order
-// (the built-in "objective-perturbation" first).
+// (the built-ins "objective-perturbation", "output-perturbation" and
+// "non-private" first).
 func LearnerNames() []string { return learners.list() }
 
 func minFloat(xs []float64) float64 {

@@ -1,0 +1,13 @@
+package learnercmp
+
+import "github.com/dprepro/dprepro/runner"
+
+// testKinds is the registry the tests load specs with: this package's
+// kind.
+var testKinds = func() *runner.Registry {
+	r, err := runner.NewRegistry(Kind{})
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()

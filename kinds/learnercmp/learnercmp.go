@@ -1,0 +1,454 @@
+// Package learnercmp is the "learner-comparison" experiment kind: private
+// learners fit on the same repeated cross-validation folds across a grid
+// of ε, with test AUC, error rate and MSE (Brier score) against ε and the
+// non-private fit as the reference — the accuracy-against-privacy figure
+// of most differentially private learning papers (e.g. the experiments of
+// Chaudhuri, Monteleoni & Sarwate 2011, JMLR 12, which compare their
+// Algorithm 1, output perturbation, with Algorithm 2, objective
+// perturbation, and the non-private fit).
+//
+// # Protocol
+//
+// A replicate unit is one (dataset, repetition, fold). Each repetition
+// partitions the dataset into K folds (cvtune.Partition, drawn from
+// runner.Stream(spec, "cv-partition", dataset, repetition): the same
+// folds for every learner and ε, and the same as a cv-tuning spec with the
+// same seed would draw). In round f, fold f is the test set and the other
+// K−1 folds the training set; nothing is tuned, so there is no validation
+// fold. Within a unit every learner of comparison.learners is fit on the
+// training set at every ε of comparison.epsilons (δ = comparison.delta)
+// and its fixed λ (comparison.lambdas.<learner>, else comparison.lambda),
+// and the reference learner (comparison.reference, default "non-private")
+// once, at ε = +Inf; each released model is scored on the test fold.
+//
+// Learners come from the one learner registry of the harness, through
+// cvtune.LookupLearner, configured by comparison.loss, comparison.huber_h
+// and comparison.objective_perturbation (cvtune.LearnerConfig).
+//
+// # Randomness
+//
+// The fit of learner L at ε in a unit draws from env.RNG(L, ε) only (the
+// reference from env.RNG(L, "reference")): its noise does not depend on
+// the other learners, the grid, or the worker count, and the row's key
+// column names the stream.
+//
+// # Privacy accounting
+//
+// Each fit returns its guarantee as a value; the rows record it
+// (notion, epsilon_spent, delta_spent, rho_spent, private), and the
+// ledger (see [Experiment.Ledger]) states, for each (learner, ε), the
+// guarantee of one released model. No composition across units is
+// claimed: the models of the repetitions and folds are separate releases
+// on overlapping training sets.
+package learnercmp
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/dprepro/dprepro/core/metrics"
+	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/plots"
+	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
+	"github.com/dprepro/dprepro/runner/specdata"
+)
+
+// Columns is the rows.csv schema of the kind: one row per fit. method is
+// the summary's label (the learner's name); epsilon and delta are the
+// level the learner was handed (+Inf and 0 for the reference);
+// notion, epsilon_spent, delta_spent, rho_spent and private the guarantee
+// it returned (ε = +Inf when not private; a ρ-zCDP guarantee is stated as
+// (ε, δ) at comparison.delta); solver_status, grad_norm and newton_iter
+// its fit report (empty when the model has none); key the fit's stream:
+// "<unit>/<learner>/epsilon=<ε>" or "<unit>/<learner>/reference".
+var Columns = []string{
+	"experiment", "dataset", "data_source", "method", "learner", "repetition", "fold",
+	"epsilon", "delta", "lambda", "n_train", "n_test", "d",
+	"auc", "error_rate", "mse",
+	"notion", "epsilon_spent", "delta_spent", "rho_spent", "private",
+	"solver_status", "grad_norm", "newton_iter", "status", "key",
+}
+
+// Metrics are the summarized metrics, against x = ε.
+var Metrics = []string{"auc", "error_rate", "mse"}
+
+// Experiment is a loaded learner-comparison spec.
+type Experiment struct {
+	spec     *Spec
+	data     []*datasets.Dataset
+	folds    map[string][][]int // "dataset/rep" -> fold -> row indices
+	learners []cvtune.Learner   // comparison.learners, configured
+	ref      cvtune.Learner     // the reference, or nil
+	units    []string
+	byKey    map[string]unit
+	ext      *external.Set // the spec's external learners
+}
+
+// Open implements runner.Opener: the external learners' workers log to
+// the run and read data from its scratch directory.
+func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
+
+// Close implements runner.Opener: it ends the external learners' workers.
+func (e *Experiment) Close() error { return e.ext.Close() }
+
+type unit struct {
+	key  string // the unit key (runner.Unit)
+	ds   int
+	rep  int // 1-based
+	fold int // 1-based
+}
+
+// Key implements runner.Unit.
+func (u unit) Key() string { return u.key }
+
+func (u unit) withKey(k string) unit { u.key = k; return u }
+
+// New resolves the learners of spec, loads its datasets and lays out the
+// folds and units.
+func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
+	spec, err := cmpSpec(es)
+	if err != nil {
+		return nil, err
+	}
+	c := &spec.Comparison
+	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}, ext: external.NewSet(es)}
+	built := false
+	defer func() {
+		if !built { // end the workers the handshakes started
+			e.ext.Close()
+		}
+	}()
+	cfg := c.learnerConfig()
+	for i, name := range c.Learners {
+		l, err := cvtune.LookupLearner(e.ext, name, cfg)
+		if err != nil {
+			return nil, errorf(spec.ID, "comparison.learners[%d]: %w", i, err)
+		}
+		e.learners = append(e.learners, l)
+	}
+	if c.Reference != "" {
+		if e.ref, err = cvtune.LookupLearner(e.ext, c.Reference, cfg); err != nil {
+			return nil, errorf(spec.ID, "comparison.reference: %w", err)
+		}
+	}
+	for _, name := range spec.Data.Datasets {
+		ds, err := specdata.Load(es, name, o.DataDir, o.Named)
+		if err != nil {
+			return nil, err
+		}
+		if ds.Task != "classification" {
+			return nil, errorf(spec.ID, "dataset %s is a %s dataset; learner-comparison needs classification", name, ds.Task)
+		}
+		n, _ := ds.X.Dims()
+		if min := 2 * spec.CV.Folds; n < min {
+			return nil, errorf(spec.ID, "dataset %s has %d rows; %d folds need at least %d", name, n, spec.CV.Folds, min)
+		}
+		e.data = append(e.data, ds)
+		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
+			e.folds[foldKey(name, rep)] = cvtune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
+		}
+	}
+	for di, ds := range e.data {
+		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
+			for f := 1; f <= spec.CV.Folds; f++ {
+				key := fmt.Sprintf("%s/rep=%d/fold=%d", ds.Name, rep, f)
+				e.units = append(e.units, key)
+				e.byKey[key] = unit{ds: di, rep: rep, fold: f}
+			}
+		}
+	}
+	built = true
+	return e, nil
+}
+
+func foldKey(name string, rep int) string { return name + "/" + strconv.Itoa(rep) }
+
+// split returns the training rows (all folds but fold f, sorted) and the
+// test rows (fold f) of round f (1-based).
+func split(folds [][]int, f int) (train, test []int) {
+	for j, fold := range folds {
+		if j != f-1 {
+			train = append(train, fold...)
+		}
+	}
+	slices.Sort(train)
+	return train, folds[f-1]
+}
+
+// Spec implements runner.Experiment.
+func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
+
+// Units implements runner.Experiment.
+func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
+
+// Columns implements runner.Experiment: [Columns].
+func (e *Experiment) Columns() []string { return Columns }
+
+// RunUnit implements runner.Experiment: every learner at every ε, then the
+// reference, on the unit's training folds, scored on its test fold. A fit
+// that does not converge is a row with a warning status; a learner error
+// (e.g. rows outside the unit ball for a learner that needs ‖x‖ ≤ 1) or an
+// invalid guarantee fails the unit.
+func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
+	u, err := runner.As[unit](ru)
+	if err != nil {
+		return nil, err
+	}
+	ds := e.data[u.ds]
+	trainIdx, testIdx := split(e.folds[foldKey(ds.Name, u.rep)], u.fold)
+	train, test := cvtune.NewData(ds.X, ds.Y, trainIdx), cvtune.NewData(ds.X, ds.Y, testIdx)
+	c := &e.spec.Comparison
+	var rows []results.Row
+	fit := func(l cvtune.Learner, level cvtune.Level, stream string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		key := u.key + "/" + l.Name() + "/" + stream
+		lambda := c.lambda(l.Name())
+		m, g, err := l.Fit(ctx, env.RNG(l.Name(), stream), train, lambda, level)
+		if err != nil {
+			return fmt.Errorf("%s: learner %s: %w", key, l.Name(), err)
+		}
+		if m == nil {
+			return fmt.Errorf("%s: learner %s returned no model", key, l.Name())
+		}
+		r, err := e.row(ds, u, l.Name(), level, lambda, g, m, train, test)
+		if err != nil {
+			return fmt.Errorf("%s: learner %s: %w", key, l.Name(), err)
+		}
+		r.Set("key", key)
+		rows = append(rows, r)
+		return nil
+	}
+	for _, l := range e.learners {
+		for _, eps := range c.Epsilons {
+			if err := fit(l, cvtune.Level{Epsilon: eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(eps)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if e.ref != nil {
+		if err := fit(e.ref, cvtune.Level{Epsilon: math.Inf(1)}, "reference"); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// row scores model m on test and records the level it was fit at and the
+// guarantee g it returned.
+func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvtune.Level, lambda float64, g privacy.Guarantee, m cvtune.Model, train, test *cvtune.Data) (results.Row, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	stated := g
+	if g.Notion == privacy.ZCDP {
+		delta := e.spec.Comparison.Delta
+		if !(delta > 0) {
+			return nil, fmt.Errorf("returned a ρ-zCDP guarantee (ρ = %v); set comparison.delta > 0 to state it as (ε, δ)", g.Rho)
+		}
+		stated = g.ToApprox(delta) // Bun & Steinke 2016, Proposition 1.3
+	}
+	margins := m.Margins(nil, test)
+	y := test.Y()
+	r := results.Row{}
+	r.Set("experiment", e.spec.ID)
+	r.Set("dataset", ds.Name)
+	r.Set("data_source", ds.Source.Kind)
+	r.Set("method", learner)
+	r.Set("learner", learner)
+	r.SetInt("repetition", u.rep)
+	r.SetInt("fold", u.fold)
+	r.SetFloat("epsilon", level.Epsilon)
+	r.SetFloat("delta", level.Delta)
+	r.SetFloat("lambda", lambda)
+	r.SetInt("n_train", train.N())
+	r.SetInt("n_test", test.N())
+	r.SetInt("d", train.D())
+	r.SetFloat("auc", metrics.AUC(margins, y))
+	r.SetFloat("error_rate", metrics.ErrorRate(margins, y))
+	r.SetFloat("mse", metrics.Brier(metrics.LogisticProbs(nil, margins), y))
+	r.Set("notion", string(g.Notion))
+	r.SetFloat("epsilon_spent", stated.Epsilon)
+	r.SetFloat("delta_spent", stated.Delta)
+	r.SetFloat("rho_spent", g.Rho)
+	r.Set("private", strconv.FormatBool(g.Private()))
+	status := "ok"
+	if rep, ok := m.(cvtune.Reporter); ok {
+		fr := rep.Report()
+		r.Set("solver_status", fr.Solver)
+		r.SetFloat("grad_norm", fr.GradNorm)
+		r.SetInt("newton_iter", fr.Iter)
+		if !fr.Converged {
+			status = "warning: the fit did not converge (" + fr.Solver + ")"
+		}
+	}
+	r.Set("status", status)
+	return r, nil
+}
+
+// Summary implements runner.Experiment: the mean of auc, error_rate and
+// mse over the units of each (dataset, learner, ε) with the unbiased sd
+// and the percentile-bootstrap CI of the mean (output.bootstrap
+// resamples, level output.ci_level); the reference at x = +Inf.
+func (e *Experiment) Summary(rows []results.Row) []results.SummaryRow {
+	return results.Summarize(rows, results.SummaryOptions{
+		Experiment: e.spec.ID, XName: "epsilon", XCol: "epsilon", Metrics: Metrics,
+		Bootstrap: e.spec.Output.Bootstrap, Level: e.spec.Output.CILevel, Seed: e.spec.Seed,
+	})
+}
+
+// Figures implements runner.Experiment: per dataset, "accuracy-<dataset>"
+// with three panels — test AUC, error rate and MSE against ε on a log
+// axis, one line per learner with its bootstrap CI as error bars, the
+// reference as a horizontal line. A dataset run on its synthetic stand-in
+// is labelled so in every panel.
+func (e *Experiment) Figures() []plots.FigureSpec {
+	var out []plots.FigureSpec
+	ref := ""
+	if e.ref != nil {
+		ref = e.ref.Name()
+	}
+	cv := e.spec.CV
+	for _, ds := range e.data {
+		out = append(out, plots.FigureSpec{
+			Name:   "accuracy-" + ds.Name,
+			Title:  fmt.Sprintf("%s: private learners against ε (%d × %d-fold CV; bars: %g%% bootstrap CI of the mean)", ds.Name, cv.Repetitions, cv.Folds, 100*e.spec.Output.CILevel),
+			XLabel: "privacy level ε", LogX: true, Jitter: 0.12,
+			Methods: slices.Clone(e.spec.Comparison.Learners), Reference: ref, Datasets: []string{ds.Name},
+			MetricPanels: []plots.MetricPanel{{Metric: "auc", Label: "test AUC"}, {Metric: "error_rate", Label: "test error rate"}, {Metric: "mse", Label: "test MSE (Brier)"}},
+		})
+	}
+	return out
+}
+
+// Datasets implements runner.Experiment.
+func (e *Experiment) Datasets() []results.DatasetInfo {
+	var out []results.DatasetInfo
+	for _, ds := range e.data {
+		out = append(out, specdata.Info(e.spec.Spec, ds))
+	}
+	return out
+}
+
+// Warnings implements runner.Experiment: the datasets' notes and those of
+// the learners (cvtune.Warner).
+func (e *Experiment) Warnings() []string {
+	w := specdata.Warnings(e.data)
+	ls := e.learners
+	if e.ref != nil {
+		ls = append(slices.Clone(ls), e.ref)
+	}
+	for _, l := range ls {
+		if lw, ok := l.(cvtune.Warner); ok {
+			w = append(w, lw.Warnings()...)
+		}
+	}
+	return w
+}
+
+// Ledger implements runner.Experiment: one entry per (learner, ε), and
+// one for the reference, stating the guarantee of one released model —
+// a model fit on the training folds of one (dataset, repetition, fold).
+// Its charge and total are the guarantee the learner returned, the
+// largest over the units (ε and δ separately; private only if every fit
+// was): the fits of one cell are separate releases of one procedure on
+// overlapping training sets, so no parallel composition applies across
+// folds or repetitions. The composition rule says what releasing all of a
+// dataset's models of the cell together would cost: their sequential
+// composition (privacy.Compose), the largest over the datasets.
+func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
+	type cell struct {
+		eps, delta float64
+		private    bool
+		perData    map[string][]privacy.Guarantee
+		fits       int
+	}
+	cells := map[string]*cell{}
+	var datasets []string
+	for _, r := range rows {
+		k := r["method"] + "|" + r["epsilon"]
+		c := cells[k]
+		if c == nil {
+			c = &cell{private: true, perData: map[string][]privacy.Guarantee{}}
+			cells[k] = c
+		}
+		c.eps = math.Max(c.eps, r.Float("epsilon_spent"))
+		c.delta = math.Max(c.delta, r.Float("delta_spent"))
+		c.private = c.private && r["private"] == "true"
+		c.fits++
+		c.perData[r["dataset"]] = append(c.perData[r["dataset"]], rowGuarantee(r))
+		if !slices.Contains(datasets, r["dataset"]) {
+			datasets = append(datasets, r["dataset"])
+		}
+	}
+	cv := e.spec.CV
+	data := fmt.Sprintf("T: the %d training folds of one (repetition, fold) of %d × %d-fold CV", cv.Folds-1, cv.Repetitions, cv.Folds)
+	entry := func(learner, setting, epsKey string, lambda float64) (results.LedgerEntry, bool) {
+		c := cells[learner+"|"+epsKey]
+		if c == nil {
+			return results.LedgerEntry{}, false
+		}
+		release := fmt.Sprintf("the model of one %s fit at λ = %s", learner, results.FormatFloat(lambda))
+		le := results.LedgerEntry{Method: learner, Setting: setting}
+		le.Components = []results.LedgerCharge{{
+			Part: "training", Release: release, Data: data,
+			Epsilon: results.Float(c.eps), Delta: results.Float(c.delta), Private: c.private,
+		}}
+		le.Total = results.PrivacyGuarantee{Epsilon: results.Float(c.eps), Delta: results.Float(c.delta), Private: c.private}
+		all := privacy.Guarantee{Notion: privacy.Pure}
+		var n int
+		for _, name := range datasets {
+			gs := c.perData[name]
+			seq, err := privacy.Compose(privacy.Sequential, "all models of "+name, gs...)
+			if err != nil {
+				le.Rule = "composing the fits' guarantees: " + err.Error()
+				return le, true
+			}
+			if !seq.Private() || seq.Epsilon > all.Epsilon {
+				all, n = seq, len(gs)
+			}
+		}
+		le.Rule = fmt.Sprintf("none across fits: each of the %d fits is a separate release on overlapping training sets (no parallel composition across folds or repetitions); the total is the guarantee of one released model. Releasing all %d models of a dataset together would cost their sequential composition: %s", c.fits, n, all)
+		return le, true
+	}
+	var out []results.LedgerEntry
+	comp := &e.spec.Comparison
+	for _, l := range e.learners {
+		for _, eps := range comp.Epsilons {
+			if le, ok := entry(l.Name(), "epsilon="+results.FormatFloat(eps), results.FormatFloat(eps), comp.lambda(l.Name())); ok {
+				out = append(out, le)
+			}
+		}
+	}
+	if e.ref != nil {
+		if le, ok := entry(e.ref.Name(), "reference (no ε asked)", results.FormatFloat(math.Inf(1)), comp.lambda(e.ref.Name())); ok {
+			out = append(out, le)
+		}
+	}
+	return out
+}
+
+// rowGuarantee is the guarantee a row records, as (ε, δ) (a ρ-zCDP
+// guarantee was stated at comparison.delta when the row was written).
+func rowGuarantee(r results.Row) privacy.Guarantee {
+	if r["private"] != "true" {
+		return privacy.NonPrivate("")
+	}
+	eps, delta := r.Float("epsilon_spent"), r.Float("delta_spent")
+	if privacy.Notion(r["notion"]) == privacy.ExPost {
+		return privacy.ExPostEps(eps, "")
+	}
+	if delta > 0 {
+		return privacy.EpsDeltaDP(eps, delta, "")
+	}
+	return privacy.EpsDP(eps, "")
+}

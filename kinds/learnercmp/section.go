@@ -1,0 +1,240 @@
+package learnercmp
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/runner"
+)
+
+// Name is the kind of this package: private learners compared on the same
+// repeated cross-validation folds across a privacy grid.
+const Name = "learner-comparison"
+
+// Kind is the learner-comparison experiment kind (runner.Kind).
+type Kind struct{}
+
+// Name implements runner.Kind.
+func (Kind) Name() string { return Name }
+
+// NewSection implements runner.Kind: the [cv] and [comparison] tables
+// with their defaults.
+func (Kind) NewSection() experiments.Section {
+	return &Section{
+		CV: CVSpec{Repetitions: 10, Folds: 10},
+		Comparison: ComparisonSpec{
+			Reference: cvtune.NonPrivate{}.Name(), Loss: "logistic", HuberH: 0.5, ObjPert: "cms11",
+		},
+	}
+}
+
+// New implements runner.Kind.
+func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
+	return New(spec, data)
+}
+
+// Section is the learner-comparison kind's part of a spec.
+type Section struct {
+	CV         CVSpec         `toml:"cv"`
+	Comparison ComparisonSpec `toml:"comparison"`
+}
+
+// Spec is a resolved learner-comparison spec: the shared part and the
+// section.
+type Spec struct {
+	*experiments.Spec
+	*Section
+}
+
+// cmpSpec returns spec with its learner-comparison section.
+func cmpSpec(spec *experiments.Spec) (*Spec, error) {
+	sec, err := runner.SectionOf[*Section](spec, Name)
+	if err != nil {
+		return nil, err
+	}
+	return &Spec{spec, sec}, nil
+}
+
+// CVSpec is the repeated K-fold cross-validation protocol: in round f of a
+// repetition, fold f is the test set and the other K−1 folds the training
+// set (no validation fold: nothing is tuned).
+type CVSpec struct {
+	// Repetitions is the number of independent partitions; >= 1. Default 10.
+	Repetitions int `toml:"repetitions"`
+	// Folds is K; >= 2. Default 10.
+	Folds int `toml:"folds"`
+}
+
+// ComparisonSpec is what is compared: learners from the learner registry
+// (cvtune.LookupLearner) across a grid of ε, each at a fixed λ, beside a
+// non-private reference.
+type ComparisonSpec struct {
+	// Learners names the private learners compared (see `dprepro list`);
+	// required, no duplicates. Each is fit at every ε of Epsilons.
+	Learners []string `toml:"learners"`
+	// Reference names the learner drawn as the reference line, fit once
+	// per (dataset, repetition, fold) and handed ε = +Inf; default
+	// "non-private" (the exact fit, booked as not private). Empty means no
+	// reference. It must not be one of Learners.
+	Reference string `toml:"reference"`
+	// Epsilons is the privacy grid: the ε each learner is handed; finite
+	// and > 0, no duplicates.
+	Epsilons []float64 `toml:"epsilons"`
+	// Delta is the δ each learner is handed; in [0, 1). Default 0 (pure
+	// ε-DP). A learner that returns a ρ-zCDP guarantee needs Delta > 0:
+	// its rows state (ε, δ) through Bun & Steinke's Proposition 1.3 at it.
+	Delta float64 `toml:"delta"`
+	// Lambda is the regularization parameter λ of every learner without
+	// an entry in Lambdas; finite and > 0, or 0 (unset) when Lambdas
+	// gives every learner and the reference its own.
+	Lambda float64 `toml:"lambda"`
+	// Lambdas gives a learner (or the reference) its own λ, by name, e.g.
+	// [comparison.lambdas] output-perturbation = 0.05; finite and > 0.
+	Lambdas map[string]float64 `toml:"lambdas,omitempty"`
+	// Loss is the training loss of the built-in learners: "logistic"
+	// (default) or "huber".
+	Loss string `toml:"loss"`
+	// HuberH is the Huber-hinge parameter h when Loss is "huber"; in
+	// (0, 1). Default 0.5.
+	HuberH float64 `toml:"huber_h"`
+	// ObjPert is the objective-perturbation parametrization: "cms11"
+	// (default) or the labelled opt-in "dplr2013".
+	ObjPert string `toml:"objective_perturbation"`
+}
+
+// learnerConfig is the configuration the spec gives the learners it names.
+func (c *ComparisonSpec) learnerConfig() cvtune.LearnerConfig {
+	return cvtune.LearnerConfig{Table: "comparison", Loss: c.Loss, HuberH: c.HuberH, ObjPert: c.ObjPert}
+}
+
+// lambda returns the λ of learner name: its Lambdas entry, else Lambda.
+func (c *ComparisonSpec) lambda(name string) float64 {
+	if v, ok := c.Lambdas[name]; ok {
+		return v
+	}
+	return c.Lambda
+}
+
+// fitted returns the learners fit by a run: Learners, then the reference.
+func (c *ComparisonSpec) fitted() []string {
+	names := slices.Clone(c.Learners)
+	if c.Reference != "" {
+		names = append(names, c.Reference)
+	}
+	return names
+}
+
+// Serves implements experiments.Server: comparison.learners and
+// comparison.reference may name external learners ([[methods]] with
+// serves = "learner").
+func (sec *Section) Serves() []string { return []string{experiments.ServesLearner} }
+
+// Validate implements experiments.Section.
+func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
+	c := &sec.Comparison
+	if len(s.Data.Datasets) == 0 {
+		p.At("data.datasets", "must list at least one dataset")
+	}
+	if sec.CV.Repetitions < 1 {
+		p.At("cv.repetitions", "must be >= 1 (got %d)", sec.CV.Repetitions)
+	}
+	if sec.CV.Folds < 2 {
+		p.At("cv.folds", "must be >= 2: one test fold and at least one training fold (got %d)", sec.CV.Folds)
+	}
+	known := s.WithMethods(p, experiments.ServesLearner, cvtune.LearnerNames())
+	p.Names("comparison.learners", c.Learners, known, true, "learner")
+	if c.Reference != "" {
+		if !slices.Contains(known, c.Reference) {
+			p.At("comparison.reference", "unknown learner %q (known: %s); empty means no reference", c.Reference, strings.Join(known, ", "))
+		}
+		if slices.Contains(c.Learners, c.Reference) {
+			p.At("comparison.reference", "learner %q is also in comparison.learners; list it once", c.Reference)
+		}
+	}
+	p.Grid("comparison.epsilons", c.Epsilons, experiments.Positive, "finite and > 0")
+	if !(c.Delta >= 0 && c.Delta < 1) {
+		p.At("comparison.delta", "must be in [0, 1) (got %v)", c.Delta)
+	}
+	if c.Lambda != 0 && !experiments.Positive(c.Lambda) {
+		p.At("comparison.lambda", "must be finite and > 0 (got %v)", c.Lambda)
+	}
+	fitted := c.fitted()
+	for _, name := range fitted {
+		if _, ok := c.Lambdas[name]; !ok && c.Lambda == 0 {
+			p.At("comparison.lambda", "required: learner %q has no λ (set comparison.lambda, or comparison.lambdas.%s)", name, name)
+			break
+		}
+	}
+	names := make([]string, 0, len(c.Lambdas))
+	for name := range c.Lambdas {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		path := "comparison.lambdas." + name
+		if !slices.Contains(fitted, name) {
+			p.Add("comparison.lambdas", path, "%q is not in comparison.learners or comparison.reference", name)
+		}
+		if v := c.Lambdas[name]; !experiments.Positive(v) {
+			p.Add("comparison.lambdas", path, "must be finite and > 0 (got %v)", v)
+		}
+	}
+	p.OneOf("comparison.loss", c.Loss, "logistic", "huber")
+	if c.Loss == "huber" && !(c.HuberH > 0 && c.HuberH < 1) {
+		p.At("comparison.huber_h", "must be in (0, 1) (got %v)", c.HuberH)
+	}
+	p.OneOf("comparison.objective_perturbation", c.ObjPert, "cms11", "dplr2013")
+}
+
+// Limits implements experiments.Section.
+func (sec *Section) Limits(*experiments.Spec) []experiments.Limit {
+	c := &sec.Comparison
+	return []experiments.Limit{
+		{Key: "cv.repetitions", Max: 1e4, Counts: experiments.Value("cv.repetitions", sec.CV.Repetitions),
+			Why: "the spec repeats 10 times (1000× margin); each repetition keeps a fold assignment of 8 bytes per record"},
+		{Key: "cv.folds", Max: 1e5, Counts: experiments.Value("cv.folds", sec.CV.Folds),
+			Why: "the spec uses 10 folds (10,000× margin); every fold needs at least 2 records"},
+		{Key: "comparison.learners", Max: 1000, Counts: experiments.Length("comparison.learners", len(c.Learners)),
+			Why: "the spec compares 2 learners (500× margin); a unit fits each at every ε"},
+		{Key: "comparison.epsilons", Max: 1e4, Counts: experiments.Length("comparison.epsilons", len(c.Epsilons)),
+			Why: "the spec uses 7 values (1400× margin); a unit fits every learner at each"},
+	}
+}
+
+// fitsPerUnit is the number of fits (and rows) of one unit.
+func (c *ComparisonSpec) fitsPerUnit() float64 {
+	n := float64(len(c.Learners)) * float64(len(c.Epsilons))
+	if c.Reference != "" {
+		n++
+	}
+	return math.Max(1, n)
+}
+
+// Workload implements experiments.Section.
+func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
+	pos := experiments.Pos
+	units := math.Max(1, float64(len(s.Data.Datasets))) * pos(sec.CV.Repetitions) * pos(sec.CV.Folds)
+	key := "cv.repetitions"
+	if pos(sec.CV.Folds) > pos(sec.CV.Repetitions) {
+		key = "cv.folds"
+	}
+	w := experiments.Workload{Units: units, Rows: units * sec.Comparison.fitsPerUnit(), UnitKey: key}
+	for _, name := range s.Data.Datasets {
+		dt, n, d := s.DataTerm(name)
+		w.Terms = append(w.Terms, dt,
+			experiments.Term("cv.repetitions", pos(sec.CV.Repetitions)*n*8, false, "dataset %s: repetitions × n × 8 bytes of fold assignments", name),
+			// The unit's training and test rows, the solver's workspace
+			// (8 n floats) and one model at a time.
+			experiments.Term("data.datasets", n*(d*experiments.CSRBytes+24)+64*n+d*8, true, "dataset %s: a unit's rows (n × (d × %d + 24) bytes), solver workspace and a model per unit in flight", name, experiments.CSRBytes))
+	}
+	return w
+}
+
+// errorf formats a spec error of the kind.
+func errorf(id, format string, args ...any) error {
+	return fmt.Errorf("%s: "+format, append([]any{id}, args...)...)
+}
