@@ -90,6 +90,28 @@ func TestPythonMethod(t *testing.T) {
 	if string(rows2) != string(rows) || string(summary2) != string(summary) {
 		t.Error("the resumed run's rows or summary differ")
 	}
+
+	// The accuracy-vs-ε comparison with the same learner.
+	spec = filepath.Join(filepath.Dir(spec), "compare.toml")
+	args[1] = spec
+	code, stdout, stderr = runBin(t, bin, env, args...)
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	_, summary, m = readRun(t, filepath.Join(out, "py-compare", "quick-seed2011"))
+	if !strings.Contains(string(summary), "py-output-perturbation,epsilon,0.5,auc,") {
+		t.Errorf("compare: summary.csv lacks the Python learner's AUC at ε = 0.5")
+	}
+	declared = false
+	for _, e := range m.Ledger {
+		if e.Method == "py-output-perturbation" && e.Setting == "epsilon=0.5" && len(e.Components) == 1 &&
+			strings.Contains(e.Components[0].Release, "declared by the method") && float64(e.Total.Epsilon) == 0.5 {
+			declared = true
+		}
+	}
+	if !declared {
+		t.Errorf("compare: the ledger does not book py-output-perturbation at ε = 0.5 as declared by the method: %+v", m.Ledger)
+	}
 }
 
 // TestExternalFaults runs the real binary with external learners that

@@ -398,6 +398,12 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			return results.LedgerEntry{}, false
 		}
 		release := fmt.Sprintf("the model of one %s fit at λ = %s", learner, results.FormatFloat(lambda))
+		for _, l := range e.learners {
+			if _, ext := l.(*cvtune.ExternalLearner); ext && l.Name() == learner {
+				// The ledger says whose word the guarantee is.
+				release += " (guarantee declared by the method)"
+			}
+		}
 		le := results.LedgerEntry{Method: learner, Setting: setting}
 		le.Components = []results.LedgerCharge{{
 			Part: "training", Release: release, Data: data,
