@@ -263,7 +263,7 @@ func TestBootstrap_SandwichCoverage(t *testing.T) {
 	p := dpci.Params{Model: dpci.LR, H: ci.H, C: ci.C}
 	var covered, total int
 	for rep := 0; rep < 400; rep++ {
-		rows := newResampler(pt.data).draw(e.stream(runner.NewEnv(e.spec.Spec, "", false), pt, dpci.LR, "ci", rep, "resample"))
+		rows := newResampler(pt.data, false).draw(e.stream(runner.NewEnv(e.spec.Spec, "", false), pt, dpci.LR, "ci", rep, "resample"))
 		hat, err := dpci.FitNonPrivate(rows, p, erm.FitOptions{Init: th0})
 		if err != nil {
 			t.Fatal(err)
