@@ -13,9 +13,13 @@
 // confidence_intervals.methods are names in the registry ([MethodNames],
 // [LookupMethod]); an unknown name is an error. The registry holds the
 // paper's eight methods ([NewWKLMethod]: dp|zcdp × obj|output × lr|svm,
-// e.g. "dp-obj-lr") and whatever [RegisterMethod] adds. Rows, tables and
-// figures label and group methods by their [Attributes]; the manifest's
-// privacy ledger composes the costs the methods state.
+// e.g. "dp-obj-lr") and whatever [RegisterMethod] adds; a spec may also
+// name its own [[methods]] tables with serves = "ci", methods in another
+// language served over the worker protocol ([ExternalMethod]), which get
+// the (sub)dataset as a file and each replicate as counts over its records
+// ([Records]). Rows, tables and figures label and group methods by their
+// [Attributes]; the manifest's privacy ledger composes the costs the
+// methods state (an external method's as declared by it).
 //
 // # Data
 //

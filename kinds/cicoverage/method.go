@@ -29,7 +29,8 @@ import (
 //
 // The eight methods of the paper ([NewWKLMethod]) are registered under
 // "<privacy>-<perturbation>-<model>" names (dp|zcdp × obj|output × lr|svm);
-// [RegisterMethod] adds others. A spec names methods in
+// [RegisterMethod] adds others, and a spec's [[methods]] tables with
+// serves = "ci" add its own ([ExternalMethod]). A spec names methods in
 // confidence_intervals.methods.
 //
 // A Method is called from several goroutines at once (one per unit), each

@@ -61,8 +61,9 @@ func ciSpec(spec *experiments.Spec) (*Spec, error) {
 type CISpec struct {
 	// Methods are names of registered CI methods (MethodNames): the
 	// built-ins "<privacy>-<perturbation>-<model>" with privacy dp or zcdp,
-	// perturbation obj or output, model lr or svm, and any method a module
-	// registered with RegisterMethod.
+	// perturbation obj or output, model lr or svm, any method a module
+	// registered with RegisterMethod, and the spec's [[methods]] with
+	// serves = "ci" (ExternalMethod), which may not take a registered name.
 	Methods []string `toml:"methods"`
 	// Alpha is the CI level 1−α; in (0, 1). Default 0.05.
 	Alpha float64 `toml:"alpha"`
