@@ -13,9 +13,13 @@
 // confidence_intervals.methods are names in the registry ([MethodNames],
 // [LookupMethod]); an unknown name is an error. The registry holds the
 // paper's eight methods ([NewWKLMethod]: dp|zcdp × obj|output × lr|svm,
-// e.g. "dp-obj-lr") and whatever [RegisterMethod] adds. Rows, tables and
-// figures label and group methods by their [Attributes]; the manifest's
-// privacy ledger composes the costs the methods state.
+// e.g. "dp-obj-lr") and whatever [RegisterMethod] adds; a spec may also
+// name its own [[methods]] tables with serves = "ci", methods in another
+// language served over the worker protocol ([ExternalMethod]), which get
+// the (sub)dataset as a file and each replicate as counts over its records
+// ([Records]). Rows, tables and figures label and group methods by their
+// [Attributes]; the manifest's privacy ledger composes the costs the
+// methods state (an external method's as declared by it).
 //
 // # Data
 //
@@ -81,6 +85,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/external"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -111,7 +116,15 @@ type Experiment struct {
 	models  []dpci.Model // the methods' models, in order of first appearance
 	units   []string
 	byKey   map[string]unit
+	ext     *external.Set // the spec's external methods
 }
+
+// Open implements runner.Opener: the external methods' workers log to the
+// run and read data from its scratch directory.
+func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
+
+// Close implements runner.Opener: it ends the external methods' workers.
+func (e *Experiment) Close() error { return e.ext.Close() }
 
 // point is one (dataset, swept value): the (sub)dataset, its θ₀ per model
 // and the budgets.
@@ -157,8 +170,15 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		return nil, err
 	}
 	ci := spec.ConfidenceIntervals
-	e := &Experiment{spec: spec, byKey: map[string]unit{}}
-	ms, err := lookupMethods(ci.Methods)
+	ext := external.NewSet(es)
+	built := false
+	defer func() {
+		if !built { // end the workers the handshakes started
+			ext.Close()
+		}
+	}()
+	e := &Experiment{spec: spec, byKey: map[string]unit{}, ext: ext}
+	ms, err := lookupMethods(ci.Methods, ext)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.ID, err)
 	}
@@ -197,6 +217,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 				return nil, fmt.Errorf("%s: dataset %s, %s = %v: %w", spec.ID, name, ci.Sweep, x, err)
 			}
 			pt.data, pt.n, pt.d = data, n, d
+			data.key = sampleKey(di, name, n, d)
 			pt.viKey = fmt.Sprintf("n=%d,d=%d,eps1=%s", n, d, results.FormatFloat(pt.eps[0]))
 			if err := pt.cost(e.methods); err != nil {
 				return nil, fmt.Errorf("%s: %s = %v: %w", spec.ID, ci.Sweep, x, err)
@@ -233,23 +254,33 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 		}
 	}
+	built = true
 	return e, nil
 }
 
-// lookupMethods returns the registered methods of a spec's
-// confidence_intervals.methods, or an error per unknown or repeated name.
+// lookupMethods returns the methods of a spec's
+// confidence_intervals.methods: the external methods of ext (the spec's
+// [[methods]] with serves = "ci", whose first workers start here to read
+// their hellos) and the registered ones, or an error per unknown or
+// repeated name.
 //
-// Spec validation (package experiments) checks the names against its own
-// list too; this check is the registry's, so that a method registered by
-// another module is accepted here.
-func lookupMethods(names []string) ([]Method, error) {
+// Spec validation checks the names too; this check is the registry's at
+// run time, so that a method registered by another module is accepted
+// here.
+func lookupMethods(names []string, ext *external.Set) ([]Method, error) {
 	var errs []error
 	if len(names) == 0 {
 		errs = append(errs, fmt.Errorf("confidence_intervals.methods: must list at least one method (known: %s)", strings.Join(MethodNames(), ", ")))
 	}
 	var ms []Method
 	for i, name := range names {
-		m, err := LookupMethod(name)
+		var m Method
+		var err error
+		if ext != nil && ext.Has(name, experiments.ServesCI) {
+			m, err = NewExternalMethod(context.Background(), ext, name)
+		} else {
+			m, err = LookupMethod(name)
+		}
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("confidence_intervals.methods[%d]: %w", i, err))
@@ -296,6 +327,7 @@ type sample struct {
 	base *erm.Rows // each distinct (x, y) once, unweighted
 	full *erm.Rows // base weighted by the multiplicities of the n records
 	rec  []int32   // rec[i] is the row of base that record i equals
+	key  string    // names the (sub)dataset (Records.Key)
 }
 
 // distinct builds the sample of the n records (x, y).
@@ -323,6 +355,19 @@ func distinct(x *mat.Dense, y []float64) *sample {
 	}
 	base := erm.NewRows(x, y, first)
 	return &sample{base: base, full: base.WithWeights(mult), rec: rec}
+}
+
+// sampleKey names the (sub)dataset of n records and d features of the
+// di-th dataset, name, as a safe file name: the swept settings that keep
+// the same records and features (an ε sweep) share it.
+func sampleKey(di int, name string, n, d int) string {
+	safe := []byte(name)
+	for i, c := range safe {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			safe[i] = '_'
+		}
+	}
+	return fmt.Sprintf("ci-%d-%s-n=%d-d=%d", di, safe, n, d)
 }
 
 // subset keeps the records perm[:n] and the first d features of ds (0 keeps
@@ -431,24 +476,54 @@ type resampler struct {
 	s      *sample
 	counts []int32
 	dst    erm.Rows
+	// records, when set, also counts the draws per record (for the
+	// methods that read the records, [RecordUser]).
+	records *Records
 }
 
-func newResampler(s *sample) *resampler {
-	return &resampler{s: s, counts: make([]int32, s.base.N())}
+// newResampler returns the resampler of s; with records it also counts
+// every replicate per record into a Records of s (Data.Records).
+func newResampler(s *sample, records bool) *resampler {
+	r := &resampler{s: s, counts: make([]int32, s.base.N())}
+	if records {
+		r.records = &Records{s: s, Counts: make([]int32, len(s.rec))}
+	}
+	return r
 }
 
 // draw returns the replicate of n records drawn with replacement (n =
 // len(s.rec)) as the distinct rows drawn at least once, weighted by how
 // often they were drawn ([erm.Rows.Resample]). The result is valid until
-// the next draw.
+// the next draw. Counting per record as well draws the same numbers.
 func (r *resampler) draw(rng *rand.Rand) *erm.Rows {
 	rec := r.s.rec
 	n := len(rec)
 	clear(r.counts)
-	for i := 0; i < n; i++ {
-		r.counts[rec[rng.IntN(n)]]++
+	if r.records == nil {
+		for i := 0; i < n; i++ {
+			r.counts[rec[rng.IntN(n)]]++
+		}
+	} else {
+		byRecord := r.records.Counts
+		clear(byRecord)
+		for i := 0; i < n; i++ {
+			j := rng.IntN(n)
+			r.counts[rec[j]]++
+			byRecord[j]++
+		}
 	}
 	return r.s.base.Resample(&r.dst, r.counts)
+}
+
+// usesRecords reports whether one of the methods ms (indices in e.methods)
+// reads the replicate record by record.
+func (e *Experiment) usesRecords(ms []int) bool {
+	for _, i := range ms {
+		if ru, ok := e.methods[i].(RecordUser); ok && ru.UsesRecords() {
+			return true
+		}
+	}
+	return false
 }
 
 // RunUnit implements runner.Experiment.
@@ -498,7 +573,7 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 	theta0 := pt.theta0[u.model]
 	ms := e.sel(u.model)
 	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
-	rs := newResampler(pt.data)
+	rs := newResampler(pt.data, e.usesRecords(ms))
 	var out []results.Row
 	for rep := u.lo; rep < u.hi; rep++ {
 		if err := ctx.Err(); err != nil {
@@ -506,6 +581,7 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 		}
 		d := Data{
 			Rows:    rs.draw(e.stream(env, pt, u.model, "ci", rep, resampleStep)),
+			Records: rs.records,
 			Problem: prob,
 			Streams: streams(func(step string) *rand.Rand { return e.stream(env, pt, u.model, "ci", rep, step) }),
 			Shared:  new(Shared),
@@ -541,7 +617,7 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 	theta0 := pt.theta0[u.model]
 	ms := e.sel(u.model)
 	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
-	rs := newResampler(pt.data)
+	rs := newResampler(pt.data, e.usesRecords(ms))
 	dim := len(theta0)
 	// Per method (parallel to ms): samples[k][j] the fits' coordinate j;
 	// failed[k] the status of a fit that gave no θ̃ (the VI is then not
@@ -563,6 +639,7 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 		}
 		d := Data{
 			Rows:    rs.draw(e.viStream(env, pt, u.model, i, resampleStep)),
+			Records: rs.records,
 			Problem: prob,
 			Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, u.model, i, step) }),
 			Shared:  new(Shared),
@@ -781,7 +858,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 			Title:   fmt.Sprintf("%s, %s: %s (%s; bars ±1 sd of the CI length)", f.paper, f.title, e.spec.Title, what),
 			Metrics: []string{"ci_length", "vi_length"}, Methods: ms,
 			XLabel: e.xLabel(), YLabel: "interval length", Jitter: 0.1,
-			ErrorBars: "sd", PanelBy: modelPanel,
+			ErrorBars: "sd", PanelBy: e.modelPanel,
 		})
 	}
 	return figs
@@ -879,6 +956,19 @@ func modelPanel(r results.SummaryRow) string {
 	}
 	_, _, model := m.Attributes().labels()
 	return r.Dataset + ", " + model
+}
+
+// modelPanel is modelPanel knowing the experiment's own methods too (its
+// external methods are in no registry).
+func (e *Experiment) modelPanel(r results.SummaryRow) string {
+	name, _, _ := strings.Cut(r.Method, ":")
+	for _, m := range e.methods {
+		if m.Name() == name {
+			_, _, model := m.Attributes().labels()
+			return r.Dataset + ", " + model
+		}
+	}
+	return modelPanel(r)
 }
 
 // Datasets implements runner.Experiment.

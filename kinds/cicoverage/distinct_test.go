@@ -61,7 +61,7 @@ func TestDistinct(t *testing.T) {
 		}
 	}
 	// The same stream, counted per record: the replicate's objective.
-	rep := newResampler(s).draw(rand.New(rand.NewPCG(5, 6)))
+	rep := newResampler(s, false).draw(rand.New(rand.NewPCG(5, 6)))
 	draws := rand.New(rand.NewPCG(5, 6))
 	counts := make([]float64, n)
 	for i := 0; i < n; i++ {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/privacy"
@@ -27,7 +29,8 @@ import (
 //
 // The eight methods of the paper ([NewWKLMethod]) are registered under
 // "<privacy>-<perturbation>-<model>" names (dp|zcdp × obj|output × lr|svm);
-// [RegisterMethod] adds others. A spec names methods in
+// [RegisterMethod] adds others, and a spec's [[methods]] tables with
+// serves = "ci" add its own ([ExternalMethod]). A spec names methods in
 // confidence_intervals.methods.
 //
 // A Method is called from several goroutines at once (one per unit), each
@@ -131,6 +134,11 @@ type Data struct {
 	// Rows.SumWeights()). Every row has ‖x‖₂ ≤ 1, label ±1, and the
 	// constant feature last. Read only.
 	Rows *erm.Rows
+	// Records is the same replicate record by record: how often each
+	// record of the (sub)dataset was drawn. It is set only for the methods
+	// of a [RecordUser] that asks for it (nil otherwise), and valid for
+	// the call only. Read only.
+	Records *Records
 	// Problem is the ERM problem and interval settings.
 	Problem Problem
 	// Streams gives the random stream of each named step of this
@@ -138,6 +146,60 @@ type Data struct {
 	Streams Streams
 	// Shared holds work the methods of this replicate share (see Share).
 	Shared *Shared
+}
+
+// RecordUser is implemented by a Method that reads a replicate record by
+// record (Data.Records) rather than, or besides, as weighted distinct rows
+// (Data.Rows): [ExternalMethod], which hands the records to another
+// process as a file and the replicate as counts over them. The kind then
+// counts each replicate per record too, from the same draws, so the other
+// methods' results do not change.
+type RecordUser interface {
+	UsesRecords() bool
+}
+
+// Records is a bootstrap replicate in terms of the records of the
+// (sub)dataset it was drawn from (the n records of one dataset and swept
+// setting, in the kind's permuted order, each with its d features and the
+// constant, as the kind builds them): Counts[i] is how often record i was
+// drawn, summing to n. Data.Rows holds the same replicate with equal
+// records merged.
+type Records struct {
+	s *sample
+	// Counts are the draws per record; len(Counts) = n. Read only.
+	Counts []int32
+}
+
+// Key names the (sub)dataset: a safe file name, the same for every
+// replicate of it and different for every other (sub)dataset of the run.
+func (r *Records) Key() string { return r.s.key }
+
+// N returns the number n of records.
+func (r *Records) N() int { return len(r.s.rec) }
+
+// X returns the records' design matrix, n × (d+1) with the constant
+// feature last (a new matrix on every call).
+func (r *Records) X() *mat.Dense {
+	base := r.s.base
+	x := mat.NewDense(len(r.s.rec), base.D(), nil)
+	for i, u := range r.s.rec {
+		row := x.RawRowView(i)
+		cols, vals := base.Row(int(u))
+		for k, j := range cols {
+			row[j] = vals[k]
+		}
+	}
+	return x
+}
+
+// Y returns the records' labels, ±1 (a new slice on every call).
+func (r *Records) Y() []float64 {
+	ys := r.s.base.Y()
+	y := make([]float64, len(r.s.rec))
+	for i, u := range r.s.rec {
+		y[i] = ys[u]
+	}
+	return y
 }
 
 // Streams returns the random stream of one named step of one replicate

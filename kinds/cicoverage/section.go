@@ -61,8 +61,9 @@ func ciSpec(spec *experiments.Spec) (*Spec, error) {
 type CISpec struct {
 	// Methods are names of registered CI methods (MethodNames): the
 	// built-ins "<privacy>-<perturbation>-<model>" with privacy dp or zcdp,
-	// perturbation obj or output, model lr or svm, and any method a module
-	// registered with RegisterMethod.
+	// perturbation obj or output, model lr or svm, any method a module
+	// registered with RegisterMethod, and the spec's [[methods]] with
+	// serves = "ci" (ExternalMethod), which may not take a registered name.
 	Methods []string `toml:"methods"`
 	// Alpha is the CI level 1−α; in (0, 1). Default 0.05.
 	Alpha float64 `toml:"alpha"`
@@ -124,15 +125,16 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 	if s.Data.Subsample != 0 {
 		p.Add("data.subsample", "data.subsample", "must be 0 for ci-coverage; use confidence_intervals.n1 (got %d)", s.Data.Subsample)
 	}
+	known := s.WithMethods(p, experiments.ServesCI, MethodNames())
 	if len(c.Methods) == 0 {
-		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(MethodNames(), ", "))
+		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(known, ", "))
 	}
 	seen := map[string]bool{}
 	for i, m := range c.Methods {
 		path := fmt.Sprintf("%s[%d]", k("methods"), i)
 		switch {
-		case !slices.Contains(MethodNames(), m):
-			p.Add(k("methods"), path, "unknown method %q (known: %s)", m, strings.Join(MethodNames(), ", "))
+		case !slices.Contains(known, m):
+			p.Add(k("methods"), path, "unknown method %q (known: %s)", m, strings.Join(known, ", "))
 		case seen[m]:
 			p.Add(k("methods"), path, "duplicate method %q", m)
 		}
@@ -192,6 +194,11 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 	}
 }
 
+// Serves implements experiments.Server: confidence_intervals.methods may
+// name external CI methods ([[methods]] with serves = "ci",
+// [ExternalMethod]).
+func (sec *Section) Serves() []string { return []string{experiments.ServesCI} }
+
 // Limits implements experiments.Section.
 func (sec *Section) Limits(*experiments.Spec) []experiments.Limit {
 	c := &sec.ConfidenceIntervals
@@ -246,6 +253,12 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	nd := math.Max(1, float64(len(s.Data.Datasets)))
 	pos := experiments.Pos
 	models := float64(len(ciModels(c.Methods)))
+	// An external method's model is in its hello, which validation does
+	// not read: count one more model (at most the two dpci knows), an
+	// upper bound.
+	if slices.ContainsFunc(c.Methods, func(n string) bool { m, ok := s.Method(n); return ok && m.Serves == experiments.ServesCI }) {
+		models = math.Min(2, models+1)
+	}
 	blocks := math.Ceil(pos(c.Replicates) / pos(c.BlockSize))
 	units := nd * float64(len(c.Values)) * models * (blocks + 1)
 	rows := nd * float64(len(c.Values)) * float64(len(c.Methods)) * (pos(c.Replicates) + 1)

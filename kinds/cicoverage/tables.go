@@ -14,11 +14,15 @@ import (
 // paperOrder orders methods as the registry does: the built-ins in the
 // row order of Wang, Kifer & Lee's Tables 2–6, privacy (DP, zCDP) ×
 // perturbation (obj, output) × model (LR, SVM), then other methods in the
-// order they were registered.
+// order they were registered, then the spec's external methods in its
+// order.
 func paperOrder(ms []Method) []Method {
 	out := slices.Clone(ms)
 	rank := func(m Method) int {
-		_, k, _ := methods.lookup(m.Name())
+		_, k, ok := methods.lookup(m.Name())
+		if !ok {
+			return math.MaxInt32
+		}
 		return k
 	}
 	slices.SortStableFunc(out, func(a, b Method) int { return rank(a) - rank(b) })
