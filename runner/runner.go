@@ -111,34 +111,54 @@ func open(exp Experiment, dir string, workers int) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, "workers.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("runner: %w", err)
-	}
-	fmt.Fprintf(logf, "== %s: run of %s started\n", time.Now().UTC().Format(time.RFC3339), exp.Spec().ID)
-	log := &lockedWriter{w: logf}
+	log := &lazyLog{path: filepath.Join(dir, "workers.log"),
+		header: fmt.Sprintf("== %s: run of %s started\n", time.Now().UTC().Format(time.RFC3339), exp.Spec().ID)}
 	scratch := filepath.Join(dir, "scratch")
 	if err := op.Open(Workspace{Dir: dir, Scratch: scratch, Log: log, Workers: workers}); err != nil {
-		logf.Close()
+		log.Close()
 		return nil, fmt.Errorf("%s: opening the experiment: %w", exp.Spec().ID, err)
 	}
 	return func() {
 		op.Close()
 		os.RemoveAll(scratch)
-		logf.Close()
+		log.Close()
 	}, nil
 }
 
-// lockedWriter serializes writes from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// lazyLog is the run's workers.log: created (appended to, after a header
+// line) on the first write, so that a run whose experiment starts no
+// process writes none. It serializes writes from several goroutines.
+type lazyLog struct {
+	path, header string
+
+	mu  sync.Mutex
+	f   *os.File
+	err error
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+func (l *lazyLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if l.f == nil && l.err == nil {
+		l.f, l.err = os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if l.err == nil {
+			_, l.err = l.f.WriteString(l.header)
+		}
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.f.Write(p)
+}
+
+// Close closes the file if it was created.
+func (l *lazyLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
 }
 
 // Options configures Run.
