@@ -67,9 +67,9 @@ import (
 // non-finite coordinate or a hypothesis outside the ball (beyond a relative
 // 10⁻⁹, which is rescaled away) fails the unit with an
 // [external.FaultOutput]. The worker computes all T hypotheses in one call;
-// only the tested prefix is used. A method without a utility theorem, it
-// is not an [accfirst.TheoryGenerator]: the theory methods are unavailable
-// with it, and the ε grid comes from accuracy_first.grid_generator.
+// only the tested prefix is used. It has no utility theorem (it is not an
+// [accfirst.TheoryGenerator]): the theory methods are unavailable with it,
+// and the ε grid comes from accuracy_first.grid_generator.
 //
 // It is safe for concurrent use (each call takes a worker of the pool).
 type ExternalGenerator struct {
