@@ -28,9 +28,18 @@
 // The private ERM method that the searches drive (accuracy_first.generator)
 // is an [accfirst.Generator] looked up in this package's registry:
 // "covariance" and "output" are built in, and [RegisterGenerator] adds
-// others. A generator declares its tasks and returns every release's
-// privacy guarantee as a value; every privacy column of the rows and every
-// charge of the ledger is computed from those values, never from a name.
+// others. A spec may also name a [[methods]] table with serves =
+// "hypothesis": an [ExternalGenerator], a program speaking the worker
+// protocol, whose guarantees the ledger reports as declared by the method.
+// A generator declares its tasks and returns every release's privacy
+// guarantee as a value; every privacy column of the rows and every charge
+// of the ledger is computed from those values, never from a name.
+//
+// The ε grid's scale E comes from a utility theorem
+// (accuracy_first.grid_generator, default the spec's generator). A method
+// with a generator suffix ("noise-reduction-output", "doubling-py-gen",
+// "theory-output") runs with that generator on the same grid and tests,
+// so that two generators can be compared in one run.
 package expostsweep
 
 import (
@@ -48,6 +57,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/external"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -76,8 +86,10 @@ var Metrics = []string{
 type Experiment struct {
 	spec    *Spec
 	cal     expost.Calibration
-	gen     accfirst.TheoryGenerator // accuracy_first.generator
+	gen     accfirst.Generator       // accuracy_first.generator
+	grid    accfirst.TheoryGenerator // grid_generator (default: gen), whose theorem gives E
 	methods map[string]resolved      // accuracy_first.methods, bound to their generators
+	ext     *external.Set            // the spec's external generators
 	data    []*datasets.Dataset
 	probs   []accfirst.Problem
 	sets    []accfirst.Setting // per dataset
@@ -116,8 +128,19 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	if err := e.cal.Validate(); err != nil {
 		return nil, err
 	}
+	e.ext = external.NewSet(es)
+	built := false
+	defer func() {
+		if !built { // end the workers the handshakes started
+			e.ext.Close()
+		}
+	}()
+	gl, err := startGenerators(es, &spec.AccuracyFirst, e.ext)
+	if err != nil {
+		return nil, err
+	}
 	var errs []error
-	e.gen, e.methods = resolveNames(&spec.AccuracyFirst, func(_, path, msg string) {
+	e.gen, e.grid, e.methods = resolveNames(&spec.AccuracyFirst, gl, func(_, path, msg string) {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", spec.ID, path, msg))
 	})
 	if len(errs) > 0 {
@@ -157,13 +180,18 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			epsMin = 1 / float64(pr.N())
 		}
 		aMax := maxFloat(af.Alphas)
-		eMax, err := e.gen.TheoryEpsilon(set, aMax, af.Gamma)
+		eMax, err := e.grid.TheoryEpsilon(set, aMax, af.Gamma)
 		if err != nil {
 			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
 		}
 		if !(epsMin < af.EpsMaxFactor*eMax) {
 			return nil, fmt.Errorf("%s: dataset %s: ε_min = %v is not below ε_max = %v·E = %v at the largest α = %v",
 				spec.ID, name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*eMax, aMax)
+		}
+		for _, g := range gl.ext {
+			if x, ok := g.(*ExternalGenerator); ok {
+				x.Bind(pr, fmt.Sprintf("dataset%d", len(e.data)), ds.X, ds.Y)
+			}
 		}
 		e.data = append(e.data, ds)
 		e.probs = append(e.probs, pr)
@@ -180,8 +208,51 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 		}
 	}
+	built = true
 	return e, nil
 }
+
+// startGenerators returns the generators spec may name, starting the
+// worker of every external generator it names (accuracy_first.generator,
+// grid_generator, a method's suffix) to check its handshake; those it does
+// not name stay placeholders.
+func startGenerators(es *experiments.Spec, af *AccuracyFirstSpec, set *external.Set) (genLookup, error) {
+	named := []string{af.Generator, af.GridGenerator}
+	for _, m := range af.Methods {
+		if _, g, ok := splitMethod(m); ok && g != "" {
+			named = append(named, g)
+		}
+	}
+	gl := genLookup{ext: map[string]accfirst.Generator{}}
+	for _, name := range es.MethodNames(experiments.ServesHypothesis) {
+		if _, registered := generators.lookup(name); registered {
+			continue // refused by the spec's validation
+		}
+		gl.order = append(gl.order, name)
+		if !slices.Contains(named, name) {
+			gl.ext[name] = pendingGenerator(name)
+			continue
+		}
+		g, err := NewExternalGenerator(context.Background(), set, name)
+		if err != nil {
+			var f *external.Fault
+			if errors.As(err, &f) {
+				return gl, err // the pool's error names the spec's line
+			}
+			return gl, fmt.Errorf("%s: %w", es.Locate(fmt.Sprintf("methods[%d].command", es.MethodIndex(name))), err)
+		}
+		gl.ext[name] = g
+	}
+	return gl, nil
+}
+
+// Open implements runner.Opener: the external generators' workers log to
+// the run and read data from its scratch directory.
+func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
+
+// Close implements runner.Opener: it ends the external generators'
+// workers.
+func (e *Experiment) Close() error { return e.ext.Close() }
 
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
@@ -208,12 +279,16 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	if !ok {
 		return nil, fmt.Errorf("expostsweep: unit %q: unknown method %q", key, u.method)
 	}
+	gen := m.gen
+	if x, ok := gen.(*ExternalGenerator); ok {
+		gen = x.withContext(ctx) // calls end with the unit
+	}
 	t := &trial{
 		alpha: u.alpha, gamma: af.Gamma, steps: af.Steps,
-		epsMin: af.EpsMin, cal: e.cal, set: set, gen: m.gen,
+		epsMin: af.EpsMin, cal: e.cal, set: set, gen: gen,
 		genRNG: env.RNG("generate"), testRNG: env.RNG("test"),
 	}
-	E, err := e.gen.TheoryEpsilon(set, u.alpha, af.Gamma)
+	E, err := e.grid.TheoryEpsilon(set, u.alpha, af.Gamma)
 	if err != nil {
 		return nil, err
 	}
@@ -342,10 +417,22 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if af.Task == "logistic" {
 		first, second = "b", "d"
 	}
-	sel := func(ms ...string) []string {
+	// sel returns the methods ms of the spec, in that order, then the
+	// spec's methods of the same kinds with a generator suffix
+	// ("noise-reduction-<generator>"), in the spec's order.
+	plain := func(ms ...string) []string {
 		var out []string
 		for _, m := range ms {
 			if slices.Contains(af.Methods, m) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	sel := func(ms ...string) []string {
+		out := plain(ms...)
+		for _, m := range af.Methods {
+			if base, g, _ := splitMethod(m); g != "" && base != "theory" && slices.Contains(ms, base) {
 				out = append(out, m)
 			}
 		}
@@ -363,7 +450,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if e.cal == expost.AuthorsCode {
 		eps += " (test loss counted twice, as in the paper's figures)"
 	}
-	theories := sel("noise-reduction", "theory")
+	theories := plain("noise-reduction", "theory")
 	for _, m := range af.Methods {
 		if strings.HasPrefix(m, theoryPrefix) {
 			theories = append(theories, m) // theory-<generator>, e.g. theory-output
@@ -377,7 +464,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	}
 	for _, m := range sel("noise-reduction", "doubling") {
 		letter := first
-		if m == "doubling" {
+		if base, _, _ := splitMethod(m); base == "doubling" {
 			letter = second
 		}
 		f := mk("fig2"+letter+"-accuracy-"+m, "Figure 2"+letter+": achieved excess risk, "+m+" (dashed: requested α)", "excess_risk", "excess risk", false, []string{m})

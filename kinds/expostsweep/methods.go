@@ -38,7 +38,8 @@ type ran struct {
 
 // method is one of the kind's methods of choosing ε for accuracy α
 // (Ligett et al. 2017, Section 4). The set is fixed; the generator each
-// one drives comes from the registry, and the privacy each reports comes
+// one drives comes from the registry or the spec's [[methods]], and the
+// privacy each reports comes
 // from the guarantees in its outcome. The texts word the ledger.
 type method struct {
 	run func(ctx context.Context, t *trial) (ran, error)
@@ -48,9 +49,8 @@ type method struct {
 	generating, testing, rule string
 }
 
-// methods are the kind's methods by name; "theory-<generator>" is the
-// theory method run with another registered generator (theory-output:
-// Theorem A.9 beside covariance perturbation in Figure 1a).
+// methods are the kind's methods by name; "<method>-<generator>" (see
+// methodPrefixes) is a method run with another generator than the spec's.
 var methods = map[string]method{
 	"noise-reduction": {
 		run:        runNoiseReduction,
@@ -81,15 +81,17 @@ type resolved struct {
 	gen accfirst.Generator
 }
 
-// methodNames lists the method names a spec may use, for error messages.
-func methodNames() string {
+// methodNames lists the method names a spec may use, for error messages:
+// the kind's methods and theory-<generator> for every generator (of gl)
+// with a utility theorem.
+func methodNames(gl genLookup) string {
 	var ns []string
 	for n := range methods {
 		ns = append(ns, n)
 	}
 	slices.Sort(ns)
-	for _, g := range GeneratorNames() {
-		if th, ok := generators.lookup(g); ok {
+	for _, g := range gl.names() {
+		if th, ok := gl.lookup(g); ok {
 			if _, ok := th.(accfirst.TheoryGenerator); ok {
 				ns = append(ns, theoryPrefix+g)
 			}
@@ -98,54 +100,109 @@ func methodNames() string {
 	return strings.Join(ns, ", ")
 }
 
-// resolveNames checks accuracy_first.task, generator and methods against
-// the kind's tasks, the generator registry and the methods, reporting each
-// problem to bad (the key whose line is shown, the key path, the message),
-// and binds each method to its generator. It returns the spec's generator,
-// whose utility theorem scales the ε grid (ε_max = eps_max_factor·E,
-// Appendix B.1); nil when it is unusable. Section validation and New share
-// it, so a spec names exactly what New can run.
-func resolveNames(af *AccuracyFirstSpec, bad func(key, path, msg string)) (accfirst.TheoryGenerator, map[string]resolved) {
+// genLookup finds the generators a spec may name: the spec's external
+// generators ([[methods]] with serves = "hypothesis") and the registry.
+type genLookup struct {
+	ext   map[string]accfirst.Generator
+	order []string // the external names, in file order
+}
+
+func (gl genLookup) lookup(name string) (accfirst.Generator, bool) {
+	if g, ok := gl.ext[name]; ok {
+		return g, true
+	}
+	return generators.lookup(name)
+}
+
+// names returns the registered names, then the external ones.
+func (gl genLookup) names() []string { return append(GeneratorNames(), gl.order...) }
+
+// methodPrefixes are the kind's methods that take a generator suffix,
+// "<method>-<generator>": the method run with another generator on the
+// same grid and tests (theory-output: Theorem A.9 beside covariance
+// perturbation in Figure 1a; noise-reduction-py-gen: an external
+// generator beside the spec's).
+var methodPrefixes = []string{"noise-reduction-", "doubling-", theoryPrefix}
+
+// splitMethod returns the kind's method and the generator suffix of a
+// spec's method name ("" for a plain method), and whether name has one of
+// the forms.
+func splitMethod(name string) (base, gen string, ok bool) {
+	if _, ok := methods[name]; ok {
+		return name, "", true
+	}
+	for _, p := range methodPrefixes {
+		if rest, found := strings.CutPrefix(name, p); found && rest != "" {
+			return strings.TrimSuffix(p, "-"), rest, true
+		}
+	}
+	return "", "", false
+}
+
+// resolveNames checks accuracy_first.task, generator, grid_generator and
+// methods against the kind's tasks, the generators of gl and the methods,
+// reporting each problem to bad (the key whose line is shown, the key
+// path, the message), and binds each method to its generator. It returns
+// the spec's generator and the generator whose utility theorem scales the
+// ε grid (ε_max = eps_max_factor·E, Appendix B.1): grid_generator, or the
+// spec's generator when it is unset; nil when unusable. Section
+// validation and New share it, so a spec names exactly what New can run.
+func resolveNames(af *AccuracyFirstSpec, gl genLookup, bad func(key, path, msg string)) (accfirst.Generator, accfirst.TheoryGenerator, map[string]resolved) {
 	task := accfirst.Task(af.Task)
 	badf := func(key, path, format string, args ...any) { bad(key, path, fmt.Sprintf(format, args...)) }
 	taskKnown := slices.Contains(accfirst.KnownTasks(), task)
 	if !taskKnown {
 		badf("accuracy_first.task", "accuracy_first.task", "unknown task %q (known: %s)", af.Task, taskList())
 	}
-	const genKey = "accuracy_first.generator"
-	var th accfirst.TheoryGenerator
-	g, ok := generators.lookup(af.Generator)
+	known := func() string { return strings.Join(gl.names(), ", ") }
+	const genKey, gridKey = "accuracy_first.generator", "accuracy_first.grid_generator"
+	g, ok := gl.lookup(af.Generator)
 	switch {
 	case !ok:
-		badf(genKey, genKey, "unknown generator %q (known: %s)", af.Generator, strings.Join(GeneratorNames(), ", "))
-	default:
-		if taskKnown && !accfirst.SupportsTask(g, task) {
-			badf(genKey, genKey, "%s", unsupported(g, task))
+		badf(genKey, genKey, "unknown generator %q (known: %s)", af.Generator, known())
+		g = nil
+	case taskKnown && !accfirst.SupportsTask(g, task):
+		badf(genKey, genKey, "%s", unsupported(g, task))
+	}
+	var grid accfirst.TheoryGenerator
+	if af.GridGenerator == "" {
+		if g != nil {
+			if grid, ok = g.(accfirst.TheoryGenerator); !ok {
+				badf(genKey, genKey, "generator %q has no utility theorem (accfirst.TheoryGenerator), which the ε grid needs: ε_max = eps_max_factor·E (Appendix B.1); name a generator with one in accuracy_first.grid_generator", af.Generator)
+			}
 		}
-		if th, ok = g.(accfirst.TheoryGenerator); !ok {
-			badf(genKey, genKey, "generator %q has no utility theorem (accfirst.TheoryGenerator), which the ε grid needs: ε_max = eps_max_factor·E (Appendix B.1)", af.Generator)
+	} else {
+		gg, ok := gl.lookup(af.GridGenerator)
+		switch {
+		case !ok:
+			badf(gridKey, gridKey, "unknown generator %q (known: %s)", af.GridGenerator, known())
+		case taskKnown && !accfirst.SupportsTask(gg, task):
+			badf(gridKey, gridKey, "%s", unsupported(gg, task))
+		default:
+			if grid, ok = gg.(accfirst.TheoryGenerator); !ok {
+				badf(gridKey, gridKey, "generator %q has no utility theorem (accfirst.TheoryGenerator), which the ε grid needs: ε_max = eps_max_factor·E (Appendix B.1)", af.GridGenerator)
+			}
 		}
 	}
 	out := map[string]resolved{}
 	const mKey = "accuracy_first.methods"
 	for i, name := range af.Methods {
 		key := fmt.Sprintf("%s[%d]", mKey, i)
-		m, ok := methods[name]
-		mg := g
-		if rest, isTheory := strings.CutPrefix(name, theoryPrefix); !ok && isTheory {
-			m, ok = methods["theory"], true
-			if mg, ok = generators.lookup(rest); !ok {
-				badf(mKey, key, "method %q: unknown generator %q (known: %s)", name, rest, strings.Join(GeneratorNames(), ", "))
+		base, suffix, ok := splitMethod(name)
+		if !ok {
+			badf(mKey, key, "unknown method %q (known: %s; and noise-reduction-, doubling- or theory-<generator> for a known generator)", name, methodNames(gl))
+			continue
+		}
+		m, mg := methods[base], g
+		if suffix != "" {
+			if mg, ok = gl.lookup(suffix); !ok {
+				badf(mKey, key, "method %q: unknown generator %q (known: %s)", name, suffix, known())
 				continue
 			}
 			if taskKnown && !accfirst.SupportsTask(mg, task) {
 				badf(mKey, key, "method %q: %s", name, unsupported(mg, task))
 				continue
 			}
-		}
-		if !ok {
-			badf(mKey, key, "unknown method %q (known: %s)", name, methodNames())
-			continue
 		}
 		if mg == nil {
 			continue // the spec's generator is unknown: reported above
@@ -154,9 +211,12 @@ func resolveNames(af *AccuracyFirstSpec, bad func(key, path, msg string)) (accfi
 			badf(mKey, key, "method %q needs a utility theorem, and generator %q has none (accfirst.TheoryGenerator)", name, mg.Name())
 			continue
 		}
+		if d, ok := mg.(declared); ok {
+			m = d.declaredMethod(base, m)
+		}
 		out[name] = resolved{method: m, gen: mg}
 	}
-	return th, out
+	return g, grid, out
 }
 
 // unsupported says that g is not defined for task.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -60,9 +61,18 @@ type AccuracyFirstSpec struct {
 	// Task is "ridge" (Section 3.1) or "logistic" (Section 3.2).
 	Task string `toml:"task"`
 	// Generator is the private ERM method that noise reduction and the
-	// doubling method drive: "covariance" (ridge only; Algorithm 3) or
-	// "output" (Algorithm 5).
+	// doubling method drive: "covariance" (ridge only; Algorithm 3),
+	// "output" (Algorithm 5), another registered generator, or the name of
+	// a [[methods]] table with serves = "hypothesis" (an external
+	// generator, [ExternalGenerator]).
 	Generator string `toml:"generator"`
+	// GridGenerator names the generator whose utility theorem gives E, the
+	// scale of the ε grid (ε_max = EpsMaxFactor·E, Appendix B.1) and the
+	// theory_eps column of the searches. Empty means Generator, which must
+	// then have a theorem (an external generator has none: name a
+	// registered one, e.g. "output", to run it on the grid the built-in
+	// would use).
+	GridGenerator string `toml:"grid_generator,omitempty"`
 	// Calibration of the accuracy tests: "authors-code" or "paper".
 	Calibration string `toml:"calibration"`
 	// Lambda is the regularization λ; Gamma the failure probability γ.
@@ -75,8 +85,10 @@ type AccuracyFirstSpec struct {
 	// Trials is the number of independent trials per (method, α).
 	Trials int `toml:"trials"`
 	// Methods: "noise-reduction", "doubling", "theory" (the generator's
-	// utility theorem inverted) and, for ridge, "theory-output"
-	// (Theorem A.9).
+	// utility theorem inverted), and any of them with a generator suffix
+	// ("theory-output": Theorem A.9 for ridge; "doubling-py-gen": the
+	// doubling method driving the generator py-gen), which runs the method
+	// with that generator on the same ε grid and tests.
 	Methods []string `toml:"methods"`
 	// EpsMin is the most private level ε_min; 0 means 1/n.
 	EpsMin float64 `toml:"eps_min"`
@@ -101,9 +113,10 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 			p.Add(k(name), k(name), "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
 		}
 	}
-	// Task, generator (the registry: GeneratorNames) and methods: the
-	// checks New makes too.
-	resolveNames(a, func(key, path, msg string) { p.Add(key, path, "%s", msg) })
+	// Task, generators (the registry and the spec's external generators)
+	// and methods: the checks New makes too, with an external generator's
+	// tasks taken on trust until its worker's hello states them.
+	resolveNames(a, specGenerators(s, p), func(key, path, msg string) { p.Add(key, path, "%s", msg) })
 	oneOf("calibration", a.Calibration, "authors-code", "paper")
 	if !(a.Lambda > 0) || math.IsInf(a.Lambda, 1) {
 		p.Add(k("lambda"), k("lambda"), "must be finite and > 0 (got %v)", a.Lambda)
@@ -130,7 +143,7 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 		}
 	}
 	if len(a.Methods) == 0 {
-		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", methodNames())
+		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", methodNames(genLookup{}))
 	}
 	dup := experiments.SeenBefore[string]()
 	for i, m := range a.Methods {
@@ -144,6 +157,25 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 	if !(a.EpsMaxFactor > 0) || math.IsInf(a.EpsMaxFactor, 1) {
 		p.Add(k("eps_max_factor"), k("eps_max_factor"), "must be finite and > 0 (got %v)", a.EpsMaxFactor)
 	}
+}
+
+// Serves implements experiments.Server: accuracy_first.generator (and a
+// method's generator suffix) may name an external hypothesis generator
+// ([[methods]] with serves = "hypothesis").
+func (c *Section) Serves() []string { return []string{experiments.ServesHypothesis} }
+
+// specGenerators returns the generators spec may name, with a placeholder
+// for each external one (its worker is not started to validate a spec),
+// and reports to p a [[methods]] table that shadows a registered
+// generator.
+func specGenerators(s *experiments.Spec, p *experiments.Problems) genLookup {
+	registered := GeneratorNames()
+	gl := genLookup{ext: map[string]accfirst.Generator{}}
+	for _, name := range s.WithMethods(p, experiments.ServesHypothesis, registered)[len(registered):] {
+		gl.ext[name] = pendingGenerator(name)
+		gl.order = append(gl.order, name)
+	}
+	return gl
 }
 
 // Limits implements experiments.Section.
@@ -193,7 +225,7 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 			perUnit = math.Max(perUnit, n*8) // the margins of an exact excess risk
 		}
 	}
-	if slices.Contains(a.Methods, "noise-reduction") {
+	if slices.ContainsFunc(a.Methods, func(m string) bool { b, _, _ := splitMethod(m); return b == "noise-reduction" }) {
 		chains, perLevel := 1.0, 60.0
 		if cov {
 			chains, perLevel = 2, 120
