@@ -75,7 +75,7 @@ func TestPythonMethod(t *testing.T) {
 		t.Errorf("the ledger does not book the Python learner's training as declared by the method at ε = 1: %+v", m.Ledger)
 	}
 	logb, err := os.ReadFile(filepath.Join(dir, "workers.log"))
-	if err != nil || !strings.Contains(string(logb), "run of py-cv-tuning started") {
+	if err != nil || !strings.Contains(string(logb), "run of py-cv-tuning started") || !strings.Contains(string(logb), "] dprepro_worker: py-output-perturbation serving learner") {
 		t.Errorf("workers.log: %v %q", err, logb)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "scratch")); !os.IsNotExist(err) {

@@ -7,52 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprepro/dprepro/internal/pyenv"
 	"github.com/dprepro/dprepro/results"
 )
-
-// numpyPython returns a python3 that imports numpy: "python3" on $PATH,
-// else /usr/bin/python3. Without one the test is skipped, unless CI=true
-// (CI must run the external-language examples).
-func numpyPython(t *testing.T) string {
-	t.Helper()
-	var tried []string
-	for _, c := range []string{"python3", "/usr/bin/python3"} {
-		p, err := exec.LookPath(c)
-		if err != nil {
-			tried = append(tried, c+": not found")
-			continue
-		}
-		if out, err := exec.Command(p, "-c", "import numpy").CombinedOutput(); err != nil {
-			tried = append(tried, p+": "+strings.TrimSpace(string(out)))
-			continue
-		}
-		return p
-	}
-	msg := "no python3 with numpy (" + strings.Join(tried, "; ") + ")"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// pathWithPython returns the environment with a directory holding a
-// python3 symlink to py first on $PATH, so that a spec's command
-// ["python3", …] runs py.
-func pathWithPython(t *testing.T, py string) []string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.Symlink(py, filepath.Join(dir, "python3")); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PATH=") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
 
 // TestPythonGenerator runs examples/python-method/expost-sweep.toml with
 // the real binary: the numpy generator noise_reduction.py (OutputNR through
@@ -60,7 +17,7 @@ func pathWithPython(t *testing.T, py string) []string {
 // (real when $DPREPRO_DATA holds it, else the labelled stand-in).
 func TestPythonGenerator(t *testing.T) {
 	bin := sharedBinary(t)
-	env := pathWithPython(t, numpyPython(t))
+	env := append(os.Environ(), "PATH="+pyenv.Require(t))
 	spec, err := filepath.Abs(filepath.Join("..", "examples", "python-method", "expost-sweep.toml"))
 	if err != nil {
 		t.Fatal(err)

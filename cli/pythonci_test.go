@@ -10,39 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprepro/dprepro/internal/pyenv"
 	"github.com/dprepro/dprepro/results"
 )
-
-// numpyPython returns a directory holding a python3 (a symlink) that
-// imports numpy, for the front of a child's $PATH. It tries "python3" on
-// $PATH, then /usr/bin/python3. Without one the test is skipped, unless
-// $CI is "true" (CI installs python3-numpy), when it fails.
-func numpyPython(t *testing.T) string {
-	t.Helper()
-	var tried []string
-	for _, name := range []string{"python3", "/usr/bin/python3"} {
-		path, err := exec.LookPath(name)
-		if err != nil {
-			tried = append(tried, name+": not found")
-			continue
-		}
-		if out, err := exec.Command(path, "-c", "import numpy").CombinedOutput(); err != nil {
-			tried = append(tried, path+": "+strings.TrimSpace(string(out)))
-			continue
-		}
-		dir := t.TempDir()
-		if err := os.Symlink(path, filepath.Join(dir, "python3")); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	msg := "no python3 with numpy (" + strings.Join(tried, "; ") + ")"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; CI must install python3-numpy")
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // TestPythonCIMethod runs examples/python-method/ci-coverage.toml with the
 // real binary at the quick profile: the numpy CI method
@@ -52,14 +22,14 @@ func numpyPython(t *testing.T) string {
 // labelled as declared by the method.
 func TestPythonCIMethod(t *testing.T) {
 	bin := sharedBinary(t)
-	pyDir := numpyPython(t)
+	path := pyenv.Require(t)
 	spec, err := filepath.Abs(filepath.Join("..", "examples", "python-method", "ci-coverage.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
 	cmd := exec.Command(bin, "run", spec, "--profile", "quick", "--out", out, "--workers", "2")
-	cmd.Env = append(os.Environ(), "PATH="+pyDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "PATH="+path)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, b)
 	}

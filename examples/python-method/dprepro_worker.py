@@ -49,6 +49,8 @@ def serve(serves, privacy, ops, version="", attributes=None):
     if attributes:
         reply["attributes"] = attributes
     send(reply)
+    print("dprepro_worker: %s serving %s (%s privacy)%s" % (
+        hello.get("method", "?"), serves, privacy, ", " + version if version else ""), file=sys.stderr)
 
     for line in sys.stdin:
         req = json.loads(line)
