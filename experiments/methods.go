@@ -31,7 +31,7 @@ const DefaultMethodTimeout = 60 * time.Second
 // MethodSpec is one [[methods]] table of a spec: a method served by an
 // external command that speaks the worker protocol (docs/worker-protocol.md,
 // package external), used by name wherever the spec names a method of the
-// kind it serves (tuning.learners, compare.learners,
+// kind it serves (tuning.learners, comparison.learners,
 // confidence_intervals.methods, accuracy_first.generator):
 //
 //	[[methods]]

@@ -40,6 +40,28 @@ type Manifest struct {
 	Noise       []string `json:"noise"`
 	SecureNoise bool     `json:"secure_noise"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// ExternalMethods are the methods served by external commands that
+	// the spec declares ([[methods]]).
+	ExternalMethods []ExternalMethod `json:"external_methods,omitempty"`
+}
+
+// ExternalMethod records a method served by an external command: what ran
+// (the command, run in the spec's directory), the digests of its files
+// (which are part of the spec hash) and the version its worker stated.
+type ExternalMethod struct {
+	Name    string       `json:"name"`
+	Serves  string       `json:"serves"`
+	Command []string     `json:"command"`
+	Files   []FileDigest `json:"files,omitempty"`
+	// Version is the hello's version; empty when the method states none
+	// or no worker of it was started.
+	Version string `json:"version,omitempty"`
+}
+
+// FileDigest is a file and its SHA-256.
+type FileDigest struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // SpecInfo identifies the spec of a run.

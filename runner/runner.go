@@ -101,6 +101,12 @@ type Opener interface {
 	Close() error
 }
 
+// Versioner is implemented by an experiment whose external methods state
+// versions (their workers' hello), recorded in the manifest.
+type Versioner interface {
+	MethodVersions() map[string]string
+}
+
 // open opens exp when it is an Opener, with the workspace of dir; the
 // returned function closes it (and removes the scratch directory).
 func open(exp Experiment, dir string, workers int) (func(), error) {
@@ -473,6 +479,17 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Tim
 	}
 	if spec.Source != nil {
 		m.Spec.File, m.Spec.FileSHA256 = spec.Source.Path, spec.Source.SHA256
+	}
+	var versions map[string]string
+	if v, ok := exp.(Versioner); ok {
+		versions = v.MethodVersions()
+	}
+	for _, em := range spec.Methods {
+		rec := results.ExternalMethod{Name: em.Name, Serves: em.Serves, Command: em.Command, Version: versions[em.Name]}
+		for _, d := range em.Digests() {
+			rec.Files = append(rec.Files, results.FileDigest{Path: d.Path, SHA256: d.SHA256})
+		}
+		m.ExternalMethods = append(m.ExternalMethods, rec)
 	}
 	m.FillBuild()
 	mb, err := m.Encode()

@@ -126,6 +126,10 @@ func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratc
 // Close implements runner.Opener: it ends the external methods' workers.
 func (e *Experiment) Close() error { return e.ext.Close() }
 
+// MethodVersions implements runner.Versioner: the versions the external
+// methods' workers stated.
+func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
+
 // point is one (dataset, swept value): the (sub)dataset, its θ₀ per model
 // and the budgets.
 type point struct {

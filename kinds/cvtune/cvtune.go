@@ -61,6 +61,10 @@ func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratc
 // Close implements runner.Opener: it ends the external learners' workers.
 func (e *Experiment) Close() error { return e.ext.Close() }
 
+// MethodVersions implements runner.Versioner: the versions the external
+// methods' workers stated.
+func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
+
 // arm is one (method, learner) pair of a spec.
 type arm struct {
 	label   string // the rows' method label: the method, or "<method>/<learner>"

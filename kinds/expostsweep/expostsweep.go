@@ -254,6 +254,10 @@ func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratc
 // workers.
 func (e *Experiment) Close() error { return e.ext.Close() }
 
+// MethodVersions implements runner.Versioner: the versions the external
+// methods' workers stated.
+func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
+
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 

@@ -99,6 +99,10 @@ func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratc
 // Close implements runner.Opener: it ends the external learners' workers.
 func (e *Experiment) Close() error { return e.ext.Close() }
 
+// MethodVersions implements runner.Versioner: the versions the external
+// methods' workers stated.
+func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
+
 type unit struct {
 	key  string // the unit key (runner.Unit)
 	ds   int
