@@ -231,7 +231,7 @@ func loadSpec(name, profile string) (*experiments.Spec, error) {
 	if experiments.IsBuiltin(name) {
 		return runner.Kinds.LoadBuiltin(name, profile)
 	}
-	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)", name, strings.Join(experiments.BuiltinIDs(), ", "))
+	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)%s", name, strings.Join(experiments.BuiltinIDs(), ", "), experiments.Hint(name, experiments.BuiltinIDs()))
 }
 
 // loadSpecs loads and validates every named spec with the flags applied, so

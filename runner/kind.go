@@ -117,7 +117,7 @@ func (r *Registry) LoadBuiltin(name, profile string) (*experiments.Spec, error) 
 func (r *Registry) New(spec *experiments.Spec, data DataOptions) (Experiment, error) {
 	k, ok := r.Lookup(spec.Kind)
 	if !ok {
-		return nil, fmt.Errorf("%s: unknown kind %q (known: %v)", spec.ID, spec.Kind, r.Names())
+		return nil, fmt.Errorf("%s: %s", spec.ID, experiments.Unknown("kind", spec.Kind, r.Names()))
 	}
 	if spec.Section == nil {
 		return nil, fmt.Errorf("%s: spec has no %s section (load it through the registry)", spec.ID, spec.Kind)

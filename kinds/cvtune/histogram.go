@@ -122,7 +122,7 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 	for _, name := range h.Densities {
 		f, ok := histogram.Densities[name]
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown density %q", spec.ID, name)
+			return nil, fmt.Errorf("%s: %s", spec.ID, experiments.Unknown("density", name, HistogramDensities))
 		}
 		rng := runner.Stream(es, "histogram-tuning", "density", name)
 		x := make([]float64, h.Records)

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
+
+	"github.com/dprepro/dprepro/experiments"
 )
 
 // ErrBadName is returned by [RegisterLearner] and [RegisterSelector] for a
@@ -100,7 +101,7 @@ func (r *registry[T]) list() []string {
 func (r *registry[T]) get(path, name string) (T, error) {
 	v, ok := r.lookup(name)
 	if !ok {
-		return v, fmt.Errorf("%s: unknown %s %q (known: %s)", path, r.what, name, strings.Join(r.list(), ", "))
+		return v, fmt.Errorf("%s: %s", path, experiments.Unknown(r.what, name, r.list()))
 	}
 	return v, nil
 }

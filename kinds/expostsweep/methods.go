@@ -11,6 +11,7 @@ import (
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/noisered"
 	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/experiments"
 )
 
 // trial is what a method needs to run one trial.
@@ -82,7 +83,7 @@ type resolved struct {
 }
 
 // methodNames lists the method names a spec may use, for error messages.
-func methodNames() string {
+func methodNames() []string {
 	var ns []string
 	for n := range methods {
 		ns = append(ns, n)
@@ -95,7 +96,7 @@ func methodNames() string {
 			}
 		}
 	}
-	return strings.Join(ns, ", ")
+	return ns
 }
 
 // resolveNames checks accuracy_first.task, generator and methods against
@@ -110,14 +111,14 @@ func resolveNames(af *AccuracyFirstSpec, bad func(key, path, msg string)) (accfi
 	badf := func(key, path, format string, args ...any) { bad(key, path, fmt.Sprintf(format, args...)) }
 	taskKnown := slices.Contains(accfirst.KnownTasks(), task)
 	if !taskKnown {
-		badf("accuracy_first.task", "accuracy_first.task", "unknown task %q (known: %s)", af.Task, taskList())
+		badf("accuracy_first.task", "accuracy_first.task", "%s", experiments.Unknown("task", af.Task, taskNames()))
 	}
 	const genKey = "accuracy_first.generator"
 	var th accfirst.TheoryGenerator
 	g, ok := generators.lookup(af.Generator)
 	switch {
 	case !ok:
-		badf(genKey, genKey, "unknown generator %q (known: %s)", af.Generator, strings.Join(GeneratorNames(), ", "))
+		badf(genKey, genKey, "%s", experiments.Unknown("generator", af.Generator, GeneratorNames()))
 	default:
 		if taskKnown && !accfirst.SupportsTask(g, task) {
 			badf(genKey, genKey, "%s", unsupported(g, task))
@@ -135,7 +136,7 @@ func resolveNames(af *AccuracyFirstSpec, bad func(key, path, msg string)) (accfi
 		if rest, isTheory := strings.CutPrefix(name, theoryPrefix); !ok && isTheory {
 			m, ok = methods["theory"], true
 			if mg, ok = generators.lookup(rest); !ok {
-				badf(mKey, key, "method %q: unknown generator %q (known: %s)", name, rest, strings.Join(GeneratorNames(), ", "))
+				badf(mKey, key, "method %q: %s", name, experiments.Unknown("generator", rest, GeneratorNames()))
 				continue
 			}
 			if taskKnown && !accfirst.SupportsTask(mg, task) {
@@ -144,7 +145,7 @@ func resolveNames(af *AccuracyFirstSpec, bad func(key, path, msg string)) (accfi
 			}
 		}
 		if !ok {
-			badf(mKey, key, "unknown method %q (known: %s)", name, methodNames())
+			badf(mKey, key, "%s", experiments.Unknown("method", name, methodNames()))
 			continue
 		}
 		if mg == nil {

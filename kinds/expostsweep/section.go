@@ -96,15 +96,10 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 	a := &c.AccuracyFirst
 	k := func(name string) string { return "accuracy_first." + name }
-	oneOf := func(name, v string, allowed ...string) {
-		if !slices.Contains(allowed, v) {
-			p.Add(k(name), k(name), "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
-		}
-	}
 	// Task, generator (the registry: GeneratorNames) and methods: the
 	// checks New makes too.
 	resolveNames(a, func(key, path, msg string) { p.Add(key, path, "%s", msg) })
-	oneOf("calibration", a.Calibration, "authors-code", "paper")
+	p.OneOf(k("calibration"), a.Calibration, "authors-code", "paper")
 	if !(a.Lambda > 0) || math.IsInf(a.Lambda, 1) {
 		p.Add(k("lambda"), k("lambda"), "must be finite and > 0 (got %v)", a.Lambda)
 	}
@@ -130,7 +125,7 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 		}
 	}
 	if len(a.Methods) == 0 {
-		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", methodNames())
+		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(methodNames(), ", "))
 	}
 	dup := experiments.SeenBefore[string]()
 	for i, m := range a.Methods {

@@ -115,7 +115,7 @@ func New(es *experiments.Spec) (*Experiment, error) {
 	for _, name := range a.Mechanisms {
 		t, ok := e.targets[name]
 		if !ok {
-			return nil, fmt.Errorf("privaudit: %s: unknown mechanism %q (known: %s)", spec.ID, name, strings.Join(Mechanisms, ", "))
+			return nil, fmt.Errorf("privaudit: %s: %s", spec.ID, experiments.Unknown("mechanism", name, Mechanisms))
 		}
 		for _, v := range append([]string{Correct}, a.Variants...) {
 			for _, x := range a.Epsilons {
