@@ -263,7 +263,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return "", fmt.Errorf("%s: interrupted with %d of %d units done; run the same command again to resume", spec.ID, cp.Len(), len(units))
+			return "", spec.Attribute(fmt.Errorf("interrupted with %d of %d units done; run the same command again to resume", cp.Len(), len(units)))
 		}
 		return "", err
 	}
@@ -273,8 +273,8 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		if len(shown) > 10 {
 			shown = shown[:10]
 		}
-		return "", fmt.Errorf("%s: %d of %d units failed (the others are checkpointed; no results written):\n%w",
-			spec.ID, len(failures), len(units), errors.Join(shown...))
+		return "", spec.Attribute(fmt.Errorf("%d of %d units failed (the others are checkpointed; no results written):\n%w",
+			len(failures), len(units), errors.Join(shown...)))
 	}
 
 	if o.Shard.Sharded() {

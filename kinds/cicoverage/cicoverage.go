@@ -158,9 +158,9 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	}
 	ci := spec.ConfidenceIntervals
 	e := &Experiment{spec: spec, byKey: map[string]unit{}}
-	ms, err := lookupMethods(ci.Methods)
+	ms, err := lookupMethods(es, ci.Methods)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", spec.ID, err)
+		return nil, err
 	}
 	e.methods = ms
 	for _, m := range ms {
@@ -174,11 +174,16 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, err
 		}
 		if ds.Task != datasets.TaskClassification {
-			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; ci-coverage needs ±1 labels", spec.ID, name, ds.Task)
+			return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; ci-coverage needs ±1 labels", ds.Task))
 		}
 		e.data = append(e.data, ds)
 		perm := runner.Stream(es, "ci-coverage", "permutation", name).Perm(len(ds.Y))
-		for _, x := range ci.Values {
+		for vi, x := range ci.Values {
+			// An error at a swept value: confidence_intervals.values[vi].
+			at := func(err error) error {
+				return es.ErrorAt("confidence_intervals.values", fmt.Sprintf("confidence_intervals.values[%d]", vi),
+					fmt.Errorf("dataset %s, %s = %v: %w", name, ci.Sweep, x, err))
+			}
 			pt := &point{ds: di, x: x, n: ci.N1, d: ci.D1, eps: [3]float64{ci.Eps1, ci.Eps2, ci.Eps3}, theta0: map[dpci.Model][]float64{}}
 			switch ci.Sweep {
 			case "n":
@@ -194,20 +199,20 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 			data, n, d, err := subset(ds, perm, pt.n, pt.d, spec.Data.RowNorm)
 			if err != nil {
-				return nil, fmt.Errorf("%s: dataset %s, %s = %v: %w", spec.ID, name, ci.Sweep, x, err)
+				return nil, at(err)
 			}
 			pt.data, pt.n, pt.d = data, n, d
 			pt.viKey = fmt.Sprintf("n=%d,d=%d,eps1=%s", n, d, results.FormatFloat(pt.eps[0]))
 			if err := pt.cost(e.methods); err != nil {
-				return nil, fmt.Errorf("%s: %s = %v: %w", spec.ID, ci.Sweep, x, err)
+				return nil, at(err)
 			}
 			for _, model := range e.models {
 				res, err := dpci.FitNonPrivate(data.full, dpci.Params{Model: model, H: ci.H, C: ci.C}, erm.FitOptions{})
 				if err != nil {
-					return nil, fmt.Errorf("%s: dataset %s, %s = %v: θ₀: %w", spec.ID, name, ci.Sweep, x, err)
+					return nil, at(fmt.Errorf("θ₀: %w", err))
 				}
 				if res.Status != erm.StatusConverged {
-					return nil, fmt.Errorf("%s: dataset %s, %s = %v: θ₀ (%s): %s", spec.ID, name, ci.Sweep, x, model, res.Status)
+					return nil, at(fmt.Errorf("θ₀ (%s): %s", model, res.Status))
 				}
 				pt.theta0[model] = res.W
 			}
@@ -242,19 +247,21 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 // Spec validation (package experiments) checks the names against its own
 // list too; this check is the registry's, so that a method registered by
 // another module is accepted here.
-func lookupMethods(names []string) ([]Method, error) {
+func lookupMethods(spec *experiments.Spec, names []string) ([]Method, error) {
+	const key = "confidence_intervals.methods"
 	var errs []error
 	if len(names) == 0 {
-		errs = append(errs, fmt.Errorf("confidence_intervals.methods: must list at least one method (known: %s)", strings.Join(MethodNames(), ", ")))
+		errs = append(errs, spec.Errorf(key, "must list at least one method (known: %s)", strings.Join(MethodNames(), ", ")))
 	}
 	var ms []Method
 	for i, name := range names {
+		path := fmt.Sprintf("%s[%d]", key, i)
 		m, err := LookupMethod(name)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("confidence_intervals.methods[%d]: %w", i, err))
+			errs = append(errs, spec.ErrorAt(key, path, err))
 		case slices.Contains(names[:i], name):
-			errs = append(errs, fmt.Errorf("confidence_intervals.methods[%d]: duplicate method %q", i, name))
+			errs = append(errs, spec.ErrorAt(key, path, fmt.Errorf("duplicate method %q", name)))
 		default:
 			ms = append(ms, m)
 		}

@@ -87,23 +87,23 @@ func classifierTerms(name string) Terms {
 }
 
 // resolveSelectors returns the spec's tuning.methods from the selector
-// registry; an unknown name is an error naming tuning.methods[i].
-func resolveSelectors(id string, t *TuningSpec) ([]Selector, error) {
+// registry; an unknown name is an error at tuning.methods[i].
+func resolveSelectors(spec *experiments.Spec, t *TuningSpec) ([]Selector, error) {
 	var out []Selector
 	var errs []error
 	for i, m := range t.Methods {
-		s, err := selectors.get(fmt.Sprintf("tuning.methods[%d]", i), m)
+		s, err := selectors.get(m)
 		if err == nil && slices.Contains(t.Methods[:i], m) {
-			err = fmt.Errorf("tuning.methods[%d]: method %q listed twice", i, m)
+			err = fmt.Errorf("method %q listed twice", m)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			errs = append(errs, spec.ErrorAt("tuning.methods", fmt.Sprintf("tuning.methods[%d]", i), err))
 			continue
 		}
 		out = append(out, s)
 	}
 	if len(out) == 0 && len(errs) == 0 {
-		errs = append(errs, fmt.Errorf("%s: tuning.methods: no method (known: %s)", id, strings.Join(SelectorNames(), ", ")))
+		errs = append(errs, spec.Errorf("tuning.methods", "no method (known: %s)", strings.Join(SelectorNames(), ", ")))
 	}
 	return out, errors.Join(errs...)
 }
@@ -123,25 +123,31 @@ func resolveLearners(spec *Spec) ([]Learner, error) {
 		if !explicit {
 			path = "tuning.learners (default)"
 		}
-		l, err := learners.get(path, name)
+		l, err := learners.get(name)
 		if err == nil && slices.Contains(names[:i], name) {
-			err = fmt.Errorf("%s: learner %q listed twice", path, name)
+			err = fmt.Errorf("learner %q listed twice", name)
 		}
 		if err == nil {
 			if c, ok := l.(Configurer); ok {
 				cl, cerr := c.Configure(spec)
+				var se *experiments.SpecError
 				switch {
+				case errors.As(cerr, &se):
+					// The learner names the key it refuses (e.g.
+					// tuning.loss): report the error there.
+					errs = append(errs, cerr)
+					continue
 				case cerr != nil:
-					err = fmt.Errorf("%s: learner %q: %w", path, name, cerr)
+					err = fmt.Errorf("learner %q: %w", name, cerr)
 				case cl == nil || cl.Name() != name:
-					err = fmt.Errorf("%s: learner %q: Configure returned %v, not a learner of that name", path, name, cl)
+					err = fmt.Errorf("learner %q: Configure returned %v, not a learner of that name", name, cl)
 				default:
 					l = cl
 				}
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", spec.ID, err))
+			errs = append(errs, spec.ErrorAt("tuning.learners", path, err))
 			continue
 		}
 		out = append(out, l)
@@ -159,7 +165,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	if err != nil {
 		return nil, err
 	}
-	sels, err1 := resolveSelectors(spec.ID, &spec.Tuning)
+	sels, err1 := resolveSelectors(es, &spec.Tuning)
 	ls, err2 := resolveLearners(spec)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
@@ -169,7 +175,8 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		for _, l := range ls {
 			if _, ok := s.(StabilityUser); ok {
 				if _, ok := l.(StableLearner); !ok {
-					return nil, fmt.Errorf("%s: tuning.methods[%d]: method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", spec.ID, i, s.Name(), l.Name())
+					return nil, es.ErrorAt("tuning.methods", fmt.Sprintf("tuning.methods[%d]", i),
+						fmt.Errorf("method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", s.Name(), l.Name()))
 				}
 			}
 			a := arm{label: s.Name(), sel: s, learner: l, terms: classifierTerms(l.Name())}
@@ -185,12 +192,12 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, err
 		}
 		if ds.Task != "classification" {
-			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; cv-tuning needs classification", spec.ID, name, ds.Task)
+			return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; cv-tuning needs classification", ds.Task))
 		}
 		n, _ := ds.X.Dims()
 		k := len(spec.Tuning.Lambdas)
 		if min := spec.CV.Folds * k * 2; n < min {
-			return nil, fmt.Errorf("%s: dataset %s has %d rows; %d folds and dataSplit into %d parts need at least %d", spec.ID, name, n, spec.CV.Folds, k, min)
+			return nil, specdata.At(es, name, fmt.Errorf("%d rows; %d folds and dataSplit into %d parts need at least %d", n, spec.CV.Folds, k, min))
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
@@ -415,7 +422,7 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	}
 	m, g, err := c.learner.Fit(c.ctx, rng, rows, c.lambdas[i], level)
 	if err != nil {
-		return Fit{}, err
+		return Fit{}, fmt.Errorf("learner %s: %w", c.learner.Name(), err)
 	}
 	if m == nil {
 		return Fit{}, fmt.Errorf("cvtune: learner %s returned no model", c.learner.Name())

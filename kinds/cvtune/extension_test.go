@@ -213,7 +213,8 @@ func (namedSelector) Plan(Budget, int, Terms) (Account, error) {
 }
 
 // TestNew_UnknownNames: a name that is not registered is an error naming
-// the key and the known names, never a default.
+// the file, line and key (once) and the known names, never a default. (The
+// test sets the lists in code: the line is that of [tuning].)
 func TestNew_UnknownNames(t *testing.T) {
 	registerLearner(t, unstableLearner{})
 	for _, c := range []struct {
@@ -222,32 +223,56 @@ func TestNew_UnknownNames(t *testing.T) {
 		learners []string
 		want     string
 	}{
-		{"method", []string{"stability", "oracle"}, nil, `ext: tuning.methods[1]: unknown method "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
-		{"method twice", []string{"random", "random"}, nil, `tuning.methods[1]: method "random" listed twice`},
-		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, unstable)`},
-		{"learner twice", []string{"random"}, []string{"unstable", "unstable"}, `tuning.learners[1]: learner "unstable" listed twice`},
-		{"stability needs constants", []string{"random", "stability"}, []string{"unstable"}, `tuning.methods[1]: method "stability" needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner "unstable" does not have`},
+		{"method", []string{"stability", "oracle"}, nil, `ext.toml:18: tuning.methods[1]: unknown method "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
+		{"method twice", []string{"random", "random"}, nil, `ext.toml:18: tuning.methods[1]: method "random" listed twice`},
+		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext.toml:15: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, unstable)`},
+		{"learner twice", []string{"random"}, []string{"unstable", "unstable"}, `ext.toml:15: tuning.learners[1]: learner "unstable" listed twice`},
+		{"stability needs constants", []string{"random", "stability"}, []string{"unstable"}, `ext.toml:18: tuning.methods[1]: method "stability" needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner "unstable" does not have`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := parseExt(t, "")
 			tuningOf(s).Methods, tuningOf(s).Learners = c.methods, c.learners
 			_, err := New(s, Options{})
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("err = %v\nwant it to contain %s", err, c.want)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("err = %v\nwant %s", err, c.want)
 			}
 		})
 	}
 }
 
 // TestNew_ConfigureError: the built-in learner reads its variant from the
-// spec; a loss it does not have is an error naming the key.
+// spec; a loss it does not have is an error at the key it refuses
+// (tuning.loss, set in code here: the line of [tuning]). A registered
+// learner whose Configure returns a plain error is reported at its entry
+// of tuning.learners, named once.
 func TestNew_ConfigureError(t *testing.T) {
 	s := parseExt(t, "")
 	tuningOf(s).Loss = "hinge"
 	_, err := New(s, Options{})
-	if want := `ext: tuning.learners (default): learner "objective-perturbation": tuning.loss: learner objective-perturbation has no loss "hinge"`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `ext.toml:15: tuning.loss: learner objective-perturbation has no loss "hinge" (want logistic or huber)`; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
+
+	registerLearner(t, refusingLearner{})
+	s = parseExt(t, `learners = ["refuses"]`)
+	_, err = New(s, Options{})
+	if want := `ext.toml:19: tuning.learners[0]: learner "refuses": needs tuning.loss = "huber"`; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+	// Through the registry of kinds, as the command builds it: the same
+	// message, not prefixed with the spec id again.
+	_, err = testKinds.New(s, Options{})
+	if want := `ext.toml:19: tuning.learners[0]: learner "refuses": needs tuning.loss = "huber"`; err == nil || err.Error() != want {
+		t.Errorf("Registry.New: err = %v, want %s", err, want)
+	}
+}
+
+// refusingLearner refuses every spec in Configure, with a plain error.
+type refusingLearner struct{ unstableLearner }
+
+func (refusingLearner) Name() string { return "refuses" }
+func (refusingLearner) Configure(*Spec) (Learner, error) {
+	return nil, errors.New(`needs tuning.loss = "huber"`)
 }
 
 // TestHist_RefusesUnknownMethod: the histogram kind used to book any

@@ -239,7 +239,7 @@ func (o ObjectivePerturbation) Configure(spec *Spec) (Learner, error) {
 	case "huber":
 		o.Loss = erm.Huber{H: t.HuberH}
 	default:
-		return nil, fmt.Errorf("tuning.loss: learner %s has no loss %q (want logistic or huber)", o.Name(), t.Loss)
+		return nil, spec.Errorf("tuning.loss", "learner %s has no loss %q (want logistic or huber)", o.Name(), t.Loss)
 	}
 	o.Variant = t.ObjPert
 	return o, nil

@@ -114,11 +114,11 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	af := spec.AccuracyFirst
 	e := &Experiment{spec: spec, cal: expost.Calibration(af.Calibration), byKey: map[string]unit{}}
 	if err := e.cal.Validate(); err != nil {
-		return nil, err
+		return nil, es.ErrorAt("accuracy_first.calibration", "accuracy_first.calibration", err)
 	}
 	var errs []error
-	e.gen, e.methods = resolveNames(&spec.AccuracyFirst, func(_, path, msg string) {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", spec.ID, path, msg))
+	e.gen, e.methods = resolveNames(&spec.AccuracyFirst, func(key, path, msg string) {
+		errs = append(errs, es.ErrorAt(key, path, errors.New(msg)))
 	})
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -133,7 +133,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		switch task {
 		case accfirst.TaskRidge:
 			if ds.Task != datasets.TaskRegression {
-				return nil, fmt.Errorf("%s: dataset %s is a %s dataset; task \"ridge\" needs regression", spec.ID, name, ds.Task)
+				return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; task \"ridge\" needs regression", ds.Task))
 			}
 			risk := accfirst.RiskPaper
 			if e.cal == expost.AuthorsCode {
@@ -142,14 +142,14 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			pr, err = accfirst.NewRidge(ds.X, ds.Y, af.Lambda, risk)
 		case accfirst.TaskLogistic:
 			if ds.Task != datasets.TaskClassification {
-				return nil, fmt.Errorf("%s: dataset %s is a %s dataset; task \"logistic\" needs classification", spec.ID, name, ds.Task)
+				return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; task \"logistic\" needs classification", ds.Task))
 			}
 			pr, err = accfirst.NewLogistic(ds.X, ds.Y, af.Lambda)
 		default:
-			return nil, fmt.Errorf("%s: unknown task %q", spec.ID, af.Task)
+			return nil, es.Errorf("accuracy_first.task", "%s", experiments.Unknown("task", af.Task, taskNames()))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
+			return nil, specdata.At(es, name, err)
 		}
 		set := accfirst.Setting{Task: task, Problem: pr, Calibration: e.cal}
 		epsMin := af.EpsMin
@@ -159,11 +159,15 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		aMax := maxFloat(af.Alphas)
 		eMax, err := e.gen.TheoryEpsilon(set, aMax, af.Gamma)
 		if err != nil {
-			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
+			return nil, es.ErrorAt("accuracy_first.generator", "accuracy_first.generator", fmt.Errorf("dataset %s: %w", name, err))
 		}
 		if !(epsMin < af.EpsMaxFactor*eMax) {
-			return nil, fmt.Errorf("%s: dataset %s: ε_min = %v is not below ε_max = %v·E = %v at the largest α = %v",
-				spec.ID, name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*eMax, aMax)
+			key := "accuracy_first.eps_max_factor" // ε_min = 1/n: only ε_max can move
+			if af.EpsMin != 0 {
+				key = "accuracy_first.eps_min"
+			}
+			return nil, es.Errorf(key, "dataset %s: ε_min = %v is not below ε_max = %v·E = %v at the largest α = %v",
+				name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*eMax, aMax)
 		}
 		e.data = append(e.data, ds)
 		e.probs = append(e.probs, pr)
