@@ -68,6 +68,16 @@ type Experiment interface {
 	Warnings() []string
 }
 
+// RowWarner is implemented by experiments with warnings that only the rows
+// of a run show (for example that a method's fits returned more privacy
+// loss than the level they were handed). Run adds them to the manifest's
+// warnings, after Warnings, and prints them to stderr.
+type RowWarner interface {
+	// RowWarnings returns the warnings of the run's rows (all units, in
+	// unit order).
+	RowWarnings(rows []results.Row) []string
+}
+
 // Tabler is implemented by experiments that also write tables laid out
 // like the paper's (e.g. one row per method, one column per swept value).
 // They are computed from the summary only and written under tables/.
@@ -285,7 +295,17 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		r, _ := cp.Done(u.Key())
 		rows = append(rows, r...)
 	}
-	return dir, writeOutputs(dir, exp, rows, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)})
+	var rowWarnings []string
+	if rw, ok := exp.(RowWarner); ok {
+		rowWarnings = rw.RowWarnings(rows)
+	}
+	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}); err != nil {
+		return dir, err
+	}
+	for _, w := range rowWarnings {
+		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", spec.ID, w)
+	}
+	return dir, nil
 }
 
 // runUnit calls RunUnit, turning a panic into that unit's error.
@@ -310,7 +330,7 @@ func firstDuplicate(units []Unit) string {
 	return ""
 }
 
-func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Time, workers int, counts results.UnitCounts) error {
+func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts) error {
 	spec := exp.Spec()
 	canon, err := spec.Canonical()
 	if err != nil {
@@ -376,7 +396,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Tim
 		Seed: spec.Seed, Profile: spec.Profile, Workers: workers,
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
 		Units: counts, Datasets: exp.Datasets(), Ledger: exp.Ledger(rows),
-		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: exp.Warnings(),
+		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: append(exp.Warnings(), rowWarnings...),
 		Noise: mech.NoiseReport(spec.Output.SecureNoise), SecureNoise: spec.Output.SecureNoise,
 	}
 	if spec.Source != nil {

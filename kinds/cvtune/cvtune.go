@@ -354,11 +354,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		r.Set("objpert_fallback", "false")
 		r.SetFloat("grad_norm", math.NaN())
 	}
-	status := "ok"
-	if c.nonconverged > 0 {
-		status = fmt.Sprintf("warning: %d fit(s) did not converge", c.nonconverged)
-	}
-	r.Set("status", status)
+	r.Set("status", c.status())
 	return []results.Row{r}, nil
 }
 
@@ -379,8 +375,36 @@ type classifierCandidates struct {
 	margins  []float64
 
 	nonconverged int
+	fits         int     // training runs
+	over         int     // fits whose guarantee is over their level
+	overNote     string  // checkLevel's note on the first of them
 	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
+
+// status is the row's status: "ok", or "warning: " and what went wrong
+// (fits that did not converge; fits whose guarantee is over their level,
+// see checkLevel), parts joined by "; ".
+func (c *classifierCandidates) status() string {
+	var parts []string
+	if c.nonconverged > 0 {
+		parts = append(parts, fmt.Sprintf("%d fit(s) did not converge", c.nonconverged))
+	}
+	if c.over > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%d of %d fits over their level)", c.overNote, c.over, c.fits))
+	}
+	if len(parts) == 0 {
+		return "ok"
+	}
+	return statusWarning + strings.Join(parts, statusSep)
+}
+
+// The form of a row's status with warnings, which Experiment.RowWarnings
+// reads back.
+const (
+	statusWarning = "warning: "
+	statusSep     = "; "
+	overWords     = " for a level of " // in a part that reports fits over their level
+)
 
 func (c *classifierCandidates) K() int       { return len(c.lambdas) }
 func (c *classifierCandidates) Terms() Terms { return c.terms }
@@ -430,6 +454,17 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	if err := g.Validate(); err != nil {
 		return Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
 	}
+	note, over, err := checkLevel(c.learner.Name(), g, level)
+	if err != nil {
+		return Fit{}, err
+	}
+	if over {
+		if c.over == 0 {
+			c.overNote = note
+		}
+		c.over++
+	}
+	c.fits++
 	if rep, ok := m.(Reporter); ok && !rep.Report().Converged {
 		c.nonconverged++
 	}
@@ -512,6 +547,47 @@ func (e *Experiment) Warnings() []string {
 		seen[name] = true
 		if lw, ok := a.learner.(Warner); ok {
 			w = append(w, lw.Warnings()...)
+		}
+	}
+	return w
+}
+
+// RowWarnings implements runner.RowWarner: for each method label whose
+// rows report fits over their level (a learner that returned more than
+// the level it was handed, see [Learner]), how many rows, the first such
+// note and what was booked.
+func (e *Experiment) RowWarnings(rows []results.Row) []string {
+	type tally struct {
+		over, rows int
+		note       string
+	}
+	seen := map[string]*tally{}
+	for _, r := range rows {
+		t := seen[r["method"]]
+		if t == nil {
+			t = &tally{}
+			seen[r["method"]] = t
+		}
+		t.rows++
+		rest, ok := strings.CutPrefix(r["status"], statusWarning)
+		if !ok {
+			continue
+		}
+		for _, part := range strings.Split(rest, statusSep) {
+			if strings.HasPrefix(part, "learner ") && strings.Contains(part, overWords) {
+				if t.over == 0 {
+					t.note = part
+				}
+				t.over++
+				break
+			}
+		}
+	}
+	var w []string
+	for _, label := range labels(e.arms) {
+		if t := seen[label]; t != nil && t.over > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits over their level, e.g. %s; eps_*, delta_* and the ledger book what the learner returned",
+				label, t.over, t.rows, t.note))
 		}
 	}
 	return w
