@@ -346,15 +346,20 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if af.Task == "logistic" {
 		first, second = "b", "d"
 	}
-	sel := func(ms ...string) []string {
+	// pick returns the spec's methods whose role has the attribute, in
+	// legend order (the spec's order among equals: theory, then
+	// theory-<generator>, which share the theory method's role).
+	pick := func(has func(figureRole) bool) []string {
 		var out []string
-		for _, m := range ms {
-			if slices.Contains(af.Methods, m) {
-				out = append(out, m)
+		for _, name := range af.Methods {
+			if m, ok := e.methods[name]; ok && has(m.figures) {
+				out = append(out, name)
 			}
 		}
+		slices.SortStableFunc(out, func(a, b string) int { return e.methods[a].figures.order - e.methods[b].figures.order })
 		return out
 	}
+	search := pick(func(r figureRole) bool { return r.search })
 	cal := " [" + af.Calibration + " calibration]"
 	base := plots.FigureSpec{XLabel: "requested excess risk α", Jitter: 0.15}
 	mk := func(name, title, metric, ylabel string, logY bool, methods []string) plots.FigureSpec {
@@ -367,28 +372,22 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if e.cal == expost.AuthorsCode {
 		eps += " (test loss counted twice, as in the paper's figures)"
 	}
-	theories := sel("noise-reduction", "theory")
-	for _, m := range af.Methods {
-		if strings.HasPrefix(m, theoryPrefix) {
-			theories = append(theories, m) // theory-<generator>, e.g. theory-output
-		}
-	}
-	if ms := theories; len(ms) > 1 {
+	if ms := pick(func(r figureRole) bool { return r.vsTheory }); len(ms) > 1 {
 		figs = append(figs, mk("fig1"+first+"-expost-vs-theory", "Figure 1"+first+": ex-post privacy loss, noise reduction vs theory", "expost_eps", eps, true, ms))
 	}
-	if ms := sel("noise-reduction", "doubling"); len(ms) > 0 {
+	if ms := search; len(ms) > 0 {
 		figs = append(figs, mk("fig1"+second+"-expost-vs-doubling", "Figure 1"+second+": ex-post privacy loss, noise reduction vs doubling", "expost_eps", eps, true, ms))
 	}
-	for _, m := range sel("noise-reduction", "doubling") {
+	for _, m := range search {
 		letter := first
-		if m == "doubling" {
+		if e.methods[m].figures.second {
 			letter = second
 		}
 		f := mk("fig2"+letter+"-accuracy-"+m, "Figure 2"+letter+": achieved excess risk, "+m+" (dashed: requested α)", "excess_risk", "excess risk", false, []string{m})
 		f.DiagonalRef = true
 		figs = append(figs, f)
 	}
-	if ms := sel("noise-reduction", "doubling"); len(ms) > 0 {
+	if ms := search; len(ms) > 0 {
 		f := mk("fig3"+first+"-privacy-breakdown", "Figure 3"+first+": privacy loss from testing vs generating hypotheses", "", "ε", true, ms)
 		f.Metric, f.Metrics = "", []string{"test_eps", "hypothesis_eps"}
 		figs = append(figs, f)

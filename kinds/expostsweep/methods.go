@@ -45,8 +45,29 @@ type method struct {
 	run func(ctx context.Context, t *trial) (ran, error)
 	// needsTheory: the method inverts a utility theorem, so its generator
 	// must be an accfirst.TheoryGenerator.
-	needsTheory               bool
+	needsTheory bool
+	// sequence: the method draws the generator's noise-reduction sequence
+	// (Generator.Sequence), whose chains the memory estimate counts.
+	sequence                  bool
 	generating, testing, rule string
+	figures                   figureRole
+}
+
+// figureRole is a method's place in Ligett et al. 2017's Figures 1–4,
+// from which Experiment.Figures lays the panels out (not from the
+// methods' names).
+type figureRole struct {
+	// vsTheory: drawn in Figure 1(a/b), the ex-post loss of noise
+	// reduction against the theory approach.
+	vsTheory bool
+	// search: an accuracy-first search with an ex-post loss, drawn in
+	// Figures 1(c/d), 3 and 4 and in a Figure 2 panel of its own.
+	search bool
+	// second: the method's Figure 2 panel is the second of its task's
+	// pair ((c) for ridge, (d) for logistic), not the first ((a), (b)).
+	second bool
+	// order is the method's place in a figure's legend.
+	order int
 }
 
 // methods are the kind's methods by name; "theory-<generator>" is the
@@ -55,12 +76,15 @@ type method struct {
 var methods = map[string]method{
 	"noise-reduction": {
 		run:        runNoiseReduction,
+		sequence:   true,
+		figures:    figureRole{vsTheory: true, search: true, order: 0},
 		generating: "noise-reduction prefix θ¹…θᵗ (Theorem 2.7): ε_t of the accepted level",
 		testing:    "InteractiveAboveThreshold (Algorithm 2), ε_A as the calibration reports it",
 		rule:       "Lemma 2.8: ex-post ε_A + ε_t per outcome; ∞ when no hypothesis is accepted; largest over trials",
 	},
 	"doubling": {
 		run:        runDoubling,
+		figures:    figureRole{search: true, second: true, order: 1},
 		generating: "independent hypotheses at ε_min·2^k: Σ ε_k",
 		testing:    "k Laplace tests of the excess risk",
 		rule:       "Theorem A.2 (privacy odometer): ex-post k·ε_test + Σ ε_k; ∞ on failure; largest over trials",
@@ -68,6 +92,7 @@ var methods = map[string]method{
 	"theory": {
 		run:         runTheory,
 		needsTheory: true,
+		figures:     figureRole{vsTheory: true, order: 2},
 		generating:  "one run at the theory ε",
 		rule:        "ε-DP (utility theorem inverted ex ante)",
 	},
@@ -135,6 +160,7 @@ func resolveNames(af *AccuracyFirstSpec, bad func(key, path, msg string)) (accfi
 		mg := g
 		if rest, isTheory := strings.CutPrefix(name, theoryPrefix); !ok && isTheory {
 			m, ok = methods["theory"], true
+			m.figures.order++ // in a legend after the spec generator's theory (Figure 1a: Theorem 3.1, then A.9)
 			if mg, ok = generators.lookup(rest); !ok {
 				badf(mKey, key, "method %q: %s", name, experiments.Unknown("generator", rest, GeneratorNames()))
 				continue

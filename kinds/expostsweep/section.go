@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -169,8 +170,13 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 	}
 	const csrBytes = experiments.CSRBytes
 	T := experiments.Pos(a.Steps)
-	cov := a.Generator == "covariance"
+	// The generator's noise-reduction footprint (accfirst.MemoryEstimator;
+	// covariance perturbation's for a generator that states none, or one
+	// the registry does not know: the spec did not validate).
+	g, _ := generators.lookup(a.Generator)
+	task := accfirst.Task(a.Task)
 	var perUnit, coords float64
+	chains := 1
 	for _, name := range s.Data.Datasets {
 		dt, n, p := s.DataTerm(name)
 		w.Terms = append(w.Terms, dt)
@@ -179,20 +185,15 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 		} else {
 			add("data.datasets", 6*p*p*8, false, "dataset %s: the ridge problem's statistics, 6 d² × 8 bytes", name)
 		}
-		c := p
-		if cov {
-			c = p*p + p
-		}
-		coords = math.Max(coords, c)
+		fp := accfirst.FootprintOf(g, task, p)
+		coords = math.Max(coords, fp.Coordinates)
+		chains = max(chains, fp.Chains)
 		if a.Task == "logistic" {
 			perUnit = math.Max(perUnit, n*8) // the margins of an exact excess risk
 		}
 	}
-	if slices.Contains(a.Methods, "noise-reduction") {
-		chains, perLevel := 1.0, 60.0
-		if cov {
-			chains, perLevel = 2, 120
-		}
+	if slices.ContainsFunc(a.Methods, func(name string) bool { return methods[name].sequence }) {
+		perLevel := 60 * float64(chains) // per level: the ε grid's share and a chain's events
 		add("accuracy_first.steps", T*perLevel, true,
 			"T × %.0f bytes of ε grid and noise-reduction chain%s per unit in flight (T = %.0f)", perLevel, map[bool]string{true: "s", false: ""}[chains > 1], T)
 		adds := math.Min(T-1, 64) // Σ(1 − (ε_s/ε_{s+1})²) ≤ 2 ln(ε_T/ε_1) ≈ 46 for ε_1 = 1/n
