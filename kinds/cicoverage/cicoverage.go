@@ -906,9 +906,10 @@ func (e *Experiment) Warnings() []string {
 // released interval as the method states it ([Method.Cost]; for the
 // built-ins Theorem 2 or Theorem 4 of Wang, Kifer & Lee 2019), each charge
 // with what it covers, and their sequential composition
-// ([privacy.Compose]). A zCDP guarantee is recorded as its ρ in the
-// epsilon fields, and the composition says so; [privacy.Guarantee.ToApprox]
-// converts it to (ε, δ).
+// ([privacy.Compose]), each with its notion (results.NewCharge): a zCDP
+// charge or total is recorded as its ρ (rho; epsilon "nan"), not converted
+// ([privacy.Guarantee.ToApprox] converts it to (ε, δ) at a δ of the
+// reader's choice).
 func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 	var out []results.LedgerEntry
 	for _, pt := range e.points {
@@ -916,24 +917,12 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 			c, total := pt.costs[i], pt.totals[i]
 			le := results.LedgerEntry{Method: m.Name(), Setting: fmt.Sprintf("dataset=%s %s=%s", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep, results.FormatFloat(pt.x))}
 			for _, ch := range c.Charges {
-				v, _ := ledgerValue(ch.Guarantee)
-				le.Components = append(le.Components, results.LedgerCharge{Part: ch.Part, Release: ch.Guarantee.Covers, Data: "D",
-					Epsilon: results.Float(v), Delta: results.Float(ch.Guarantee.Delta), Private: ch.Guarantee.Private()})
+				le.Components = append(le.Components, results.NewCharge(ch.Part, ch.Guarantee.Covers, "D", ch.Guarantee))
 			}
-			v, unit := ledgerValue(total)
-			le.Total = results.PrivacyGuarantee{Epsilon: results.Float(v), Delta: results.Float(total.Delta), Private: total.Private()}
-			le.Rule = c.Rule + "; values are " + unit + " (" + string(total.Notion) + ")"
+			le.Total = results.NewTotal(total)
+			le.Rule = c.Rule
 			out = append(out, le)
 		}
 	}
 	return out
-}
-
-// ledgerValue is the number the ledger's epsilon field records for g, and
-// its symbol: ρ for zCDP, else ε (+Inf when not private).
-func ledgerValue(g privacy.Guarantee) (float64, string) {
-	if g.Notion == privacy.ZCDP {
-		return g.Rho, "ρ"
-	}
-	return g.Epsilon, "ε"
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/core/metrics"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
@@ -632,7 +633,6 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 		}
 		a.private = a.private && r["private"] == "true"
 	}
-	F := func(v float64) results.Float { return results.Float(v) }
 	var out []results.LedgerEntry
 	for _, arm := range arms {
 		for _, alpha := range t.Alphas {
@@ -656,19 +656,32 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 				if math.IsNaN(delta) {
 					delta = c.Guarantee.Delta
 				}
-				le.Components = append(le.Components, results.LedgerCharge{
-					Part: string(c.Part), Release: c.Guarantee.Covers, Data: c.Data,
-					Epsilon: F(eps), Delta: F(delta), Private: c.Guarantee.Private() && !math.IsInf(eps, 1),
-				})
+				g := booked(eps, delta, c.Guarantee.Private() && !math.IsInf(eps, 1))
+				le.Components = append(le.Components, results.NewCharge(string(c.Part), c.Guarantee.Covers, c.Data, g))
 			}
 			if err == nil {
 				le.Rule = plan.Rule
 			}
-			le.Total = results.PrivacyGuarantee{Epsilon: F(a.total), Delta: F(a.delta), Private: a.private}
+			le.Total = results.NewTotal(booked(a.total, a.delta, a.private))
 			out = append(out, le)
 		}
 	}
 	return out
+}
+
+// booked is the guarantee the ledger books for values read from the rows:
+// (ε, δ)-DP, pure when δ = 0, or not private (the values kept as the
+// rows have them). The rows of the tuning kinds carry no ρ: accountColumns
+// refuses zCDP.
+func booked(eps, delta float64, private bool) privacy.Guarantee {
+	notion := privacy.Pure
+	switch {
+	case !private:
+		notion = privacy.None
+	case delta > 0:
+		notion = privacy.Approx
+	}
+	return privacy.Guarantee{Notion: notion, Epsilon: eps, Delta: delta}
 }
 
 // maxNaN is the maximum of a and b, ignoring a NaN a.

@@ -441,6 +441,18 @@ func TestFakeLearner_RowsAndLedger(t *testing.T) {
 			if c.Part == "training" && !strings.Contains(c.Release, "fake-double fit") {
 				t.Errorf("ledger %s: %s charge release %q does not name the learner", le.Method, c.Part, c.Release)
 			}
+			// The notion of what was booked: (ε, δ) when δ > 0, pure ε
+			// otherwise, none for Control's argmax.
+			notion := "pure-dp"
+			switch {
+			case method == "control" && c.Part == "tuning":
+				notion = "none"
+			case float64(c.Delta) > 0:
+				notion = "approx-dp"
+			}
+			if c.Notion != notion || c.Rho != nil {
+				t.Errorf("ledger %s: %s charge notion %q (ρ %v), want %q", le.Method, c.Part, c.Notion, c.Rho, notion)
+			}
 		}
 	}
 }

@@ -463,7 +463,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			continue
 		}
 		charge := func(part, release string, eps float64) {
-			le.Components = append(le.Components, results.LedgerCharge{Part: part, Release: release, Data: "D", Epsilon: F(eps), Private: true})
+			le.Components = append(le.Components, results.NewCharge(part, release, "D", privacy.Guarantee{Notion: m.notion, Epsilon: eps}))
 		}
 		charge("generating", m.generating, a.hyp)
 		if a.test != 0 {
@@ -473,7 +473,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		if e.cal == expost.AuthorsCode && a.test != 0 {
 			le.Rule += "; authors-code calibration: the code's query sensitivities and its reporting (test loss counted twice) — nominal, not the paper's proven constants"
 		}
-		le.Total = results.PrivacyGuarantee{Epsilon: F(a.total), Private: true}
+		le.Total = results.NewTotal(privacy.Guarantee{Notion: m.notion, Epsilon: a.total})
 		out = append(out, le)
 	}
 	return out

@@ -50,7 +50,11 @@ type method struct {
 	// (Generator.Sequence), whose chains the memory estimate counts.
 	sequence                  bool
 	generating, testing, rule string
-	figures                   figureRole
+	// notion is the notion of the method's ledger charges: ex-post for
+	// the searches (the loss is a function of the outcome, Definition
+	// 2.3), pure ε-DP for the theory approach (ε fixed ex ante).
+	notion  privacy.Notion
+	figures figureRole
 }
 
 // figureRole is a method's place in Ligett et al. 2017's Figures 1–4,
@@ -77,6 +81,7 @@ var methods = map[string]method{
 	"noise-reduction": {
 		run:        runNoiseReduction,
 		sequence:   true,
+		notion:     privacy.ExPost,
 		figures:    figureRole{vsTheory: true, search: true, order: 0},
 		generating: "noise-reduction prefix θ¹…θᵗ (Theorem 2.7): ε_t of the accepted level",
 		testing:    "InteractiveAboveThreshold (Algorithm 2), ε_A as the calibration reports it",
@@ -84,6 +89,7 @@ var methods = map[string]method{
 	},
 	"doubling": {
 		run:        runDoubling,
+		notion:     privacy.ExPost,
 		figures:    figureRole{search: true, second: true, order: 1},
 		generating: "independent hypotheses at ε_min·2^k: Σ ε_k",
 		testing:    "k Laplace tests of the excess risk",
@@ -92,6 +98,7 @@ var methods = map[string]method{
 	"theory": {
 		run:         runTheory,
 		needsTheory: true,
+		notion:      privacy.Pure,
 		figures:     figureRole{vsTheory: true, order: 2},
 		generating:  "one run at the theory ε",
 		rule:        "ε-DP (utility theorem inverted ex ante)",

@@ -372,8 +372,8 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 		for _, eps := range e.spec.Mechanisms.Epsilons {
 			g := ms[name].Guarantee(eps)
 			le := results.LedgerEntry{Method: name, Setting: "epsilon=" + results.FormatFloat(eps),
-				Components: []results.LedgerCharge{{Part: "release", Release: "one output of the mechanism (each draw is a separate simulated release on fixed data)", Data: "simulated", Epsilon: results.Float(g.Epsilon), Delta: results.Float(g.Delta), Private: g.Private()}},
-				Total:      results.PrivacyGuarantee{Epsilon: results.Float(g.Epsilon), Delta: results.Float(g.Delta), Private: g.Private()},
+				Components: []results.LedgerCharge{results.NewCharge("release", "one output of the mechanism (each draw is a separate simulated release on fixed data)", "simulated", g)},
+				Total:      results.NewTotal(g),
 				Rule:       "per draw; the experiment measures accuracy, not a composed release"}
 			out = append(out, le)
 		}
