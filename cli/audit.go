@@ -61,7 +61,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(names) > 0 {
 		for _, n := range names {
 			if !slices.Contains(privaudit.Mechanisms, n) {
-				return usagef("audit: unknown mechanism %q (known: %s)", n, strings.Join(privaudit.Mechanisms, ", "))
+				return usagef("audit: %s", experiments.Unknown("mechanism", n, privaudit.Mechanisms))
 			}
 		}
 		sec.Audit.Mechanisms = names

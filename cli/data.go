@@ -253,7 +253,7 @@ func dataArgs(cmd string, args []string, stderr io.Writer) (names []string, dir 
 		if _, ok := datasets.Registered(n); ok {
 			return nil, dir, usagef("%s: dataset %q comes from a Go provider: it has no files to %s", cmd, n, strings.TrimPrefix(cmd, "data "))
 		}
-		return nil, dir, usagef("%s: unknown dataset %q", cmd, n)
+		return nil, dir, usagef("%s: %s", cmd, experiments.Unknown("dataset", n, fileDatasets()))
 	}
 	return names, datasets.ResolveDataDir(f.dataDir, os.Getenv), nil
 }

@@ -37,7 +37,7 @@ func checkData(specs []*experiments.Spec, dd dataDir) error {
 	for _, s := range specs {
 		for _, name := range specDatasets(s) {
 			if _, err := specdata.Available(s, name, dd); err != nil {
-				return usageError{fmt.Errorf("%s: %w", s.ID, err)}
+				return usageError{s.Attribute(err)}
 			}
 		}
 	}

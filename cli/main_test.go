@@ -121,6 +121,10 @@ func TestRun_BadInput(t *testing.T) {
 		{"bad profile", []string{"run", good, "--profile", "huge"}, `no profile "huge" (has: paper, quick)`},
 		{"bad seed", []string{"run", good, "--seed", "-4"}, "--seed must be a non-negative integer"},
 		{"data unknown", []string{"data", "fetch", "nosuch"}, `unknown dataset "nosuch"`},
+		{"data near miss", []string{"data", "fetch", "magik"}, `dprepro: data fetch: unknown dataset "magik" (known: adult, bank, ipums-br, ipums-us, kddcup99, magic, twitter); did you mean "magic"?` + "\n"},
+		{"spec id near miss", []string{"run", "cv13-magik"}, `; did you mean "cv13-magic"?` + "\n"},
+		{"method near miss", []string{"run", writeSpec(t, strings.Replace(tinySpec, `"stability", "random"`, `"stability", "Random"`, 1))},
+			`dprepro: spec.toml:18: tuning.methods[1]: unknown method "Random" (known: stability, alphaSplit, dataSplit, random, control); did you mean "random"?` + "\n"},
 		{"data sub", []string{"data", "frob"}, `unknown subcommand "frob"`},
 	}
 	for _, c := range cases {

@@ -231,7 +231,7 @@ func loadSpec(name, profile string) (*experiments.Spec, error) {
 	if experiments.IsBuiltin(name) {
 		return runner.Kinds.LoadBuiltin(name, profile)
 	}
-	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)", name, strings.Join(experiments.BuiltinIDs(), ", "))
+	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)%s", name, strings.Join(experiments.BuiltinIDs(), ", "), experiments.Hint(name, experiments.BuiltinIDs()))
 }
 
 // loadSpecs loads and validates every named spec with the flags applied, so
@@ -334,9 +334,9 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		case err != nil && ctx.Err() != nil:
 			failures = append(failures, err)
 		case err != nil:
-			failures = append(failures, fmt.Errorf("%s: %w", s.ID, err))
+			failures = append(failures, err)
 			if len(specs) > 1 {
-				fmt.Fprintf(stderr, "dprepro: %s: FAILED: %v\n", s.ID, err)
+				fmt.Fprintf(stderr, "dprepro: %s: FAILED: %v\n", s.ID, withoutID(s, err))
 			}
 		case shard.Sharded():
 			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
@@ -383,22 +383,25 @@ func runStatus(ctx context.Context, err error, loaded bool) string {
 }
 
 // runOne loads the data of one spec and runs it (or merges its shards).
+// Its error names the spec once (Spec.Attribute): by the file, line and
+// key at fault where one is known, else by the spec id.
 func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, shard runner.Shard, stdout, stderr io.Writer) (string, runner.Experiment, error) {
 	exp, err := load(s, dd)
 	if err != nil {
-		return "", nil, usageError{err}
+		return "", nil, usageError{s.Attribute(err)}
 	}
 	for _, w := range exp.Warnings() {
 		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
 	}
 	if len(f.merge) > 0 {
 		if err := mergeShards(s, exp, f.merge, f.out, stdout); err != nil {
-			return "", exp, err
+			return "", exp, s.Attribute(err)
 		}
 	}
 	dir, err := runSecure(s, func() (string, error) {
 		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true})
 	}, stderr)
+	err = s.Attribute(err)
 	if errors.Is(err, runner.ErrFinishedRun) {
 		err = usageError{err}
 	}
@@ -423,6 +426,17 @@ func joinFailures(failures []error, total int) error {
 	return usageError{err}
 }
 
+// withoutID returns err of spec s without its leading spec id, for a line
+// that names the spec already ("dprepro: ID: FAILED: …"); an error at a
+// key of the spec's file keeps its position.
+func withoutID(s *experiments.Spec, err error) error {
+	var se *experiments.SpecError
+	if errors.As(err, &se) && se.Path == "" && se.Where == s.ID {
+		return se.Err
+	}
+	return err
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
@@ -440,7 +454,7 @@ func lockRuns(out string, specs []*experiments.Spec, stderr io.Writer) ([]*runne
 				l.Release()
 			}
 			if errors.Is(err, runner.ErrLocked) {
-				return nil, usageError{fmt.Errorf("%s: %w", s.ID, err)}
+				return nil, usageError{s.Attribute(err)}
 			}
 			return nil, err
 		}

@@ -112,6 +112,25 @@ type FileOptionError struct {
 // Error returns "FIELD: MSG".
 func (e *FileOptionError) Error() string { return e.Field + ": " + e.Msg }
 
+// FileFieldError is an error about the file that one [FileOptions] field
+// names: absent, not a regular file, unreadable. Field is the field's key
+// in a spec's [data.files.NAME] table ("path" or "labels"), so that a spec
+// can name the line at fault; Err says what is wrong (errors.Is sees
+// through it, e.g. to [ErrNotFound]).
+type FileFieldError struct {
+	Name  string // the data file's dataset name
+	Field string
+	Err   error
+}
+
+// Error returns "datasets: data file NAME: ERR".
+func (e *FileFieldError) Error() string {
+	return "datasets: data file " + e.Name + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *FileFieldError) Unwrap() error { return e.Err }
+
 var (
 	hexDigest = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 	npyColumn = regexp.MustCompile(`^f[1-9][0-9]*$`)
@@ -273,7 +292,7 @@ func CheckFile(name string, f FileOptions) error {
 	}
 	for _, fl := range f.files() {
 		if err := statUserFile(fl.abs, fl.key, fl.written); err != nil {
-			return fmt.Errorf("datasets: data file %s: %w", name, err)
+			return &FileFieldError{Name: name, Field: fl.key, Err: err}
 		}
 	}
 	return nil

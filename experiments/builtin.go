@@ -34,7 +34,7 @@ func LoadBuiltin(name, profile string, kinds Kinds) (*Spec, error) {
 	file := strings.TrimSuffix(path.Base(name), ".toml") + ".toml"
 	src, err := builtin.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("spec: no built-in spec %q (built in: %s)", name, strings.Join(BuiltinIDs(), ", "))
+		return nil, fmt.Errorf("spec: no built-in spec %q (built in: %s)%s", name, strings.Join(BuiltinIDs(), ", "), Hint(name, BuiltinIDs()))
 	}
 	return Parse(BuiltinPrefix+file, src, profile, kinds)
 }

@@ -89,7 +89,7 @@ func (s *Spec) validateDataFiles() []fieldErr {
 			if len(names) > 0 {
 				also = "; data.files: " + strings.Join(names, ", ")
 			}
-			add("data.datasets", fmt.Sprintf("data.datasets[%d]", i), "unknown dataset %q (known: %s%s)", d, strings.Join(known, ", "), also)
+			add("data.datasets", fmt.Sprintf("data.datasets[%d]", i), "unknown dataset %q (known: %s%s)%s", d, strings.Join(known, ", "), also, Hint(d, append(slices.Clone(known), names...)))
 		}
 	}
 

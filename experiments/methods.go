@@ -275,16 +275,6 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Locate returns "file:line: key" for key of the spec's file (a dotted
-// path such as "methods[0].command"), "file: key" when the key is not
-// written in it, or key alone for a spec not read from a file.
-func (s *Spec) Locate(key string) string {
-	if s.Source == nil {
-		return key
-	}
-	return strings.TrimSuffix(lineOf(filepath.Base(s.Source.Path), s.lines, key), " ") + " " + key
-}
-
 // WithMethods returns the names a spec may use for a method of an
 // extension point: the registered names followed by those of the
 // [[methods]] tables serving serves. A table whose name is a registered

@@ -137,7 +137,7 @@ func (p *Problems) At(key, format string, args ...any) { p.Add(key, key, format,
 // OneOf reports v at key unless it is one of allowed.
 func (p *Problems) OneOf(key, v string, allowed ...string) {
 	if !contains(allowed, v) {
-		p.At(key, "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
+		p.At(key, "must be one of %s (got %q)%s", strings.Join(allowed, ", "), v, Hint(v, allowed))
 	}
 }
 
@@ -152,7 +152,7 @@ func (p *Problems) Names(key string, xs, known []string, required bool, what str
 	for i, name := range xs {
 		path := fmt.Sprintf("%s[%d]", key, i)
 		if known != nil && !contains(known, name) {
-			p.Add(key, path, "unknown %s %q (known: %s)", what, name, strings.Join(known, ", "))
+			p.Add(key, path, "%s", Unknown(what, name, known))
 		}
 		if dup(name) {
 			p.Add(key, path, "duplicate %s %q", what, name)

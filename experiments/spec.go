@@ -219,7 +219,7 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 		return nil, fmt.Errorf("%s%s: required (one of: %s)", lineOf(base, lines, "kind"), "kind", strings.Join(kinds.Names(), ", "))
 	}
 	if _, ok := kinds.Section(f.Kind); !ok {
-		return nil, fmt.Errorf("%s%s: unknown kind %q (one of: %s)", lineOf(base, lines, "kind"), "kind", f.Kind, strings.Join(kinds.Names(), ", "))
+		return nil, fmt.Errorf("%s%s: unknown kind %q (one of: %s)%s", lineOf(base, lines, "kind"), "kind", f.Kind, strings.Join(kinds.Names(), ", "), Hint(f.Kind, kinds.Names()))
 	}
 	decodeSection := func() (Section, toml.MetaData, error) {
 		sec, _ := kinds.Section(f.Kind)
@@ -438,7 +438,7 @@ func (s *Spec) validate() []fieldErr {
 	errs = append(errs, s.validateDataFiles()...)
 	oneOf := func(key, v string, allowed ...string) {
 		if !contains(allowed, v) {
-			add(key, key, "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
+			add(key, key, "must be one of %s (got %q)%s", strings.Join(allowed, ", "), v, Hint(v, allowed))
 		}
 	}
 	if s.Data.Subsample < 0 {

@@ -59,7 +59,8 @@ func (s *Set) Pool(ctx context.Context, name string) (*Pool, Hello, error) {
 	s.mu.Unlock()
 	h, err := p.Hello(ctx)
 	if err != nil {
-		return nil, Hello{}, fmt.Errorf("%s: %w", s.spec.Locate(fmt.Sprintf("methods[%d].command", s.spec.MethodIndex(name))), err)
+		key := fmt.Sprintf("methods[%d].command", s.spec.MethodIndex(name))
+		return nil, Hello{}, s.spec.ErrorAt(key, key, err)
 	}
 	return p, h, nil
 }

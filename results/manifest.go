@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"time"
+
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Manifest records how a run was made: spec, seed, platform, versions,
@@ -124,21 +126,55 @@ type LedgerEntry struct {
 	Rule       string           `json:"composition"`
 }
 
-// LedgerCharge is one privacy charge.
+// LedgerCharge is one privacy charge. Build one from a privacy.Guarantee
+// with NewCharge.
 type LedgerCharge struct {
 	Part    string `json:"part"`    // "training" or "tuning"
 	Release string `json:"release"` // what is computed or released
 	Data    string `json:"data"`    // which data it touches: "T", "V", "T,V"
-	Epsilon Float  `json:"epsilon"`
-	Delta   Float  `json:"delta"`
+	// Notion is the privacy notion the charge is stated in, as package
+	// core/privacy names it: "pure-dp", "approx-dp", "zcdp", "ex-post" or
+	// "none". Absent in manifests written before it existed.
+	Notion string `json:"notion,omitempty"`
+	// Epsilon is ε; "nan" for a ρ-zCDP charge, which states no ε without
+	// a δ (see Rho); "inf" for a step that is not private.
+	Epsilon Float `json:"epsilon"`
+	Delta   Float `json:"delta"`
+	// Rho is the ρ of a ρ-zCDP charge, absent for every other notion.
+	Rho     *Float `json:"rho,omitempty"`
 	Private bool   `json:"private"` // false for a non-private step (Control)
 }
 
-// PrivacyGuarantee is an (ε, δ) pair; Private false means none.
+// PrivacyGuarantee is a composed guarantee: (ε, δ), or ρ for ρ-zCDP, in
+// the notion Notion (as in LedgerCharge); Private false means none. Build
+// one from a privacy.Guarantee with NewTotal.
 type PrivacyGuarantee struct {
-	Epsilon Float `json:"epsilon"`
-	Delta   Float `json:"delta"`
-	Private bool  `json:"private"`
+	Notion  string `json:"notion,omitempty"`
+	Epsilon Float  `json:"epsilon"`
+	Delta   Float  `json:"delta"`
+	Rho     *Float `json:"rho,omitempty"`
+	Private bool   `json:"private"`
+}
+
+// NewCharge returns the ledger charge of guarantee g for part, the release
+// and the data it touches: g's notion, its ε and δ, or for ρ-zCDP its ρ
+// (ε then NaN: ρ-zCDP implies an ε only at a δ, Bun & Steinke 2016,
+// Proposition 1.3, and the ledger does not choose one), and whether it is
+// private.
+func NewCharge(part, release, data string, g privacy.Guarantee) LedgerCharge {
+	t := NewTotal(g)
+	return LedgerCharge{Part: part, Release: release, Data: data, Notion: t.Notion,
+		Epsilon: t.Epsilon, Delta: t.Delta, Rho: t.Rho, Private: t.Private}
+}
+
+// NewTotal returns g as a ledger total, as NewCharge states a charge.
+func NewTotal(g privacy.Guarantee) PrivacyGuarantee {
+	t := PrivacyGuarantee{Notion: string(g.Notion), Epsilon: Float(g.Epsilon), Delta: Float(g.Delta), Private: g.Private()}
+	if g.Notion == privacy.ZCDP {
+		rho := Float(g.Rho)
+		t.Epsilon, t.Rho = Float(math.NaN()), &rho
+	}
+	return t
 }
 
 // Float is a float64 that encodes ±Inf and NaN as the JSON strings "inf",

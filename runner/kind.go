@@ -22,7 +22,10 @@ type Kind interface {
 	NewSection() experiments.Section
 	// New builds the experiment of a resolved, validated spec of this
 	// kind (spec.Section is the kind's section), loading its data as data
-	// says.
+	// says. Its errors need not name the spec: where a key of the spec is
+	// at fault, return spec.ErrorAt or spec.Errorf (file, line and key);
+	// otherwise a plain error, which Registry.New prefixes with the spec
+	// id.
 	New(spec *experiments.Spec, data DataOptions) (Experiment, error)
 }
 
@@ -114,16 +117,23 @@ func (r *Registry) LoadBuiltin(name, profile string) (*experiments.Spec, error) 
 	return experiments.LoadBuiltin(name, profile, r)
 }
 
-// New builds the experiment of spec with the kind its kind names.
+// New builds the experiment of spec with the kind its kind names. Its
+// error names the spec once (spec.Attribute): by the file and line of the
+// key at fault where the kind says which (an *experiments.SpecError), else
+// by the spec id.
 func (r *Registry) New(spec *experiments.Spec, data DataOptions) (Experiment, error) {
 	k, ok := r.Lookup(spec.Kind)
 	if !ok {
-		return nil, fmt.Errorf("%s: unknown kind %q (known: %v)", spec.ID, spec.Kind, r.Names())
+		return nil, spec.Errorf("kind", "%s", experiments.Unknown("kind", spec.Kind, r.Names()))
 	}
 	if spec.Section == nil {
-		return nil, fmt.Errorf("%s: spec has no %s section (load it through the registry)", spec.ID, spec.Kind)
+		return nil, spec.Attribute(fmt.Errorf("spec has no %s section (load it through the registry)", spec.Kind))
 	}
-	return k.New(spec, data)
+	exp, err := k.New(spec, data)
+	if err != nil {
+		return nil, spec.Attribute(err)
+	}
+	return exp, nil
 }
 
 // Kinds is the registry of the dprepro command: package cli registers the

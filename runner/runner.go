@@ -68,6 +68,16 @@ type Experiment interface {
 	Warnings() []string
 }
 
+// RowWarner is implemented by experiments with warnings that only the rows
+// of a run show (for example that a method's fits returned more privacy
+// loss than the level they were handed). Run adds them to the manifest's
+// warnings, after Warnings, and prints them to stderr.
+type RowWarner interface {
+	// RowWarnings returns the warnings of the run's rows (all units, in
+	// unit order).
+	RowWarnings(rows []results.Row) []string
+}
+
 // Tabler is implemented by experiments that also write tables laid out
 // like the paper's (e.g. one row per method, one column per swept value).
 // They are computed from the summary only and written under tables/.
@@ -361,7 +371,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return "", fmt.Errorf("%s: interrupted with %d of %d units done; run the same command again to resume", spec.ID, cp.Len(), len(units))
+			return "", spec.Attribute(fmt.Errorf("interrupted with %d of %d units done; run the same command again to resume", cp.Len(), len(units)))
 		}
 		return "", err
 	}
@@ -371,8 +381,8 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		if len(shown) > 10 {
 			shown = shown[:10]
 		}
-		return "", fmt.Errorf("%s: %d of %d units failed (the others are checkpointed; no results written):\n%w",
-			spec.ID, len(failures), len(units), errors.Join(shown...))
+		return "", spec.Attribute(fmt.Errorf("%d of %d units failed (the others are checkpointed; no results written):\n%w",
+			len(failures), len(units), errors.Join(shown...)))
 	}
 
 	if o.Shard.Sharded() {
@@ -383,7 +393,17 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		r, _ := cp.Done(u.Key())
 		rows = append(rows, r...)
 	}
-	return dir, writeOutputs(dir, exp, rows, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)})
+	var rowWarnings []string
+	if rw, ok := exp.(RowWarner); ok {
+		rowWarnings = rw.RowWarnings(rows)
+	}
+	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}); err != nil {
+		return dir, err
+	}
+	for _, w := range rowWarnings {
+		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", spec.ID, w)
+	}
+	return dir, nil
 }
 
 // runUnit calls RunUnit, turning a panic into that unit's error.
@@ -408,7 +428,7 @@ func firstDuplicate(units []Unit) string {
 	return ""
 }
 
-func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Time, workers int, counts results.UnitCounts) error {
+func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts) error {
 	spec := exp.Spec()
 	canon, err := spec.Canonical()
 	if err != nil {
@@ -474,7 +494,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, start time.Tim
 		Seed: spec.Seed, Profile: spec.Profile, Workers: workers,
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
 		Units: counts, Datasets: exp.Datasets(), Ledger: exp.Ledger(rows),
-		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: exp.Warnings(),
+		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: append(exp.Warnings(), rowWarnings...),
 		Noise: mech.NoiseReport(spec.Output.SecureNoise), SecureNoise: spec.Output.SecureNoise,
 	}
 	if spec.Source != nil {

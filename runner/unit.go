@@ -148,7 +148,7 @@ func As[U Unit](u Unit) (U, error) {
 func SectionOf[S experiments.Section](spec *experiments.Spec, name string) (S, error) {
 	sec, ok := spec.Section.(S)
 	if spec.Kind != name || !ok {
-		return sec, fmt.Errorf("spec %s has kind %q (section %T), not %s", spec.ID, spec.Kind, spec.Section, name)
+		return sec, spec.Attribute(fmt.Errorf("spec of kind %q (section %T), not %s", spec.Kind, spec.Section, name))
 	}
 	return sec, nil
 }

@@ -590,3 +590,23 @@ func TestGenerators_Theory(t *testing.T) {
 		t.Error("covariance release on a logistic problem")
 	}
 }
+
+// TestFootprintOf: the built-ins state their chains and coordinates
+// (CovNR: XᵀX and Xᵀy; OutputNR: θ*); a generator that states none, or
+// none at all, gets covariance perturbation's.
+func TestFootprintOf(t *testing.T) {
+	const d = 12
+	for _, c := range []struct {
+		name string
+		g    Generator
+		want Footprint
+	}{
+		{"covariance", Covariance{}, Footprint{Chains: 2, Coordinates: d*d + d}},
+		{"output", Output{}, Footprint{Chains: 1, Coordinates: d}},
+		{"nil", nil, Footprint{Chains: 2, Coordinates: d*d + d}},
+	} {
+		if got := FootprintOf(c.g, TaskRidge, d); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}

@@ -50,7 +50,9 @@ type Setting struct {
 // applied to the method's Laplace release, as in CovNR, Algorithm 3, and
 // OutputNR, Algorithm 5) and (b) independent hypotheses with fresh noise
 // for the doubling method (Algorithm 4's black box M). A generator that
-// also has a utility theorem implements [TheoryGenerator].
+// also has a utility theorem implements [TheoryGenerator]; one that states
+// the memory of its sequences implements [MemoryEstimator] (otherwise a
+// run's memory estimate assumes covariance perturbation's).
 //
 // Every release states its privacy guarantee as a [privacy.Guarantee]
 // value: the sequence's Guarantee after t steps covers the prefix
@@ -100,6 +102,45 @@ type TheoryGenerator interface {
 	TheoryRelease(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error)
 }
 
+// Footprint is the memory shape of a generator's noise-reduction sequence
+// (Generator.Sequence), for the harness's estimate of a run's memory made
+// before any data is read.
+type Footprint struct {
+	// Chains is the number of noise-reduction chains (package noisered)
+	// one sequence draws, each over the whole ε grid: 1 for output
+	// perturbation (θ*), 2 for covariance perturbation (XᵀX and Xᵀy).
+	Chains int
+	// Coordinates is the number of values the chains perturb together: d
+	// for output perturbation, d² + d for covariance perturbation.
+	Coordinates float64
+}
+
+// MemoryEstimator is implemented by a [Generator] that states the
+// [Footprint] of its sequences. One that does not is estimated with
+// [DefaultFootprint].
+type MemoryEstimator interface {
+	// Footprint returns the shape of one Sequence for task on a problem
+	// whose design matrix has d columns (d ≥ 1).
+	Footprint(task Task, d float64) Footprint
+}
+
+// DefaultFootprint is the footprint assumed for a generator that does not
+// implement [MemoryEstimator]: that of covariance perturbation, 2 chains
+// over d² + d coordinates, the largest of the built-ins, so that the
+// estimate errs towards refusing a spec that may not fit rather than
+// running out of memory.
+func DefaultFootprint(d float64) Footprint { return Footprint{Chains: 2, Coordinates: d*d + d} }
+
+// FootprintOf returns the footprint of g's sequences for task and d
+// columns: g's own ([MemoryEstimator]) or [DefaultFootprint] (also for a
+// nil g, a generator the registry does not know).
+func FootprintOf(g Generator, task Task, d float64) Footprint {
+	if m, ok := g.(MemoryEstimator); ok {
+		return m.Footprint(task, d)
+	}
+	return DefaultFootprint(d)
+}
+
 // SupportsTask reports whether g declares task t among its Tasks.
 func SupportsTask(g Generator, t Task) bool { return slices.Contains(g.Tasks(), t) }
 
@@ -128,7 +169,10 @@ func checkTheory(alpha, gamma float64) error {
 // (Algorithm 3: the constrained minimizer over ‖θ‖ ≤ 1/√λ).
 type Covariance struct{}
 
-var _ TheoryGenerator = Covariance{}
+var (
+	_ TheoryGenerator = Covariance{}
+	_ MemoryEstimator = Covariance{}
+)
 
 // Name implements Generator: "covariance".
 func (Covariance) Name() string { return "covariance" }
@@ -172,6 +216,12 @@ func (g Covariance) Independent(rng *rand.Rand, s Setting, epsilon float64) (exp
 	return CovPert(r, g.mode(s.Calibration))(rng, epsilon)
 }
 
+// Footprint implements MemoryEstimator: [CovNR] draws two chains, over the
+// d² entries of XᵀX and the d of Xᵀy.
+func (Covariance) Footprint(_ Task, d float64) Footprint {
+	return Footprint{Chains: 2, Coordinates: d*d + d}
+}
+
 // TheoryEpsilon implements TheoryGenerator with [TheoryCovariance].
 func (g Covariance) TheoryEpsilon(s Setting, alpha, gamma float64) (float64, error) {
 	if err := checkTheory(alpha, gamma); err != nil {
@@ -207,7 +257,10 @@ func (g Covariance) TheoryRelease(rng *rand.Rand, s Setting, epsilon float64) (e
 //     mechanism.
 type Output struct{}
 
-var _ TheoryGenerator = Output{}
+var (
+	_ TheoryGenerator = Output{}
+	_ MemoryEstimator = Output{}
+)
 
 // Name implements Generator: "output".
 func (Output) Name() string { return "output" }
@@ -239,6 +292,10 @@ func (g Output) Independent(rng *rand.Rand, s Setting, epsilon float64) (expost.
 	}
 	return OutputPert(pr, true)(rng, epsilon)
 }
+
+// Footprint implements MemoryEstimator: [OutputNR] draws one chain over
+// the d coordinates of θ*.
+func (Output) Footprint(_ Task, d float64) Footprint { return Footprint{Chains: 1, Coordinates: d} }
 
 // TheoryEpsilon implements TheoryGenerator: Theorem 3.3 for logistic,
 // Theorem A.9 (corrected, see [TheoryOutputRidge]) for ridge.

@@ -182,9 +182,9 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		}
 	}()
 	e := &Experiment{spec: spec, byKey: map[string]unit{}, ext: ext}
-	ms, err := lookupMethods(ci.Methods, ext)
+	ms, err := lookupMethods(es, ci.Methods, ext)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", spec.ID, err)
+		return nil, err
 	}
 	e.methods = ms
 	for _, m := range ms {
@@ -198,11 +198,16 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, err
 		}
 		if ds.Task != datasets.TaskClassification {
-			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; ci-coverage needs ±1 labels", spec.ID, name, ds.Task)
+			return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; ci-coverage needs ±1 labels", ds.Task))
 		}
 		e.data = append(e.data, ds)
 		perm := runner.Stream(es, "ci-coverage", "permutation", name).Perm(len(ds.Y))
-		for _, x := range ci.Values {
+		for vi, x := range ci.Values {
+			// An error at a swept value: confidence_intervals.values[vi].
+			at := func(err error) error {
+				return es.ErrorAt("confidence_intervals.values", fmt.Sprintf("confidence_intervals.values[%d]", vi),
+					fmt.Errorf("dataset %s, %s = %v: %w", name, ci.Sweep, x, err))
+			}
 			pt := &point{ds: di, x: x, n: ci.N1, d: ci.D1, eps: [3]float64{ci.Eps1, ci.Eps2, ci.Eps3}, theta0: map[dpci.Model][]float64{}}
 			switch ci.Sweep {
 			case "n":
@@ -218,21 +223,21 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 			data, n, d, err := subset(ds, perm, pt.n, pt.d, spec.Data.RowNorm)
 			if err != nil {
-				return nil, fmt.Errorf("%s: dataset %s, %s = %v: %w", spec.ID, name, ci.Sweep, x, err)
+				return nil, at(err)
 			}
 			pt.data, pt.n, pt.d = data, n, d
 			data.key = sampleKey(di, name, n, d)
 			pt.viKey = fmt.Sprintf("n=%d,d=%d,eps1=%s", n, d, results.FormatFloat(pt.eps[0]))
 			if err := pt.cost(e.methods); err != nil {
-				return nil, fmt.Errorf("%s: %s = %v: %w", spec.ID, ci.Sweep, x, err)
+				return nil, at(err)
 			}
 			for _, model := range e.models {
 				res, err := dpci.FitNonPrivate(data.full, dpci.Params{Model: model, H: ci.H, C: ci.C}, erm.FitOptions{})
 				if err != nil {
-					return nil, fmt.Errorf("%s: dataset %s, %s = %v: θ₀: %w", spec.ID, name, ci.Sweep, x, err)
+					return nil, at(fmt.Errorf("θ₀: %w", err))
 				}
 				if res.Status != erm.StatusConverged {
-					return nil, fmt.Errorf("%s: dataset %s, %s = %v: θ₀ (%s): %s", spec.ID, name, ci.Sweep, x, model, res.Status)
+					return nil, at(fmt.Errorf("θ₀ (%s): %s", model, res.Status))
 				}
 				pt.theta0[model] = res.W
 			}
@@ -270,14 +275,17 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 //
 // Spec validation checks the names too; this check is the registry's at
 // run time, so that a method registered by another module is accepted
-// here.
-func lookupMethods(names []string, ext *external.Set) ([]Method, error) {
+// here. The spec's external methods (ext) are started and shaken hands
+// with.
+func lookupMethods(spec *experiments.Spec, names []string, ext *external.Set) ([]Method, error) {
+	const key = "confidence_intervals.methods"
 	var errs []error
 	if len(names) == 0 {
-		errs = append(errs, fmt.Errorf("confidence_intervals.methods: must list at least one method (known: %s)", strings.Join(MethodNames(), ", ")))
+		errs = append(errs, spec.Errorf(key, "must list at least one method (known: %s)", strings.Join(MethodNames(), ", ")))
 	}
 	var ms []Method
 	for i, name := range names {
+		path := fmt.Sprintf("%s[%d]", key, i)
 		var m Method
 		var err error
 		if ext != nil && ext.Has(name, experiments.ServesCI) {
@@ -285,11 +293,14 @@ func lookupMethods(names []string, ext *external.Set) ([]Method, error) {
 		} else {
 			m, err = LookupMethod(name)
 		}
+		var se *experiments.SpecError
 		switch {
+		case errors.As(err, &se):
+			errs = append(errs, err) // already at its key (methods[i].command)
 		case err != nil:
-			errs = append(errs, fmt.Errorf("confidence_intervals.methods[%d]: %w", i, err))
+			errs = append(errs, spec.ErrorAt(key, path, err))
 		case slices.Contains(names[:i], name):
-			errs = append(errs, fmt.Errorf("confidence_intervals.methods[%d]: duplicate method %q", i, name))
+			errs = append(errs, spec.ErrorAt(key, path, fmt.Errorf("duplicate method %q", name)))
 		default:
 			ms = append(ms, m)
 		}
@@ -993,9 +1004,10 @@ func (e *Experiment) Warnings() []string {
 // released interval as the method states it ([Method.Cost]; for the
 // built-ins Theorem 2 or Theorem 4 of Wang, Kifer & Lee 2019), each charge
 // with what it covers, and their sequential composition
-// ([privacy.Compose]). A zCDP guarantee is recorded as its ρ in the
-// epsilon fields, and the composition says so; [privacy.Guarantee.ToApprox]
-// converts it to (ε, δ).
+// ([privacy.Compose]), each with its notion (results.NewCharge): a zCDP
+// charge or total is recorded as its ρ (rho; epsilon "nan"), not converted
+// ([privacy.Guarantee.ToApprox] converts it to (ε, δ) at a δ of the
+// reader's choice).
 func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 	var out []results.LedgerEntry
 	for _, pt := range e.points {
@@ -1003,24 +1015,12 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 			c, total := pt.costs[i], pt.totals[i]
 			le := results.LedgerEntry{Method: m.Name(), Setting: fmt.Sprintf("dataset=%s %s=%s", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep, results.FormatFloat(pt.x))}
 			for _, ch := range c.Charges {
-				v, _ := ledgerValue(ch.Guarantee)
-				le.Components = append(le.Components, results.LedgerCharge{Part: ch.Part, Release: ch.Guarantee.Covers, Data: "D",
-					Epsilon: results.Float(v), Delta: results.Float(ch.Guarantee.Delta), Private: ch.Guarantee.Private()})
+				le.Components = append(le.Components, results.NewCharge(ch.Part, ch.Guarantee.Covers, "D", ch.Guarantee))
 			}
-			v, unit := ledgerValue(total)
-			le.Total = results.PrivacyGuarantee{Epsilon: results.Float(v), Delta: results.Float(total.Delta), Private: total.Private()}
-			le.Rule = c.Rule + "; values are " + unit + " (" + string(total.Notion) + ")"
+			le.Total = results.NewTotal(total)
+			le.Rule = c.Rule
 			out = append(out, le)
 		}
 	}
 	return out
-}
-
-// ledgerValue is the number the ledger's epsilon field records for g, and
-// its symbol: ρ for zCDP, else ε (+Inf when not private).
-func ledgerValue(g privacy.Guarantee) (float64, string) {
-	if g.Notion == privacy.ZCDP {
-		return g.Rho, "ρ"
-	}
-	return g.Epsilon, "ε"
 }

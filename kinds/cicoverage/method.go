@@ -15,6 +15,7 @@ import (
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/experiments"
 )
 
 // Method is a private confidence-interval method of the ci-coverage kind:
@@ -392,7 +393,7 @@ func MethodNames() []string {
 func LookupMethod(name string) (Method, error) {
 	m, _, ok := methods.lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("unknown method %q (known: %s)", name, strings.Join(MethodNames(), ", "))
+		return nil, errors.New(experiments.Unknown("method", name, MethodNames()))
 	}
 	return m, nil
 }

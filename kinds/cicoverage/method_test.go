@@ -2,6 +2,7 @@ package cicoverage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -231,17 +232,17 @@ func TestFakeMethod_ThroughKind(t *testing.T) {
 		}
 		found = true
 		// (0.5-DP) then (0.25, 10⁻⁶)-DP compose to (0.75, 10⁻⁶)-DP.
-		if le.Total != (results.PrivacyGuarantee{Epsilon: 0.75, Delta: 1e-6, Private: true}) {
+		if le.Total != (results.PrivacyGuarantee{Notion: string(privacy.Approx), Epsilon: 0.75, Delta: 1e-6, Private: true}) {
 			t.Errorf("ledger total %+v, want (0.75, 1e-06)", le.Total)
 		}
 		want := []results.LedgerCharge{
-			{Part: "training", Release: "θ̂ (test fake)", Data: "D", Epsilon: 0.5, Private: true},
-			{Part: "interval", Release: "the interval (test fake)", Data: "D", Epsilon: 0.25, Delta: 1e-6, Private: true},
+			{Part: "training", Release: "θ̂ (test fake)", Data: "D", Notion: string(privacy.Pure), Epsilon: 0.5, Private: true},
+			{Part: "interval", Release: "the interval (test fake)", Data: "D", Notion: string(privacy.Approx), Epsilon: 0.25, Delta: 1e-6, Private: true},
 		}
 		if !slices.Equal(le.Components, want) {
 			t.Errorf("ledger components %+v, want %+v", le.Components, want)
 		}
-		if !strings.HasPrefix(le.Rule, "test fake, sequential composition") || !strings.Contains(le.Rule, string(privacy.Approx)) {
+		if le.Rule != "test fake, sequential composition" {
 			t.Errorf("ledger rule %q", le.Rule)
 		}
 	}
@@ -477,4 +478,52 @@ func TestStreams_Resample(t *testing.T) {
 		}
 	}()
 	st(resampleStep)
+}
+
+// TestLedger_ZCDPRecordsRho: a zCDP method's charges and total are
+// recorded as ρ with their notion, not as an ε (Wang, Kifer & Lee 2019,
+// Section 7: ρᵢ = εᵢ²/2, so ρ = 0.125, 0.03125, 0.03125 for the default
+// budgets, 0.1875 composed); the DP method beside it keeps ε and no ρ.
+func TestLedger_ZCDPRecordsRho(t *testing.T) {
+	e, err := newWith(t, "zcdp-obj-lr", "dp-obj-lr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen int
+	for _, le := range e.Ledger(nil) {
+		switch le.Method {
+		case "zcdp-obj-lr":
+			seen++
+			for i, c := range le.Components {
+				want := []float64{0.125, 0.03125, 0.03125}[i]
+				if c.Notion != "zcdp" || c.Rho == nil || float64(*c.Rho) != want || !math.IsNaN(float64(c.Epsilon)) || c.Delta != 0 || !c.Private {
+					t.Errorf("%s charge %d: %+v, want ρ = %v", le.Method, i, c, want)
+				}
+			}
+			if tot := le.Total; tot.Notion != "zcdp" || tot.Rho == nil || float64(*tot.Rho) != 0.1875 || !math.IsNaN(float64(tot.Epsilon)) {
+				t.Errorf("%s total %+v, want ρ = 0.1875", le.Method, tot)
+			}
+			b, err := json.Marshal(le.Components[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `"notion":"zcdp","epsilon":"nan","delta":0,"rho":0.125,"private":true}`; !strings.HasSuffix(string(b), want) {
+				t.Errorf("JSON %s, want it to end in %s", b, want)
+			}
+		case "dp-obj-lr":
+			seen++
+			for _, c := range le.Components {
+				if c.Notion != "pure-dp" || c.Rho != nil || !(c.Epsilon > 0) {
+					t.Errorf("%s charge %+v: want pure ε and no ρ", le.Method, c)
+				}
+			}
+			b, _ := json.Marshal(le.Total)
+			if strings.Contains(string(b), "rho") {
+				t.Errorf("DP total %s has a rho", b)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("no ledger entries")
+	}
 }

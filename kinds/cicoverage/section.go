@@ -134,7 +134,7 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 		path := fmt.Sprintf("%s[%d]", k("methods"), i)
 		switch {
 		case !slices.Contains(known, m):
-			p.Add(k("methods"), path, "unknown method %q (known: %s)", m, strings.Join(known, ", "))
+			p.Add(k("methods"), path, "%s", experiments.Unknown("method", m, known))
 		case seen[m]:
 			p.Add(k("methods"), path, "duplicate method %q", m)
 		}
@@ -159,9 +159,7 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 	if c.D1 < 0 {
 		p.Add(k("d1"), k("d1"), "must be >= 0 (0 keeps all features) (got %d)", c.D1)
 	}
-	if !slices.Contains(Sweeps, c.Sweep) {
-		p.Add(k("sweep"), k("sweep"), "must be one of %s (got %q)", strings.Join(Sweeps, ", "), c.Sweep)
-	}
+	p.OneOf(k("sweep"), c.Sweep, Sweeps...)
 	if len(c.Values) == 0 {
 		p.Add(k("values"), k("values"), "must not be empty")
 	}

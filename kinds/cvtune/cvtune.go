@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/core/metrics"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
@@ -100,23 +101,23 @@ func classifierTerms(name string) Terms {
 }
 
 // resolveSelectors returns the spec's tuning.methods from the selector
-// registry; an unknown name is an error naming tuning.methods[i].
-func resolveSelectors(id string, t *TuningSpec) ([]Selector, error) {
+// registry; an unknown name is an error at tuning.methods[i].
+func resolveSelectors(spec *experiments.Spec, t *TuningSpec) ([]Selector, error) {
 	var out []Selector
 	var errs []error
 	for i, m := range t.Methods {
-		s, err := selectors.get(fmt.Sprintf("tuning.methods[%d]", i), m)
+		s, err := selectors.get(m)
 		if err == nil && slices.Contains(t.Methods[:i], m) {
-			err = fmt.Errorf("tuning.methods[%d]: method %q listed twice", i, m)
+			err = fmt.Errorf("method %q listed twice", m)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			errs = append(errs, spec.ErrorAt("tuning.methods", fmt.Sprintf("tuning.methods[%d]", i), err))
 			continue
 		}
 		out = append(out, s)
 	}
 	if len(out) == 0 && len(errs) == 0 {
-		errs = append(errs, fmt.Errorf("%s: tuning.methods: no method (known: %s)", id, strings.Join(SelectorNames(), ", ")))
+		errs = append(errs, spec.Errorf("tuning.methods", "no method (known: %s)", strings.Join(SelectorNames(), ", ")))
 	}
 	return out, errors.Join(errs...)
 }
@@ -142,8 +143,14 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 		if err == nil && slices.Contains(names[:i], name) {
 			err = fmt.Errorf("learner %q listed twice", name)
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %s: %w", spec.ID, path, err))
+		var se *experiments.SpecError
+		switch {
+		case errors.As(err, &se):
+			// Already at its key (an external learner's methods[i].command).
+			errs = append(errs, err)
+			continue
+		case err != nil:
+			errs = append(errs, spec.ErrorAt("tuning.learners", path, err))
 			continue
 		}
 		out = append(out, l)
@@ -174,7 +181,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			ext.Close()
 		}
 	}()
-	sels, err1 := resolveSelectors(spec.ID, &spec.Tuning)
+	sels, err1 := resolveSelectors(es, &spec.Tuning)
 	ls, err2 := resolveLearners(spec, ext)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
@@ -184,7 +191,8 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		for _, l := range ls {
 			if _, ok := s.(StabilityUser); ok {
 				if _, ok := l.(StableLearner); !ok {
-					return nil, fmt.Errorf("%s: tuning.methods[%d]: method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", spec.ID, i, s.Name(), l.Name())
+					return nil, es.ErrorAt("tuning.methods", fmt.Sprintf("tuning.methods[%d]", i),
+						fmt.Errorf("method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", s.Name(), l.Name()))
 				}
 			}
 			a := arm{label: s.Name(), sel: s, learner: l, terms: classifierTerms(l.Name())}
@@ -204,12 +212,12 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, err
 		}
 		if ds.Task != "classification" {
-			return nil, fmt.Errorf("%s: dataset %s is a %s dataset; cv-tuning needs classification", spec.ID, name, ds.Task)
+			return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; cv-tuning needs classification", ds.Task))
 		}
 		n, _ := ds.X.Dims()
 		k := len(spec.Tuning.Lambdas)
 		if min := spec.CV.Folds * k * 2; n < min {
-			return nil, fmt.Errorf("%s: dataset %s has %d rows; %d folds and dataSplit into %d parts need at least %d", spec.ID, name, n, spec.CV.Folds, k, min)
+			return nil, specdata.At(es, name, fmt.Errorf("%d rows; %d folds and dataSplit into %d parts need at least %d", n, spec.CV.Folds, k, min))
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
@@ -367,11 +375,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		r.Set("objpert_fallback", "false")
 		r.SetFloat("grad_norm", math.NaN())
 	}
-	status := "ok"
-	if c.nonconverged > 0 {
-		status = fmt.Sprintf("warning: %d fit(s) did not converge", c.nonconverged)
-	}
-	r.Set("status", status)
+	r.Set("status", c.status())
 	return []results.Row{r}, nil
 }
 
@@ -392,8 +396,36 @@ type classifierCandidates struct {
 	margins  []float64
 
 	nonconverged int
+	fits         int     // training runs
+	over         int     // fits whose guarantee is over their level
+	overNote     string  // checkLevel's note on the first of them
 	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
+
+// status is the row's status: "ok", or "warning: " and what went wrong
+// (fits that did not converge; fits whose guarantee is over their level,
+// see checkLevel), parts joined by "; ".
+func (c *classifierCandidates) status() string {
+	var parts []string
+	if c.nonconverged > 0 {
+		parts = append(parts, fmt.Sprintf("%d fit(s) did not converge", c.nonconverged))
+	}
+	if c.over > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%d of %d fits over their level)", c.overNote, c.over, c.fits))
+	}
+	if len(parts) == 0 {
+		return "ok"
+	}
+	return statusWarning + strings.Join(parts, statusSep)
+}
+
+// The form of a row's status with warnings, which Experiment.RowWarnings
+// reads back.
+const (
+	statusWarning = "warning: "
+	statusSep     = "; "
+	overWords     = " for a level of " // in a part that reports fits over their level
+)
 
 func (c *classifierCandidates) K() int       { return len(c.lambdas) }
 func (c *classifierCandidates) Terms() Terms { return c.terms }
@@ -435,7 +467,7 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	}
 	m, g, err := c.learner.Fit(c.ctx, rng, rows, c.lambdas[i], level)
 	if err != nil {
-		return Fit{}, err
+		return Fit{}, fmt.Errorf("learner %s: %w", c.learner.Name(), err)
 	}
 	if m == nil {
 		return Fit{}, fmt.Errorf("cvtune: learner %s returned no model", c.learner.Name())
@@ -443,6 +475,17 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	if err := g.Validate(); err != nil {
 		return Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
 	}
+	note, over, err := checkLevel(c.learner.Name(), g, level)
+	if err != nil {
+		return Fit{}, err
+	}
+	if over {
+		if c.over == 0 {
+			c.overNote = note
+		}
+		c.over++
+	}
+	c.fits++
 	if rep, ok := m.(Reporter); ok && !rep.Report().Converged {
 		c.nonconverged++
 	}
@@ -530,6 +573,47 @@ func (e *Experiment) Warnings() []string {
 	return w
 }
 
+// RowWarnings implements runner.RowWarner: for each method label whose
+// rows report fits over their level (a learner that returned more than
+// the level it was handed, see [Learner]), how many rows, the first such
+// note and what was booked.
+func (e *Experiment) RowWarnings(rows []results.Row) []string {
+	type tally struct {
+		over, rows int
+		note       string
+	}
+	seen := map[string]*tally{}
+	for _, r := range rows {
+		t := seen[r["method"]]
+		if t == nil {
+			t = &tally{}
+			seen[r["method"]] = t
+		}
+		t.rows++
+		rest, ok := strings.CutPrefix(r["status"], statusWarning)
+		if !ok {
+			continue
+		}
+		for _, part := range strings.Split(rest, statusSep) {
+			if strings.HasPrefix(part, "learner ") && strings.Contains(part, overWords) {
+				if t.over == 0 {
+					t.note = part
+				}
+				t.over++
+				break
+			}
+		}
+	}
+	var w []string
+	for _, label := range labels(e.arms) {
+		if t := seen[label]; t != nil && t.over > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits over their level, e.g. %s; eps_*, delta_* and the ledger book what the learner returned",
+				label, t.over, t.rows, t.note))
+		}
+	}
+	return w
+}
+
 // Ledger implements runner.Experiment: for each method (label) and α, the
 // largest charge seen over the units.
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
@@ -569,7 +653,6 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 		}
 		a.private = a.private && r["private"] == "true"
 	}
-	F := func(v float64) results.Float { return results.Float(v) }
 	var out []results.LedgerEntry
 	for _, arm := range arms {
 		for _, alpha := range t.Alphas {
@@ -593,19 +676,32 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 				if math.IsNaN(delta) {
 					delta = c.Guarantee.Delta
 				}
-				le.Components = append(le.Components, results.LedgerCharge{
-					Part: string(c.Part), Release: c.Guarantee.Covers, Data: c.Data,
-					Epsilon: F(eps), Delta: F(delta), Private: c.Guarantee.Private() && !math.IsInf(eps, 1),
-				})
+				g := booked(eps, delta, c.Guarantee.Private() && !math.IsInf(eps, 1))
+				le.Components = append(le.Components, results.NewCharge(string(c.Part), c.Guarantee.Covers, c.Data, g))
 			}
 			if err == nil {
 				le.Rule = plan.Rule
 			}
-			le.Total = results.PrivacyGuarantee{Epsilon: F(a.total), Delta: F(a.delta), Private: a.private}
+			le.Total = results.NewTotal(booked(a.total, a.delta, a.private))
 			out = append(out, le)
 		}
 	}
 	return out
+}
+
+// booked is the guarantee the ledger books for values read from the rows:
+// (ε, δ)-DP, pure when δ = 0, or not private (the values kept as the
+// rows have them). The rows of the tuning kinds carry no ρ: accountColumns
+// refuses zCDP.
+func booked(eps, delta float64, private bool) privacy.Guarantee {
+	notion := privacy.Pure
+	switch {
+	case !private:
+		notion = privacy.None
+	case delta > 0:
+		notion = privacy.Approx
+	}
+	return privacy.Guarantee{Notion: notion, Epsilon: eps, Delta: delta}
 }
 
 // maxNaN is the maximum of a and b, ignoring a NaN a.

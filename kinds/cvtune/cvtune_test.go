@@ -205,7 +205,8 @@ func TestNew_TooFewRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
-	if err == nil || !strings.Contains(err.Error(), "dataset magic has 29 rows; 5 folds and dataSplit into 3 parts need at least 30") {
+	// At the dataset's entry, named once: file, line, key.
+	if err == nil || err.Error() != "small.toml:7: data.datasets[0]: dataset magic: 29 rows; 5 folds and dataSplit into 3 parts need at least 30" {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -49,6 +49,13 @@
 // Account, and the manifest's ledger from those columns and the
 // selector's [Selector.Plan] (see [Experiment.Ledger]).
 //
+// Each fit's guarantee is checked against the [Level] the selector handed
+// the learner: one over it (ε or δ above the level's, beyond a relative
+// 1e-9) is booked as returned and flagged in the row's status ("learner
+// NAME returned … for a level of …") and the manifest's warnings
+// ([Experiment.RowWarnings]); one that cannot be compared with a level
+// (not private, ex-post, ρ-zCDP) fails the unit, naming the learner.
+//
 // # Randomness
 //
 // A unit draws from its runner stream (runner.Env.RNG) only, in the order

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -213,7 +214,8 @@ func (namedSelector) Plan(Budget, int, Terms) (Account, error) {
 }
 
 // TestNew_UnknownNames: a name that is not registered is an error naming
-// the key and the known names, never a default.
+// the file, line and key (once) and the known names, never a default. (The
+// test sets the lists in code: the line is that of [tuning].)
 func TestNew_UnknownNames(t *testing.T) {
 	registerLearner(t, unstableLearner{})
 	for _, c := range []struct {
@@ -222,32 +224,57 @@ func TestNew_UnknownNames(t *testing.T) {
 		learners []string
 		want     string
 	}{
-		{"method", []string{"stability", "oracle"}, nil, `ext: tuning.methods[1]: unknown method "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
-		{"method twice", []string{"random", "random"}, nil, `tuning.methods[1]: method "random" listed twice`},
-		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, output-perturbation, non-private, unstable)`},
-		{"learner twice", []string{"random"}, []string{"unstable", "unstable"}, `tuning.learners[1]: learner "unstable" listed twice`},
-		{"stability needs constants", []string{"random", "stability"}, []string{"unstable"}, `tuning.methods[1]: method "stability" needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner "unstable" does not have`},
+		{"method", []string{"stability", "oracle"}, nil, `ext.toml:18: tuning.methods[1]: unknown method "oracle" (known: stability, alphaSplit, dataSplit, random, control)`},
+		{"method twice", []string{"random", "random"}, nil, `ext.toml:18: tuning.methods[1]: method "random" listed twice`},
+		{"learner", []string{"random"}, []string{"objective-perturbation", "nope"}, `ext.toml:15: tuning.learners[1]: unknown learner "nope" (known: objective-perturbation, output-perturbation, non-private, unstable)`},
+		{"learner twice", []string{"random"}, []string{"unstable", "unstable"}, `ext.toml:15: tuning.learners[1]: learner "unstable" listed twice`},
+		{"stability needs constants", []string{"random", "stability"}, []string{"unstable"}, `ext.toml:18: tuning.methods[1]: method "stability" needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner "unstable" does not have`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := parseExt(t, "")
 			tuningOf(s).Methods, tuningOf(s).Learners = c.methods, c.learners
 			_, err := New(s, Options{})
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("err = %v\nwant it to contain %s", err, c.want)
+			if err == nil || err.Error() != c.want {
+				t.Errorf("err = %v\nwant %s", err, c.want)
 			}
 		})
 	}
 }
 
 // TestNew_ConfigureError: the built-in learner reads its variant from the
-// spec; a loss it does not have is an error naming the key.
+// spec; a loss it does not have (set in code here: section validation
+// refuses it in a file) is an error at its entry of tuning.learners naming
+// the key it refuses. A registered
+// learner whose Configure returns a plain error is reported at its entry
+// of tuning.learners, named once.
 func TestNew_ConfigureError(t *testing.T) {
 	s := parseExt(t, "")
 	tuningOf(s).Loss = "hinge"
 	_, err := New(s, Options{})
-	if want := `ext: tuning.learners (default): learner "objective-perturbation": tuning.loss: learner objective-perturbation has no loss "hinge"`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `ext.toml:15: tuning.learners (default): learner "objective-perturbation": tuning.loss: learner objective-perturbation has no loss "hinge" (want logistic or huber)`; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
+
+	registerLearner(t, refusingLearner{})
+	s = parseExt(t, `learners = ["refuses"]`)
+	_, err = New(s, Options{})
+	if want := `ext.toml:19: tuning.learners[0]: learner "refuses": needs tuning.loss = "huber"`; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+	// Through the registry of kinds, as the command builds it: the same
+	// message, not prefixed with the spec id again.
+	_, err = testKinds.New(s, Options{})
+	if want := `ext.toml:19: tuning.learners[0]: learner "refuses": needs tuning.loss = "huber"`; err == nil || err.Error() != want {
+		t.Errorf("Registry.New: err = %v, want %s", err, want)
+	}
+}
+
+// refusingLearner refuses every spec in Configure, with a plain error.
+type refusingLearner struct{ unstableLearner }
+
+func (refusingLearner) Name() string { return "refuses" }
+func (refusingLearner) Configure(LearnerConfig) (Learner, error) {
+	return nil, errors.New(`needs tuning.loss = "huber"`)
 }
 
 // TestHist_RefusesUnknownMethod: the histogram kind used to book any
@@ -387,6 +414,10 @@ func TestFakeLearner_RowsAndLedger(t *testing.T) {
 		if (r["private"] == "true") != (method != "control") {
 			t.Errorf("%s: private %s", r["unit"], r["private"])
 		}
+		// Each fit returns (2ε, 1e-6) for a level of ε: over it, flagged.
+		if !strings.HasPrefix(r["status"], "warning: learner fake-double returned (ε=") || !strings.Contains(r["status"], "fits over their level)") {
+			t.Errorf("%s: status %q does not flag the fits over their level", r["unit"], r["status"])
+		}
 		if r["solver_status"] != "" || !math.IsNaN(r.Float("eps_prime")) {
 			t.Errorf("%s: a model without a Reporter has solver_status %q, eps_prime %v", r["unit"], r["solver_status"], r["eps_prime"])
 		}
@@ -410,6 +441,18 @@ func TestFakeLearner_RowsAndLedger(t *testing.T) {
 			}
 			if c.Part == "training" && !strings.Contains(c.Release, "fake-double fit") {
 				t.Errorf("ledger %s: %s charge release %q does not name the learner", le.Method, c.Part, c.Release)
+			}
+			// The notion of what was booked: (ε, δ) when δ > 0, pure ε
+			// otherwise, none for Control's argmax.
+			notion := "pure-dp"
+			switch {
+			case method == "control" && c.Part == "tuning":
+				notion = "none"
+			case float64(c.Delta) > 0:
+				notion = "approx-dp"
+			}
+			if c.Notion != notion || c.Rho != nil {
+				t.Errorf("ledger %s: %s charge notion %q (ρ %v), want %q", le.Method, c.Part, c.Notion, c.Rho, notion)
 			}
 		}
 	}
@@ -627,4 +670,138 @@ func tuningOf(s *experiments.Spec) *TuningSpec {
 		return &sec.Tuning
 	}
 	panic("not a tuning spec")
+}
+
+// levelLearner returns, for a fit at level, the guarantee give(level): a
+// zero-noise learner for the level checks.
+type levelLearner struct {
+	name string
+	give func(l Level) privacy.Guarantee
+}
+
+func (l levelLearner) Name() string { return l.name }
+func (l levelLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+	return meanDiff(train, lambda), l.give(level), nil
+}
+
+// TestLearner_OverLevel: a learner whose guarantee exceeds the level it
+// was handed is booked as returned (rows, ledger) and flagged in the row's
+// status, the manifest's warnings and stderr; rounding within 1e-9 of the
+// level is not flagged; a guarantee that cannot be compared with a level
+// fails the unit, naming the learner.
+func TestLearner_OverLevel(t *testing.T) {
+	over := levelLearner{"over-eps", func(l Level) privacy.Guarantee { return privacy.EpsDP(1.5*l.Epsilon, "over") }}
+	overDelta := levelLearner{"over-delta", func(l Level) privacy.Guarantee { return privacy.EpsDeltaDP(l.Epsilon, 1e-6, "δ") }}
+	rounding := levelLearner{"rounding", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon*(1+1e-12), "rounded") }}
+	for _, l := range []Learner{over, overDelta, rounding,
+		levelLearner{"not-private", func(Level) privacy.Guarantee { return privacy.NonPrivate("no noise") }},
+		levelLearner{"ex-post", func(l Level) privacy.Guarantee { return privacy.ExPostEps(l.Epsilon, "realised") }},
+		levelLearner{"zcdp", func(l Level) privacy.Guarantee { return privacy.Rho(l.Epsilon*l.Epsilon/2, "ρ") }},
+	} {
+		registerLearner(t, l)
+	}
+	s := parseExt(t, `learners = ["over-eps", "over-delta", "rounding", "not-private", "ex-post", "zcdp"]`)
+	tuningOf(s).Methods = []string{"random", "alphaSplit"}
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(method, learner string) ([]results.Row, error) {
+		return runner.RunKey(context.Background(), e, fmt.Sprintf("magic/alpha=2/%s/%s/rep=1/fold=1", method, learner))
+	}
+	// α = 2, k = 3: random fits once at ε = 2, alphaSplit 3 times at 2/3.
+	for _, c := range []struct {
+		method, learner string
+		status          string
+		epsTrain        float64
+		deltaTrain      float64
+	}{
+		{"random", "over-eps", "warning: learner over-eps returned ε=3 for a level of ε=2 (1 of 1 fits over their level)", 3, 0},
+		{"alphaSplit", "over-eps", "warning: learner over-eps returned ε=1 for a level of ε=0.6666666666666666 (3 of 3 fits over their level)", 3, 0},
+		{"random", "over-delta", "warning: learner over-delta returned (ε=2, δ=1e-06) for a level of ε=2 (1 of 1 fits over their level)", 2, 1e-6},
+		{"random", "rounding", "ok", 2 * (1 + 1e-12), 0},
+	} {
+		rows, err := run(c.method, c.learner)
+		if err != nil {
+			t.Fatalf("%s/%s: %v", c.method, c.learner, err)
+		}
+		r := rows[0]
+		if r["status"] != c.status {
+			t.Errorf("%s/%s: status\n%q, want\n%q", c.method, c.learner, r["status"], c.status)
+		}
+		// Booked as returned: 1e-12 relative covers ε summed over the fits.
+		if got := r.Float("eps_train"); math.Abs(got-c.epsTrain) > 1e-12*c.epsTrain || r.Float("delta_train") != c.deltaTrain {
+			t.Errorf("%s/%s: eps_train %v, delta_train %v; want %v, %v", c.method, c.learner, got, r.Float("delta_train"), c.epsTrain, c.deltaTrain)
+		}
+	}
+	for _, c := range []struct{ learner, want string }{
+		{"not-private", "cvtune: learner not-private returned a non-private release for the level ε=2: a learner must release under the level it is handed"},
+		{"ex-post", "cvtune: learner ex-post returned ex-post ε=2 for the level ε=2: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods"},
+		{"zcdp", "cvtune: learner zcdp returned ρ=2 for the level ε=2: a level is (ε, δ); return the (ε, δ) it implies (Guarantee.ToApprox at a δ within the level)"},
+	} {
+		if _, err := run("random", c.learner); err == nil || err.Error() != c.want {
+			t.Errorf("%s: err = %v\nwant %s", c.learner, err, c.want)
+		}
+	}
+
+	// A whole run of the over-eps learner: the manifest's warnings and
+	// stderr say what the rows say; the ledger books ε = 3.
+	s = parseExt(t, `learners = ["over-eps"]`)
+	tuningOf(s).Methods = []string{"random"}
+	e, err = New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 1, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "method random/over-eps: 4 of 4 rows have fits over their level, e.g. learner over-eps returned ε=3 for a level of ε=2 (1 of 1 fits over their level); eps_*, delta_* and the ledger book what the learner returned"
+	if !slices.Contains(m.Warnings, want) {
+		t.Errorf("manifest warnings %q\nwant %q", m.Warnings, want)
+	}
+	if !strings.Contains(stderr.String(), "dprepro: ext: WARNING: "+want+"\n") {
+		t.Errorf("stderr %q does not warn", stderr.String())
+	}
+	if len(m.Ledger) != 1 || float64(m.Ledger[0].Total.Epsilon) != 3 || float64(m.Ledger[0].Components[0].Epsilon) != 3 {
+		t.Errorf("ledger %+v: want the training charge and the total booked at ε = 3", m.Ledger)
+	}
+}
+
+// TestCheckLevel is the comparison itself, at the tolerance's edges.
+func TestCheckLevel(t *testing.T) {
+	t.Parallel()
+	pure := Level{Epsilon: 1}
+	approx := Level{Epsilon: 1, Delta: 1e-5}
+	for _, c := range []struct {
+		name    string
+		g       privacy.Guarantee
+		level   Level
+		over    bool
+		wantErr bool
+	}{
+		{"exact", privacy.EpsDP(1, ""), pure, false, false},
+		{"below", privacy.EpsDP(0.5, ""), pure, false, false},
+		{"rounding", privacy.EpsDP(1+1e-10, ""), pure, false, false},
+		{"over by 1e-8", privacy.EpsDP(1+1e-8, ""), pure, true, false},
+		{"delta for a pure level", privacy.EpsDeltaDP(1, 1e-12, ""), pure, true, false},
+		{"delta within", privacy.EpsDeltaDP(1, 1e-5, ""), approx, false, false},
+		{"delta over", privacy.EpsDeltaDP(1, 2e-5, ""), approx, true, false},
+		{"pure for an approx level", privacy.EpsDP(1, ""), approx, false, false},
+		{"not private", privacy.NonPrivate(""), pure, false, true},
+		{"ex-post", privacy.ExPostEps(0.1, ""), pure, false, true},
+		{"zcdp", privacy.Rho(0.01, ""), approx, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			note, over, err := checkLevel("l", c.g, c.level)
+			if over != c.over || (err != nil) != c.wantErr || (note != "") != c.over {
+				t.Errorf("checkLevel(%v, %v) = %q, %v, %v; want over %v, error %v", c.g, c.level, note, over, err, c.over, c.wantErr)
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package cvtune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -84,6 +85,8 @@ type histSource struct {
 	folds   [][][]int         // repetition → fold → indices
 	clipped int               // points clipped to the public bounds
 	info    results.DatasetInfo
+	key     string // the spec key that asks for the source, for messages
+	path    string // the key path as shown, e.g. "histogram.attributes[1]"
 }
 
 type histUnit struct {
@@ -108,9 +111,9 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 		return nil, err
 	}
 	if len(spec.Tuning.Learners) > 0 {
-		return nil, fmt.Errorf("%s: tuning.learners: the histogram-tuning kind has one learner, Algorithm 5 of Chaudhuri & Vinterbo 2013; remove the key", spec.ID)
+		return nil, es.Errorf("tuning.learners", "the histogram-tuning kind has one learner, Algorithm 5 of Chaudhuri & Vinterbo 2013; remove the key")
 	}
-	sels, err := resolveSelectors(spec.ID, &spec.Tuning)
+	sels, err := resolveSelectors(es, &spec.Tuning)
 	if err != nil {
 		return nil, err
 	}
@@ -119,10 +122,11 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 	for _, s := range sels {
 		e.arms = append(e.arms, arm{label: s.Name(), sel: s, terms: histTerms})
 	}
-	for _, name := range h.Densities {
+	for i, name := range h.Densities {
+		path := fmt.Sprintf("histogram.densities[%d]", i)
 		f, ok := histogram.Densities[name]
 		if !ok {
-			return nil, fmt.Errorf("%s: unknown density %q", spec.ID, name)
+			return nil, es.ErrorAt("histogram.densities", path, errors.New(experiments.Unknown("density", name, HistogramDensities)))
 		}
 		rng := runner.Stream(es, "histogram-tuning", "density", name)
 		x := make([]float64, h.Records)
@@ -130,11 +134,12 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 			x[i] = f.Rand(rng)
 		}
 		params := map[string]string{"weights": fmt.Sprint(f.W), "a": fmt.Sprint(f.A), "b": fmt.Sprint(f.B), "records": strconv.Itoa(h.Records)}
-		e.sources = append(e.sources, &histSource{name: name, kind: datasets.KindSynthetic, x: x, f: f,
+		e.sources = append(e.sources, &histSource{name: name, kind: datasets.KindSynthetic, x: x, f: f, key: "histogram.records", path: "histogram.records",
 			info: results.DatasetInfo{Name: name, Source: datasets.KindSynthetic, Generator: "beta-mixture", Params: params, N: h.Records, D: 1, Preproc: "none: drawn on [0, 1]"}})
 	}
 	loaded := map[string]*datasets.Dataset{}
-	for _, a := range h.Attributes {
+	for i, a := range h.Attributes {
+		path := fmt.Sprintf("histogram.attributes[%d]", i)
 		ds := loaded[a.Dataset]
 		if ds == nil {
 			var err error
@@ -146,10 +151,10 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 		}
 		col := slices.Index(ds.FeatureNames, a.Column)
 		if col < 0 {
-			return nil, fmt.Errorf("%s: dataset %s has no numeric column %q (columns: %v)", spec.ID, a.Dataset, a.Column, ds.FeatureNames)
+			return nil, es.ErrorAt("histogram.attributes", path+".column", fmt.Errorf("dataset %s has no numeric column %q (columns: %v)", a.Dataset, a.Column, ds.FeatureNames))
 		}
 		n, _ := ds.X.Dims()
-		s := &histSource{name: a.Dataset + ":" + a.Column, kind: ds.Source.Kind, x: make([]float64, n)}
+		s := &histSource{name: a.Dataset + ":" + a.Column, kind: ds.Source.Kind, x: make([]float64, n), key: "histogram.attributes", path: path}
 		for i := range s.x {
 			v := (ds.X.At(i, col) - a.Lo) / (a.Hi - a.Lo)
 			if v < 0 || v > 1 {
@@ -169,7 +174,7 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 	for si, s := range e.sources {
 		n := len(s.x)
 		if min := spec.CV.Folds * k * 2; n < min {
-			return nil, fmt.Errorf("%s: source %s has %d points; %d folds and dataSplit into %d parts need at least %d", spec.ID, s.name, n, spec.CV.Folds, k, min)
+			return nil, es.ErrorAt(s.key, s.path, fmt.Errorf("source %s has %d points; %d folds and dataSplit into %d parts need at least %d", s.name, n, spec.CV.Folds, k, min))
 		}
 		for _, a := range e.arms {
 			su, ok := a.sel.(StabilityUser)
@@ -181,7 +186,7 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 			amin := slices.Min(spec.Tuning.Alphas)
 			alpha1 := su.StabilityLevel(Budget{Alpha: amin, Delta: spec.Tuning.Delta})
 			if _, _, err := histogram.StabilityConstants(hmin, k, nTrain, alpha1, spec.Tuning.Delta); err != nil {
-				return nil, fmt.Errorf("%s: source %s, method %s, alpha = %v (training at %v): %w", spec.ID, s.name, a.sel.Name(), amin, alpha1, err)
+				return nil, es.ErrorAt(s.key, s.path, fmt.Errorf("source %s, method %s, alpha = %v (training at %v): %w", s.name, a.sel.Name(), amin, alpha1, err))
 			}
 		}
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {

@@ -27,6 +27,45 @@ type Level struct {
 	Delta   float64 // δ in [0, 1); zero for pure ε-DP
 }
 
+// String formats l as privacy.Guarantee does: "ε=0.5", or "(ε=0.5,
+// δ=1e-05)" when δ > 0.
+func (l Level) String() string {
+	if l.Delta == 0 {
+		return fmt.Sprintf("ε=%g", l.Epsilon)
+	}
+	return fmt.Sprintf("(ε=%g, δ=%g)", l.Epsilon, l.Delta)
+}
+
+// levelTol is the relative tolerance of the check of a fit's guarantee
+// against its level: a guarantee whose ε (or δ) exceeds the level's by
+// more than levelTol·ε is over the level. It absorbs the rounding of a
+// learner that recomputes its ε (ε/k summed k times, a calibration solved
+// numerically), not a real overspend.
+const levelTol = 1e-9
+
+// checkLevel compares the guarantee g that learner returned for one fit
+// with the level it was handed. A pure or approximate guarantee within the
+// level is fine (over is false); one above it is over the level (over is
+// true, and note says so: "learner X returned ε=… for a level of ε=…") and
+// is booked as returned. A guarantee that cannot be compared with a level
+// — not private, ex-post, or ρ-zCDP, which implies no pure ε and an ε only
+// at a δ the learner must choose — is an error naming the learner.
+func checkLevel(learner string, g privacy.Guarantee, level Level) (note string, over bool, err error) {
+	switch g.Notion {
+	case privacy.Pure, privacy.Approx:
+	case privacy.None:
+		return "", false, fmt.Errorf("cvtune: learner %s returned a non-private release for the level %v: a learner must release under the level it is handed", learner, level)
+	case privacy.ZCDP:
+		return "", false, fmt.Errorf("cvtune: learner %s returned %v for the level %v: a level is (ε, δ); return the (ε, δ) it implies (Guarantee.ToApprox at a δ within the level)", learner, g, level)
+	default:
+		return "", false, fmt.Errorf("cvtune: learner %s returned %v for the level %v: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods", learner, g, level)
+	}
+	if g.Epsilon > level.Epsilon*(1+levelTol) || g.Delta > level.Delta*(1+levelTol) {
+		return fmt.Sprintf("learner %s returned %v%s%v", learner, g, overWords, level), true, nil
+	}
+	return "", false, nil
+}
+
 // Learner is a private learner of the cv-tuning kind: the training
 // procedure T = (G, F) of Chaudhuri & Vinterbo 2013 (NIPS), Section 2, for
 // one candidate parameter λ ∈ Θ. Register one with [RegisterLearner]; a
@@ -45,6 +84,13 @@ type Learner interface {
 	// neighbouring training sets differing in one record). Each call is a
 	// fresh release: it spends its level again. Fit should return ctx's
 	// error soon after ctx is done.
+	//
+	// The guarantee should be within the level: pure ε-DP or (ε, δ)-DP
+	// with ε ≤ level.Epsilon and δ ≤ level.Delta. One above it is booked
+	// as returned (rows.csv, the ledger) and flagged: the row's status
+	// and the manifest's warnings say "learner NAME returned … for a level
+	// of …". A guarantee that cannot be checked against a level (not
+	// private, ex-post, ρ-zCDP) fails the unit, naming the learner.
 	Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error)
 }
 

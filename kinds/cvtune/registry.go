@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
+
+	"github.com/dprepro/dprepro/experiments"
 )
 
 // ErrBadName is returned by [RegisterLearner] and [RegisterSelector] for a
@@ -95,12 +96,11 @@ func (r *registry[T]) list() []string {
 	return slices.Clone(r.names)
 }
 
-// get returns the entry for name, or an error naming the spec key path
-// (e.g. "tuning.methods[2]") and the known names.
-func (r *registry[T]) get(path, name string) (T, error) {
+// get returns the entry for name, or an error naming the known names.
+func (r *registry[T]) get(name string) (T, error) {
 	v, ok := r.lookup(name)
 	if !ok {
-		return v, fmt.Errorf("%s: unknown %s %q (known: %s)", path, r.what, name, strings.Join(r.list(), ", "))
+		return v, errors.New(experiments.Unknown(r.what, name, r.list()))
 	}
 	return v, nil
 }

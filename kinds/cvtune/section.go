@@ -246,7 +246,7 @@ func (c *HistSection) validateHistogram(s *experiments.Spec, p *experiments.Prob
 	for i, d := range h.Densities {
 		path := fmt.Sprintf("histogram.densities[%d]", i)
 		if !slices.Contains(HistogramDensities, d) {
-			p.Add("histogram.densities", path, "unknown density %q (known: %s)", d, strings.Join(HistogramDensities, ", "))
+			p.Add("histogram.densities", path, "%s", experiments.Unknown("density", d, HistogramDensities))
 		}
 		if dupDens(d) {
 			p.Add("histogram.densities", path, "duplicate density %q", d)

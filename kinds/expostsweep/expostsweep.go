@@ -126,7 +126,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	af := spec.AccuracyFirst
 	e := &Experiment{spec: spec, cal: expost.Calibration(af.Calibration), byKey: map[string]unit{}}
 	if err := e.cal.Validate(); err != nil {
-		return nil, err
+		return nil, es.ErrorAt("accuracy_first.calibration", "accuracy_first.calibration", err)
 	}
 	e.ext = external.NewSet(es)
 	built := false
@@ -140,8 +140,8 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		return nil, err
 	}
 	var errs []error
-	e.gen, e.grid, e.methods = resolveNames(&spec.AccuracyFirst, gl, func(_, path, msg string) {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", spec.ID, path, msg))
+	e.gen, e.grid, e.methods = resolveNames(&spec.AccuracyFirst, gl, func(key, path, msg string) {
+		errs = append(errs, es.ErrorAt(key, path, errors.New(msg)))
 	})
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -156,7 +156,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		switch task {
 		case accfirst.TaskRidge:
 			if ds.Task != datasets.TaskRegression {
-				return nil, fmt.Errorf("%s: dataset %s is a %s dataset; task \"ridge\" needs regression", spec.ID, name, ds.Task)
+				return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; task \"ridge\" needs regression", ds.Task))
 			}
 			risk := accfirst.RiskPaper
 			if e.cal == expost.AuthorsCode {
@@ -165,14 +165,14 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			pr, err = accfirst.NewRidge(ds.X, ds.Y, af.Lambda, risk)
 		case accfirst.TaskLogistic:
 			if ds.Task != datasets.TaskClassification {
-				return nil, fmt.Errorf("%s: dataset %s is a %s dataset; task \"logistic\" needs classification", spec.ID, name, ds.Task)
+				return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; task \"logistic\" needs classification", ds.Task))
 			}
 			pr, err = accfirst.NewLogistic(ds.X, ds.Y, af.Lambda)
 		default:
-			return nil, fmt.Errorf("%s: unknown task %q", spec.ID, af.Task)
+			return nil, es.Errorf("accuracy_first.task", "%s", experiments.Unknown("task", af.Task, taskNames()))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
+			return nil, specdata.At(es, name, err)
 		}
 		set := accfirst.Setting{Task: task, Problem: pr, Calibration: e.cal}
 		epsMin := af.EpsMin
@@ -182,11 +182,15 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		aMax := maxFloat(af.Alphas)
 		eMax, err := e.grid.TheoryEpsilon(set, aMax, af.Gamma)
 		if err != nil {
-			return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
+			return nil, es.ErrorAt("accuracy_first.generator", "accuracy_first.generator", fmt.Errorf("dataset %s: %w", name, err))
 		}
 		if !(epsMin < af.EpsMaxFactor*eMax) {
-			return nil, fmt.Errorf("%s: dataset %s: ε_min = %v is not below ε_max = %v·E = %v at the largest α = %v",
-				spec.ID, name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*eMax, aMax)
+			key := "accuracy_first.eps_max_factor" // ε_min = 1/n: only ε_max can move
+			if af.EpsMin != 0 {
+				key = "accuracy_first.eps_min"
+			}
+			return nil, es.Errorf(key, "dataset %s: ε_min = %v is not below ε_max = %v·E = %v at the largest α = %v",
+				name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*eMax, aMax)
 		}
 		for _, g := range gl.ext {
 			if x, ok := g.(*ExternalGenerator); ok {
@@ -239,7 +243,8 @@ func startGenerators(es *experiments.Spec, af *AccuracyFirstSpec, set *external.
 			if errors.As(err, &f) {
 				return gl, err // the pool's error names the spec's line
 			}
-			return gl, fmt.Errorf("%s: %w", es.Locate(fmt.Sprintf("methods[%d].command", es.MethodIndex(name))), err)
+			key := fmt.Sprintf("methods[%d].command", es.MethodIndex(name))
+			return gl, es.ErrorAt(key, key, err)
 		}
 		gl.ext[name] = g
 	}
@@ -421,27 +426,20 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if af.Task == "logistic" {
 		first, second = "b", "d"
 	}
-	// sel returns the methods ms of the spec, in that order, then the
-	// spec's methods of the same kinds with a generator suffix
-	// ("noise-reduction-<generator>"), in the spec's order.
-	plain := func(ms ...string) []string {
+	// pick returns the spec's methods whose role has the attribute, in
+	// legend order (the spec's order among equals: theory, then
+	// theory-<generator>, which share the theory method's role).
+	pick := func(has func(figureRole) bool) []string {
 		var out []string
-		for _, m := range ms {
-			if slices.Contains(af.Methods, m) {
-				out = append(out, m)
+		for _, name := range af.Methods {
+			if m, ok := e.methods[name]; ok && has(m.figures) {
+				out = append(out, name)
 			}
 		}
+		slices.SortStableFunc(out, func(a, b string) int { return e.methods[a].figures.order - e.methods[b].figures.order })
 		return out
 	}
-	sel := func(ms ...string) []string {
-		out := plain(ms...)
-		for _, m := range af.Methods {
-			if base, g, _ := splitMethod(m); g != "" && base != "theory" && slices.Contains(ms, base) {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
+	search := pick(func(r figureRole) bool { return r.search })
 	cal := " [" + af.Calibration + " calibration]"
 	base := plots.FigureSpec{XLabel: "requested excess risk α", Jitter: 0.15}
 	mk := func(name, title, metric, ylabel string, logY bool, methods []string) plots.FigureSpec {
@@ -454,28 +452,22 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	if e.cal == expost.AuthorsCode {
 		eps += " (test loss counted twice, as in the paper's figures)"
 	}
-	theories := plain("noise-reduction", "theory")
-	for _, m := range af.Methods {
-		if strings.HasPrefix(m, theoryPrefix) {
-			theories = append(theories, m) // theory-<generator>, e.g. theory-output
-		}
-	}
-	if ms := theories; len(ms) > 1 {
+	if ms := pick(func(r figureRole) bool { return r.vsTheory }); len(ms) > 1 {
 		figs = append(figs, mk("fig1"+first+"-expost-vs-theory", "Figure 1"+first+": ex-post privacy loss, noise reduction vs theory", "expost_eps", eps, true, ms))
 	}
-	if ms := sel("noise-reduction", "doubling"); len(ms) > 0 {
+	if ms := search; len(ms) > 0 {
 		figs = append(figs, mk("fig1"+second+"-expost-vs-doubling", "Figure 1"+second+": ex-post privacy loss, noise reduction vs doubling", "expost_eps", eps, true, ms))
 	}
-	for _, m := range sel("noise-reduction", "doubling") {
+	for _, m := range search {
 		letter := first
-		if base, _, _ := splitMethod(m); base == "doubling" {
+		if e.methods[m].figures.second {
 			letter = second
 		}
 		f := mk("fig2"+letter+"-accuracy-"+m, "Figure 2"+letter+": achieved excess risk, "+m+" (dashed: requested α)", "excess_risk", "excess risk", false, []string{m})
 		f.DiagonalRef = true
 		figs = append(figs, f)
 	}
-	if ms := sel("noise-reduction", "doubling"); len(ms) > 0 {
+	if ms := search; len(ms) > 0 {
 		f := mk("fig3"+first+"-privacy-breakdown", "Figure 3"+first+": privacy loss from testing vs generating hypotheses", "", "ε", true, ms)
 		f.Metric, f.Metrics = "", []string{"test_eps", "hypothesis_eps"}
 		figs = append(figs, f)
@@ -551,7 +543,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			continue
 		}
 		charge := func(part, release string, eps float64) {
-			le.Components = append(le.Components, results.LedgerCharge{Part: part, Release: release, Data: "D", Epsilon: F(eps), Private: true})
+			le.Components = append(le.Components, results.NewCharge(part, release, "D", privacy.Guarantee{Notion: m.notion, Epsilon: eps}))
 		}
 		charge("generating", m.generating, a.hyp)
 		if a.test != 0 {
@@ -561,7 +553,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		if e.cal == expost.AuthorsCode && a.test != 0 {
 			le.Rule += "; authors-code calibration: the code's query sensitivities and its reporting (test loss counted twice) — nominal, not the paper's proven constants"
 		}
-		le.Total = results.PrivacyGuarantee{Epsilon: F(a.total), Private: true}
+		le.Total = results.NewTotal(privacy.Guarantee{Notion: m.notion, Epsilon: a.total})
 		out = append(out, le)
 	}
 	return out

@@ -293,6 +293,17 @@ func TestFakeGenerator_GuaranteesReachRowsAndLedger(t *testing.T) {
 				if tested == strings.HasPrefix(le.Method, "theory") || le.Components[0].Part != "generating" {
 					t.Errorf("%s: charges %+v", le.Method, le.Components)
 				}
+				// The searches' losses are ex post (Definition 2.3), the
+				// theory approach's ε is fixed ex ante.
+				notion := string(privacy.ExPost)
+				if strings.HasPrefix(le.Method, "theory") {
+					notion = string(privacy.Pure)
+				}
+				for _, c := range append(le.Components, results.LedgerCharge{Notion: le.Total.Notion}) {
+					if c.Notion != notion {
+						t.Errorf("%s: notion %q, want %q", le.Method, c.Notion, notion)
+					}
+				}
 			}
 		})
 	}

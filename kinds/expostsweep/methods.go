@@ -11,6 +11,7 @@ import (
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/noisered"
 	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/experiments"
 )
 
 // trial is what a method needs to run one trial.
@@ -45,8 +46,33 @@ type method struct {
 	run func(ctx context.Context, t *trial) (ran, error)
 	// needsTheory: the method inverts a utility theorem, so its generator
 	// must be an accfirst.TheoryGenerator.
-	needsTheory               bool
+	needsTheory bool
+	// sequence: the method draws the generator's noise-reduction sequence
+	// (Generator.Sequence), whose chains the memory estimate counts.
+	sequence                  bool
 	generating, testing, rule string
+	// notion is the notion of the method's ledger charges: ex-post for
+	// the searches (the loss is a function of the outcome, Definition
+	// 2.3), pure ε-DP for the theory approach (ε fixed ex ante).
+	notion  privacy.Notion
+	figures figureRole
+}
+
+// figureRole is a method's place in Ligett et al. 2017's Figures 1–4,
+// from which Experiment.Figures lays the panels out (not from the
+// methods' names).
+type figureRole struct {
+	// vsTheory: drawn in Figure 1(a/b), the ex-post loss of noise
+	// reduction against the theory approach.
+	vsTheory bool
+	// search: an accuracy-first search with an ex-post loss, drawn in
+	// Figures 1(c/d), 3 and 4 and in a Figure 2 panel of its own.
+	search bool
+	// second: the method's Figure 2 panel is the second of its task's
+	// pair ((c) for ridge, (d) for logistic), not the first ((a), (b)).
+	second bool
+	// order is the method's place in a figure's legend.
+	order int
 }
 
 // methods are the kind's methods by name; "<method>-<generator>" (see
@@ -54,12 +80,17 @@ type method struct {
 var methods = map[string]method{
 	"noise-reduction": {
 		run:        runNoiseReduction,
+		sequence:   true,
+		notion:     privacy.ExPost,
+		figures:    figureRole{vsTheory: true, search: true, order: 0},
 		generating: "noise-reduction prefix θ¹…θᵗ (Theorem 2.7): ε_t of the accepted level",
 		testing:    "InteractiveAboveThreshold (Algorithm 2), ε_A as the calibration reports it",
 		rule:       "Lemma 2.8: ex-post ε_A + ε_t per outcome; ∞ when no hypothesis is accepted; largest over trials",
 	},
 	"doubling": {
 		run:        runDoubling,
+		notion:     privacy.ExPost,
+		figures:    figureRole{search: true, second: true, order: 1},
 		generating: "independent hypotheses at ε_min·2^k: Σ ε_k",
 		testing:    "k Laplace tests of the excess risk",
 		rule:       "Theorem A.2 (privacy odometer): ex-post k·ε_test + Σ ε_k; ∞ on failure; largest over trials",
@@ -67,6 +98,8 @@ var methods = map[string]method{
 	"theory": {
 		run:         runTheory,
 		needsTheory: true,
+		notion:      privacy.Pure,
+		figures:     figureRole{vsTheory: true, order: 2},
 		generating:  "one run at the theory ε",
 		rule:        "ε-DP (utility theorem inverted ex ante)",
 	},
@@ -84,7 +117,7 @@ type resolved struct {
 // methodNames lists the method names a spec may use, for error messages:
 // the kind's methods and theory-<generator> for every generator (of gl)
 // with a utility theorem.
-func methodNames(gl genLookup) string {
+func methodNames(gl genLookup) []string {
 	var ns []string
 	for n := range methods {
 		ns = append(ns, n)
@@ -97,7 +130,7 @@ func methodNames(gl genLookup) string {
 			}
 		}
 	}
-	return strings.Join(ns, ", ")
+	return ns
 }
 
 // genLookup finds the generators a spec may name: the spec's external
@@ -152,14 +185,13 @@ func resolveNames(af *AccuracyFirstSpec, gl genLookup, bad func(key, path, msg s
 	badf := func(key, path, format string, args ...any) { bad(key, path, fmt.Sprintf(format, args...)) }
 	taskKnown := slices.Contains(accfirst.KnownTasks(), task)
 	if !taskKnown {
-		badf("accuracy_first.task", "accuracy_first.task", "unknown task %q (known: %s)", af.Task, taskList())
+		badf("accuracy_first.task", "accuracy_first.task", "%s", experiments.Unknown("task", af.Task, taskNames()))
 	}
-	known := func() string { return strings.Join(gl.names(), ", ") }
 	const genKey, gridKey = "accuracy_first.generator", "accuracy_first.grid_generator"
 	g, ok := gl.lookup(af.Generator)
 	switch {
 	case !ok:
-		badf(genKey, genKey, "unknown generator %q (known: %s)", af.Generator, known())
+		badf(genKey, genKey, "%s", experiments.Unknown("generator", af.Generator, gl.names()))
 		g = nil
 	case taskKnown && !accfirst.SupportsTask(g, task):
 		badf(genKey, genKey, "%s", unsupported(g, task))
@@ -175,7 +207,7 @@ func resolveNames(af *AccuracyFirstSpec, gl genLookup, bad func(key, path, msg s
 		gg, ok := gl.lookup(af.GridGenerator)
 		switch {
 		case !ok:
-			badf(gridKey, gridKey, "unknown generator %q (known: %s)", af.GridGenerator, known())
+			badf(gridKey, gridKey, "%s", experiments.Unknown("generator", af.GridGenerator, gl.names()))
 		case taskKnown && !accfirst.SupportsTask(gg, task):
 			badf(gridKey, gridKey, "%s", unsupported(gg, task))
 		default:
@@ -190,13 +222,16 @@ func resolveNames(af *AccuracyFirstSpec, gl genLookup, bad func(key, path, msg s
 		key := fmt.Sprintf("%s[%d]", mKey, i)
 		base, suffix, ok := splitMethod(name)
 		if !ok {
-			badf(mKey, key, "unknown method %q (known: %s; and noise-reduction-, doubling- or theory-<generator> for a known generator)", name, methodNames(gl))
+			badf(mKey, key, "%s (and noise-reduction-, doubling- or theory-<generator> for a known generator)", experiments.Unknown("method", name, methodNames(gl)))
 			continue
 		}
 		m, mg := methods[base], g
 		if suffix != "" {
+			if base == "theory" {
+				m.figures.order++ // in a legend after the spec generator's theory (Figure 1a: Theorem 3.1, then A.9)
+			}
 			if mg, ok = gl.lookup(suffix); !ok {
-				badf(mKey, key, "method %q: unknown generator %q (known: %s)", name, suffix, known())
+				badf(mKey, key, "method %q: %s", name, experiments.Unknown("generator", suffix, gl.names()))
 				continue
 			}
 			if taskKnown && !accfirst.SupportsTask(mg, task) {

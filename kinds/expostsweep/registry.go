@@ -106,10 +106,12 @@ func RegisterGenerator(g accfirst.Generator) error { return generators.add(g) }
 // GeneratorNames returns the names of the registered generators, sorted.
 func GeneratorNames() []string { return generators.names() }
 
-func taskList() string {
+func taskList() string { return strings.Join(taskNames(), ", ") }
+
+func taskNames() []string {
 	var s []string
 	for _, t := range accfirst.KnownTasks() {
 		s = append(s, string(t))
 	}
-	return strings.Join(s, ", ")
+	return s
 }

@@ -108,16 +108,11 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 	a := &c.AccuracyFirst
 	k := func(name string) string { return "accuracy_first." + name }
-	oneOf := func(name, v string, allowed ...string) {
-		if !slices.Contains(allowed, v) {
-			p.Add(k(name), k(name), "must be one of %s (got %q)", strings.Join(allowed, ", "), v)
-		}
-	}
 	// Task, generators (the registry and the spec's external generators)
 	// and methods: the checks New makes too, with an external generator's
 	// tasks taken on trust until its worker's hello states them.
 	resolveNames(a, specGenerators(s, p), func(key, path, msg string) { p.Add(key, path, "%s", msg) })
-	oneOf("calibration", a.Calibration, "authors-code", "paper")
+	p.OneOf(k("calibration"), a.Calibration, "authors-code", "paper")
 	if !(a.Lambda > 0) || math.IsInf(a.Lambda, 1) {
 		p.Add(k("lambda"), k("lambda"), "must be finite and > 0 (got %v)", a.Lambda)
 	}
@@ -143,7 +138,7 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 		}
 	}
 	if len(a.Methods) == 0 {
-		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", methodNames(genLookup{}))
+		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(methodNames(genLookup{}), ", "))
 	}
 	dup := experiments.SeenBefore[string]()
 	for i, m := range a.Methods {
@@ -206,8 +201,13 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 	}
 	const csrBytes = experiments.CSRBytes
 	T := experiments.Pos(a.Steps)
-	cov := a.Generator == "covariance"
+	// The generator's noise-reduction footprint (accfirst.MemoryEstimator;
+	// covariance perturbation's for a generator that states none, or one
+	// the registry does not know: the spec did not validate).
+	g, _ := generators.lookup(a.Generator)
+	task := accfirst.Task(a.Task)
 	var perUnit, coords float64
+	chains := 1
 	for _, name := range s.Data.Datasets {
 		dt, n, p := s.DataTerm(name)
 		w.Terms = append(w.Terms, dt)
@@ -216,20 +216,15 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 		} else {
 			add("data.datasets", 6*p*p*8, false, "dataset %s: the ridge problem's statistics, 6 d² × 8 bytes", name)
 		}
-		c := p
-		if cov {
-			c = p*p + p
-		}
-		coords = math.Max(coords, c)
+		fp := accfirst.FootprintOf(g, task, p)
+		coords = math.Max(coords, fp.Coordinates)
+		chains = max(chains, fp.Chains)
 		if a.Task == "logistic" {
 			perUnit = math.Max(perUnit, n*8) // the margins of an exact excess risk
 		}
 	}
-	if slices.ContainsFunc(a.Methods, func(m string) bool { b, _, _ := splitMethod(m); return b == "noise-reduction" }) {
-		chains, perLevel := 1.0, 60.0
-		if cov {
-			chains, perLevel = 2, 120
-		}
+	if slices.ContainsFunc(a.Methods, func(name string) bool { b, _, _ := splitMethod(name); return methods[b].sequence }) {
+		perLevel := 60 * float64(chains) // per level: the ε grid's share and a chain's events
 		add("accuracy_first.steps", T*perLevel, true,
 			"T × %.0f bytes of ε grid and noise-reduction chain%s per unit in flight (T = %.0f)", perLevel, map[bool]string{true: "s", false: ""}[chains > 1], T)
 		adds := math.Min(T-1, 64) // Σ(1 − (ε_s/ε_{s+1})²) ≤ 2 ln(ε_T/ε_1) ≈ 46 for ε_1 = 1/n

@@ -44,6 +44,7 @@ package learnercmp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -134,13 +135,21 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 	for i, name := range c.Learners {
 		l, err := cvtune.LookupLearner(e.ext, name, cfg)
 		if err != nil {
-			return nil, errorf(spec.ID, "comparison.learners[%d]: %w", i, err)
+			var se *experiments.SpecError
+			if errors.As(err, &se) {
+				return nil, err // already at its key (an external learner's methods[i].command)
+			}
+			return nil, es.ErrorAt("comparison.learners", fmt.Sprintf("comparison.learners[%d]", i), err)
 		}
 		e.learners = append(e.learners, l)
 	}
 	if c.Reference != "" {
 		if e.ref, err = cvtune.LookupLearner(e.ext, c.Reference, cfg); err != nil {
-			return nil, errorf(spec.ID, "comparison.reference: %w", err)
+			var se *experiments.SpecError
+			if errors.As(err, &se) {
+				return nil, err
+			}
+			return nil, es.ErrorAt("comparison.reference", "comparison.reference", err)
 		}
 	}
 	for _, name := range spec.Data.Datasets {
@@ -149,11 +158,11 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 			return nil, err
 		}
 		if ds.Task != "classification" {
-			return nil, errorf(spec.ID, "dataset %s is a %s dataset; learner-comparison needs classification", name, ds.Task)
+			return nil, specdata.At(es, name, fmt.Errorf("a %s dataset; learner-comparison needs classification", ds.Task))
 		}
 		n, _ := ds.X.Dims()
 		if min := 2 * spec.CV.Folds; n < min {
-			return nil, errorf(spec.ID, "dataset %s has %d rows; %d folds need at least %d", name, n, spec.CV.Folds, min)
+			return nil, specdata.At(es, name, fmt.Errorf("%d rows; %d folds need at least %d", n, spec.CV.Folds, min))
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {

@@ -1,7 +1,6 @@
 package learnercmp
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -232,9 +231,4 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 			experiments.Term("data.datasets", n*(d*experiments.CSRBytes+24)+64*n+d*8, true, "dataset %s: a unit's rows (n × (d × %d + 24) bytes), solver workspace and a model per unit in flight", name, experiments.CSRBytes))
 	}
 	return w
-}
-
-// errorf formats a spec error of the kind.
-func errorf(id, format string, args ...any) error {
-	return fmt.Errorf("%s: "+format, append([]any{id}, args...)...)
 }

@@ -26,6 +26,7 @@ import (
 	"strconv"
 
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/stattest"
 	"github.com/dprepro/dprepro/plots"
@@ -105,6 +106,12 @@ type mechanism struct {
 	Cells func(eps float64, levels []float64) []cell
 	// Sigma is the Gaussian σ at ε (NaN for the others), for the rows.
 	Sigma func(eps float64) float64
+	// Guarantee is the privacy guarantee of one output at ε, for the
+	// ledger.
+	Guarantee func(eps float64) privacy.Guarantee
+	// Unproven, if set, returns a note when the guarantee is not proven at
+	// ε (the mechanism runs for its accuracy alone), else "".
+	Unproven func(eps float64) string
 }
 
 // mechanisms returns the mechanisms of the kind for the spec's parameters
@@ -124,9 +131,12 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 		}
 		return m
 	}
+	pure := func(what string) func(float64) privacy.Guarantee {
+		return func(eps float64) privacy.Guarantee { return privacy.EpsDP(eps, what) }
+	}
 	return map[string]mechanism{
 		"randomized-response": {
-			Name: "randomized-response", Sigma: nan,
+			Name: "randomized-response", Sigma: nan, Guarantee: pure("one randomized-response output of k bits (Nguyen 2019, Section 3.1)"),
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
 				flips := 0
 				for range k {
@@ -151,7 +161,7 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 			},
 		},
 		"laplace": {
-			Name: "laplace", Sigma: nan,
+			Name: "laplace", Sigma: nan, Guarantee: pure("one Laplace output, κ/ε noise per coordinate (Nguyen 2019, Section 3.2)"),
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
 				return linf(func() float64 { return mech.LaplaceNoise(rng, 1/eps) }), nil
 			},
@@ -165,7 +175,7 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 			},
 		},
 		"exponential": {
-			Name: "exponential", Sigma: nan,
+			Name: "exponential", Sigma: nan, Guarantee: pure("one exponential-mechanism choice (Nguyen 2019, Section 3.3)"),
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
 				i, err := mech.Exponential(rng, scores, eps, 1)
 				return scores[0] - scores[i], err
@@ -181,6 +191,15 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 		},
 		"gaussian": {
 			Name: "gaussian", Sigma: sigma,
+			Guarantee: func(eps float64) privacy.Guarantee {
+				return privacy.EpsDeltaDP(eps, p.GaussianDelta, "one Gaussian output, σ of Proposition 3.15 (Nguyen 2019, Section 3.4)")
+			},
+			Unproven: func(eps float64) string {
+				if eps < 1 {
+					return ""
+				}
+				return "σ of Proposition 3.15 at ε ≥ 1, where its (ε, δ) guarantee is not proven (Dwork & Roth Theorem A.1 needs ε < 1); only its accuracy is measured"
+			},
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
 				s := sigma(eps)
 				return linf(func() float64 { return s * rng.NormFloat64() }), nil
@@ -328,27 +347,33 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 // Datasets implements runner.Experiment: no data.
 func (e *Experiment) Datasets() []results.DatasetInfo { return nil }
 
-// Warnings implements runner.Experiment.
+// Warnings implements runner.Experiment: each mechanism whose guarantee
+// is not proven at the spec's largest ε (its Unproven note).
 func (e *Experiment) Warnings() []string {
 	var w []string
-	if slices.Contains(e.spec.Mechanisms.Mechanisms, "gaussian") && slices.Max(e.spec.Mechanisms.Epsilons) >= 1 {
-		w = append(w, "gaussian: σ of Proposition 3.15 at ε ≥ 1, where its (ε, δ) guarantee is not proven (Dwork & Roth Theorem A.1 needs ε < 1); only its accuracy is measured")
+	ms := mechanisms(e.spec.Mechanisms)
+	epsMax := slices.Max(e.spec.Mechanisms.Epsilons)
+	for _, name := range e.spec.Mechanisms.Mechanisms {
+		if m := ms[name]; m.Unproven != nil {
+			if note := m.Unproven(epsMax); note != "" {
+				w = append(w, name+": "+note)
+			}
+		}
 	}
 	return w
 }
 
-// Ledger implements runner.Experiment: one release per draw at each ε.
+// Ledger implements runner.Experiment: one release per draw at each ε,
+// each charged the mechanism's Guarantee.
 func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 	var out []results.LedgerEntry
+	ms := mechanisms(e.spec.Mechanisms)
 	for _, name := range e.spec.Mechanisms.Mechanisms {
 		for _, eps := range e.spec.Mechanisms.Epsilons {
-			delta := 0.0
-			if name == "gaussian" {
-				delta = e.spec.Mechanisms.GaussianDelta
-			}
+			g := ms[name].Guarantee(eps)
 			le := results.LedgerEntry{Method: name, Setting: "epsilon=" + results.FormatFloat(eps),
-				Components: []results.LedgerCharge{{Part: "release", Release: "one output of the mechanism (each draw is a separate simulated release on fixed data)", Data: "simulated", Epsilon: results.Float(eps), Delta: results.Float(delta), Private: true}},
-				Total:      results.PrivacyGuarantee{Epsilon: results.Float(eps), Delta: results.Float(delta), Private: true},
+				Components: []results.LedgerCharge{results.NewCharge("release", "one output of the mechanism (each draw is a separate simulated release on fixed data)", "simulated", g)},
+				Total:      results.NewTotal(g),
 				Rule:       "per draw; the experiment measures accuracy, not a composed release"}
 			out = append(out, le)
 		}

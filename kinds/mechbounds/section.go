@@ -95,7 +95,7 @@ func (sec *Section) validateMechanisms(s *experiments.Spec, p *experiments.Probl
 	for i, name := range m.Mechanisms {
 		path := fmt.Sprintf("mechanisms.mechanisms[%d]", i)
 		if !slices.Contains(MechanismNames, name) {
-			p.Add("mechanisms.mechanisms", path, "unknown mechanism %q (known: %s)", name, strings.Join(MechanismNames, ", "))
+			p.Add("mechanisms.mechanisms", path, "%s", experiments.Unknown("mechanism", name, MechanismNames))
 		}
 		if dupMech(name) {
 			p.Add("mechanisms.mechanisms", path, "duplicate mechanism %q", name)

@@ -43,6 +43,7 @@ package privaudit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -112,10 +113,10 @@ func New(es *experiments.Spec) (*Experiment, error) {
 	}
 	e := &Experiment{spec: spec, targets: targets(), byKey: map[string]unit{}}
 	a := spec.Audit
-	for _, name := range a.Mechanisms {
+	for i, name := range a.Mechanisms {
 		t, ok := e.targets[name]
 		if !ok {
-			return nil, fmt.Errorf("privaudit: %s: unknown mechanism %q (known: %s)", spec.ID, name, strings.Join(Mechanisms, ", "))
+			return nil, es.ErrorAt("audit.mechanisms", fmt.Sprintf("audit.mechanisms[%d]", i), errors.New(experiments.Unknown("mechanism", name, Mechanisms)))
 		}
 		for _, v := range append([]string{Correct}, a.Variants...) {
 			for _, x := range a.Epsilons {
@@ -132,7 +133,7 @@ func New(es *experiments.Spec) (*Experiment, error) {
 		}
 	}
 	if len(e.units) == 0 {
-		return nil, fmt.Errorf("privaudit: %s: no mechanism runs at the given epsilons", spec.ID)
+		return nil, es.Errorf("audit.epsilons", "no mechanism runs at the given epsilons")
 	}
 	return e, nil
 }

@@ -93,7 +93,7 @@ func (sec *Section) validateAudit(s *experiments.Spec, p *experiments.Problems) 
 		for i, name := range xs {
 			path := fmt.Sprintf("%s[%d]", key, i)
 			if known != nil && !slices.Contains(known, name) {
-				p.Add(key, path, "unknown name %q (known: %s)", name, strings.Join(known, ", "))
+				p.Add(key, path, "%s", experiments.Unknown("name", name, known))
 			}
 			if dup(name) {
 				p.Add(key, path, "duplicate name %q", name)

@@ -4,7 +4,9 @@
 package specdata
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/datasets"
@@ -47,7 +49,7 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 		ds, err = datasets.Load(name, opts)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: dataset %s: %w", spec.ID, name, err)
+		return nil, At(spec, name, err)
 	}
 	if m := d.Subsample; m > 0 {
 		ds = datasets.Subsample(randx.New(uint64(spec.Seed), "subsample", name), ds, m)
@@ -58,12 +60,39 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 // Available reports, before any run and without reading data, whether
 // dataset name of spec would load from dir: for a data file, that each of
 // its files is a regular file (datasets.CheckFile); for a registered
-// dataset, datasets.Available (standIn: it would run on its stand-in).
+// dataset, datasets.Available (standIn: it would run on its stand-in). An
+// error is at the dataset's key (see At).
 func Available(spec *experiments.Spec, name string, dir datasets.DataDir) (standIn bool, err error) {
 	if f, ok := spec.DataFileOptions(name); ok {
-		return false, datasets.CheckFile(name, f)
+		return false, At(spec, name, datasets.CheckFile(name, f))
 	}
-	return datasets.Available(name, dir, spec.Data.Synthetic)
+	standIn, err = datasets.Available(name, dir, spec.Data.Synthetic)
+	return standIn, At(spec, name, err)
+}
+
+// At returns err, an error of dataset name of spec, at the spec key that
+// names it (an *experiments.SpecError, nil for nil): for a data file, its
+// table [data.files.NAME], or the field whose file is at fault
+// (datasets.FileFieldError: data.files.NAME.path or .labels); for a
+// registered dataset, its entry data.datasets[i].
+func At(spec *experiments.Spec, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := spec.DataFileOptions(name); ok {
+		key := "data.files." + name
+		var fe *datasets.FileFieldError
+		if errors.As(err, &fe) && fe.Name == name {
+			key += "." + fe.Field
+			err = fe.Err // the key names the data file
+		}
+		return spec.ErrorAt(key, key, err)
+	}
+	path := "data.datasets"
+	if i := slices.Index(spec.Data.Datasets, name); i >= 0 {
+		path = fmt.Sprintf("data.datasets[%d]", i)
+	}
+	return spec.ErrorAt("data.datasets", path, fmt.Errorf("dataset %s: %w", name, err))
 }
 
 // Info returns the manifest's record of a loaded dataset: provenance (file
