@@ -73,7 +73,11 @@ type Spec struct {
 	// tables, see MethodSpec), named like registered ones by the kind's
 	// section.
 	Methods []MethodSpec `toml:"methods,omitempty"`
-	Source  *SourceInfo  `toml:"-"`
+	// Claims are the reproduced paper's claims and published numbers
+	// ([[claims]] tables, see ClaimSpec), checked against every run; they
+	// are not part of the canonical spec or its hash.
+	Claims []ClaimSpec `toml:"-"`
+	Source *SourceInfo `toml:"-"`
 	// Section is the kind's own part of the spec (its tables, e.g. [cv]
 	// and [tuning] for cv-tuning), decoded, defaulted and validated by the
 	// kind (see Section). Nil only for a spec built in code without one.
@@ -243,6 +247,23 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 	for _, k := range smd.Undecoded() {
 		delete(sectionTook, k.String())
 	}
+	// The paper's claims: decoded apart, outside the spec's identity.
+	var claims claimsFile
+	cmd, err := toml.Decode(string(src), &claims)
+	if err != nil {
+		return nil, decodeErr(err)
+	}
+	for _, k := range cmd.Keys() {
+		if len(k) > 0 && k[0] == "claims" {
+			sectionTook[k.String()] = true
+		}
+	}
+	for _, k := range cmd.Undecoded() {
+		if len(k) > 0 && k[0] == "claims" {
+			delete(sectionTook, k.String())
+		}
+	}
+	f.Spec.Claims = claims.Claims
 	// Overlay every profile on a fresh copy so that all profile keys are
 	// marked decoded and each profile is validated.
 	var errs []error
@@ -272,6 +293,7 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 			continue
 		}
 		g.Spec.Section = gs
+		g.Spec.Claims = claims.Claims
 		resolved[p] = g.Spec
 	}
 	for _, k := range md.Undecoded() {
@@ -449,6 +471,7 @@ func (s *Spec) validate() []fieldErr {
 	oneOf("data.row_norm", s.Data.RowNorm, "l2-max", "l2-clip", "l2-unit", "l1-max", "none")
 	oneOf("data.target_scale", s.Data.TargetScale, "none", "maxabs")
 	errs = append(errs, s.validateMethods()...)
+	errs = append(errs, s.validateClaims()...)
 	if s.Section != nil {
 		var p Problems
 		s.Section.Validate(s, &p)

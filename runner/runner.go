@@ -34,6 +34,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/dprepro/dprepro/claims"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
@@ -109,6 +110,14 @@ type Workspace struct {
 type Opener interface {
 	Open(w Workspace) error
 	Close() error
+}
+
+// Pairer is implemented by an experiment whose rows pair across methods:
+// PairKey names the rows.csv columns that identify a replicate at one
+// dataset and x (e.g. rep and fold), so that the paper's claims comparing
+// two methods are decided on paired differences (package claims).
+type Pairer interface {
+	PairKey() []string
 }
 
 // Versioner is implemented by an experiment whose external methods state
@@ -243,7 +252,7 @@ var ErrFinishedRun = errors.New("runner: refusing to shard into a finished run")
 
 // Final files of a run, removed at the start of a run so that a failed run
 // never leaves files that look finished. manifest.json goes first.
-var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "spec.toml", "figures", "tables"}
+var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", "spec.toml", "figures", "tables"}
 
 // Run executes exp and writes its files; it returns the run directory.
 func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
@@ -453,6 +462,20 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		return err
 	}
 	outputs := []string{"spec.toml", "rows.csv", "summary.csv"}
+	if len(spec.Claims) > 0 {
+		var o claims.Options
+		if p, ok := exp.(Pairer); ok {
+			o.PairKey = p.PairKey()
+		}
+		b, err := claims.CSV(claims.Evaluate(spec, rows, summary, o))
+		if err != nil {
+			return err
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, "claims.csv"), b); err != nil {
+			return err
+		}
+		outputs = append(outputs, "claims.csv")
+	}
 	figDir := filepath.Join(dir, "figures")
 	for _, fs := range exp.Figures() {
 		if err := plots.Render(figDir, fs, summary); err != nil {

@@ -711,3 +711,12 @@ func maxNaN(a, b float64) float64 {
 	}
 	return math.Max(a, b)
 }
+
+// PairKey implements runner.Pairer: the columns that identify a replicate
+// of the rows, the repetition and fold, at one dataset and α; the paper's
+// claims comparing two methods are decided on differences paired by them
+// (every method sees the same folds).
+func (e *Experiment) PairKey() []string { return []string{"rep", "fold"} }
+
+// PairKey implements runner.Pairer, as Experiment.PairKey.
+func (e *Hist) PairKey() []string { return []string{"rep", "fold"} }

@@ -566,3 +566,9 @@ func maxFloat(xs []float64) float64 {
 	}
 	return m
 }
+
+// PairKey implements runner.Pairer: the columns that identify a replicate
+// of the expost-sweep rows: the trial, at one dataset and x;
+// the paper's claims comparing two methods are decided on differences
+// paired by them.
+func (e *Experiment) PairKey() []string { return []string{"trial"} }

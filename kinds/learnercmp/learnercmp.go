@@ -471,3 +471,9 @@ func rowGuarantee(r results.Row) privacy.Guarantee {
 	}
 	return privacy.EpsDP(eps, "")
 }
+
+// PairKey implements runner.Pairer: the columns that identify a replicate
+// of the learner-comparison rows: the repetition and fold, at one dataset and x;
+// the paper's claims comparing two methods are decided on differences
+// paired by them.
+func (e *Experiment) PairKey() []string { return []string{"repetition", "fold"} }

@@ -1,0 +1,143 @@
+package experiments
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Claim rules: how a [[claims]] table is decided (package claims).
+const (
+	RuleMatch      = "match"      // our mean equals the published value within our CI plus tolerance
+	RuleGreater    = "greater"    // the method's metric exceeds the other's (paired difference CI > 0)
+	RuleLess       = "less"       // … is below the other's (paired difference CI < 0)
+	RuleIncreasing = "increasing" // the metric rises with x
+	RuleDecreasing = "decreasing" // the metric falls with x
+	RuleBelowX     = "below_x"    // the metric is below the x value itself (achieved excess risk < α)
+	RuleAtMost     = "at_most"    // the metric is at most value
+	RuleAtLeast    = "at_least"   // the metric is at least value
+)
+
+// ClaimRules lists the accepted values of claims[i].rule.
+var ClaimRules = []string{RuleMatch, RuleGreater, RuleLess, RuleIncreasing, RuleDecreasing, RuleBelowX, RuleAtMost, RuleAtLeast}
+
+// ClaimSpec is one [[claims]] table of a spec: a claim or published number
+// of the reproduced paper, with its source and the rule that checks it
+// against a run (package claims writes the verdicts to claims.csv):
+//
+//	[[claims]]
+//	id = "t4-dp-obj-lr-coverage"      # unique in the spec
+//	source = "Table 4"                # where the paper says it
+//	statement = "…"                   # the claim, in words
+//	rule = "match"                    # see ClaimRules
+//	metric = "coverage"               # a summary.csv metric
+//	method = "dp-obj-lr"              # a summary.csv method
+//	dataset = "bank"                  # optional when the spec has one dataset
+//	x = [0.3, 0.6, 1.0]               # the swept values it is about (empty: every x of the run)
+//	paper = [0.948, 0.951, 0.95]      # match: the published values, one per x
+//	tolerance = 0.01                  # match: allowed |ours − paper| beyond our CI half-width
+//	than = "alphaSplit"               # greater/less: the other method …
+//	than_metric = "hypothesis_eps"    # … or another metric of the same method
+//	value = 0.05                      # at_most/at_least: the bound
+//	unreadable = ["…"]                # cells of the paper that could not be read
+//
+// Claims are not part of the run's identity (the spec hash): editing one
+// re-evaluates it without recomputing any unit.
+type ClaimSpec struct {
+	ID         string    `toml:"id"`
+	Source     string    `toml:"source"`
+	Statement  string    `toml:"statement"`
+	Rule       string    `toml:"rule"`
+	Metric     string    `toml:"metric"`
+	Method     string    `toml:"method"`
+	Dataset    string    `toml:"dataset,omitempty"`
+	X          []float64 `toml:"x,omitempty"`
+	Paper      []float64 `toml:"paper,omitempty"`
+	Tolerance  float64   `toml:"tolerance,omitempty"`
+	Than       string    `toml:"than,omitempty"`
+	ThanMetric string    `toml:"than_metric,omitempty"`
+	Value      *float64  `toml:"value,omitempty"`
+	Unreadable []string  `toml:"unreadable,omitempty"`
+	Notes      string    `toml:"notes,omitempty"`
+}
+
+// claimsFile decodes the [[claims]] tables of a spec file apart from the
+// spec (they are not in its canonical form or hash).
+type claimsFile struct {
+	Claims []ClaimSpec `toml:"claims"`
+}
+
+// validateClaims checks the [[claims]] tables.
+func (s *Spec) validateClaims() []fieldErr {
+	var errs []fieldErr
+	add := func(i int, field, format string, args ...any) {
+		key := fmt.Sprintf("claims[%d].%s", i, field)
+		errs = append(errs, fieldErr{key: key, path: key, msg: fmt.Sprintf(format, args...)})
+	}
+	seen := map[string]int{}
+	for i, c := range s.Claims {
+		switch {
+		case c.ID == "":
+			add(i, "id", "required")
+		case !safeName.MatchString(c.ID):
+			add(i, "id", "must be a safe name: letters, digits, '-', '_' and '.', starting with a letter or digit (got %q)", c.ID)
+		default:
+			if j, ok := seen[c.ID]; ok {
+				add(i, "id", "duplicate claim %q (also claims[%d])", c.ID, j)
+			}
+			seen[c.ID] = i
+		}
+		if c.Source == "" {
+			add(i, "source", "required: the section, table or figure of the paper")
+		}
+		if c.Statement == "" {
+			add(i, "statement", "required: the claim in words")
+		}
+		if c.Metric == "" {
+			add(i, "metric", "required")
+		}
+		if c.Method == "" {
+			add(i, "method", "required")
+		}
+		if c.Dataset != "" && !slices.Contains(s.Data.Datasets, c.Dataset) {
+			add(i, "dataset", "%s", Unknown("dataset", c.Dataset, s.Data.Datasets))
+		}
+		if c.Dataset == "" && len(s.Data.Datasets) > 1 {
+			add(i, "dataset", "required: the spec has %d datasets (%s)", len(s.Data.Datasets), strings.Join(s.Data.Datasets, ", "))
+		}
+		for k, x := range c.X {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				add(i, fmt.Sprintf("x[%d]", k), "must be finite (got %v)", x)
+			}
+		}
+		switch c.Rule {
+		case RuleMatch:
+			if len(c.X) == 0 || len(c.Paper) != len(c.X) {
+				add(i, "paper", "a match claim needs x and one published value per x (got %d x, %d values)", len(c.X), len(c.Paper))
+			}
+			if !(c.Tolerance >= 0) || math.IsInf(c.Tolerance, 0) {
+				add(i, "tolerance", "must be finite and >= 0 (got %v)", c.Tolerance)
+			}
+		case RuleGreater, RuleLess:
+			if (c.Than == "") == (c.ThanMetric == "") {
+				add(i, "than", "a %s claim names exactly one of than (another method) and than_metric (another metric of the same method)", c.Rule)
+			}
+		case RuleAtMost, RuleAtLeast:
+			if c.Value == nil || math.IsNaN(*c.Value) || math.IsInf(*c.Value, 0) {
+				add(i, "value", "an %s claim needs a finite value", c.Rule)
+			}
+		case RuleIncreasing, RuleDecreasing:
+			if len(c.X) == 1 {
+				add(i, "x", "a trend needs at least two x values (or none: every x of the run)")
+			}
+		case RuleBelowX:
+		default:
+			add(i, "rule", "%s", Unknown("rule", c.Rule, ClaimRules))
+		}
+		if c.Rule != RuleMatch && len(c.Paper) > 0 && len(c.Paper) != len(c.X) {
+			add(i, "paper", "one published value per x (got %d x, %d values)", len(c.X), len(c.Paper))
+		}
+	}
+	return errs
+}
