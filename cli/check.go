@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +11,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dprepro/dprepro/claims"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -221,11 +225,81 @@ func checkRun(w io.Writer, dir string, refs fs.FS, label string, z float64, name
 	default:
 		fmt.Fprintf(w, "%s: ok, all %d cells identical [%s]\n", name, len(c.Cells), mode)
 	}
+	if flips := compareVerdicts(w, dir, refs, id); flips > 0 {
+		fmt.Fprintf(w, "%s: FAIL against %s: %d claim verdict(s) of the paper went from held to not held\n", name, refDir, flips)
+		out = checkRegressed
+	}
 	if c.Unjudged > 0 {
 		fmt.Fprintf(w, "  %d cells moved that cannot be judged: their reference has one value (no CI), so no move can be told from sampling noise; they are listed as %q and do not fail the check\n", c.Unjudged, results.CellUnjudged)
 	}
 	printMoved(w, c)
 	return out
+}
+
+// compareVerdicts compares the run's claims.csv with the reference's,
+// printing every verdict that changed, and returns how many went from held
+// to not held (which fail the check even when the summaries are
+// identical: a refresh of the references must not hide a flipped
+// conclusion).
+func compareVerdicts(w io.Writer, dir string, refs fs.FS, id string) int {
+	refB, err := fs.ReadFile(refs, path.Join(id, "claims.csv"))
+	if err != nil {
+		return 0 // a reference without claims
+	}
+	runB, err := os.ReadFile(filepath.Join(dir, "claims.csv"))
+	if err != nil {
+		fmt.Fprintf(w, "  the reference has claims.csv and the run none: its claims are not compared\n")
+		return 0
+	}
+	ref, err1 := readVerdicts(refB)
+	run, err2 := readVerdicts(runB)
+	if err := errors.Join(err1, err2); err != nil {
+		fmt.Fprintf(w, "  claims.csv: %v\n", err)
+		return 0
+	}
+	flips := 0
+	keys := make([]string, 0, len(ref))
+	for k := range ref {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		was, now := ref[k], run[k]
+		if now == "" {
+			now = "absent"
+		}
+		if was == now {
+			continue
+		}
+		mark := ""
+		if was == claims.Held && now == claims.NotHeld {
+			flips++
+			mark = " (FAIL)"
+		}
+		fmt.Fprintf(w, "  claim %s: %s in the reference, %s now%s\n", k, was, now, mark)
+	}
+	return flips
+}
+
+// readVerdicts reads claims.csv into claim_id/dataset/x → verdict.
+func readVerdicts(b []byte) (map[string]string, error) {
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], claims.Columns) {
+		return nil, fmt.Errorf("not a claims.csv of this build (header %v)", recs[:min(1, len(recs))])
+	}
+	col := func(name string) int { return slices.Index(claims.Columns, name) }
+	out := map[string]string{}
+	for _, r := range recs[1:] {
+		key := r[col("claim_id")] + " [" + r[col("dataset")]
+		if x := r[col("x")]; x != "NaN" && x != "" {
+			key += ", x = " + x
+		}
+		out[key+"]"] = r[col("verdict")]
+	}
+	return out, nil
 }
 
 // refName names the reference folder of spec id in messages.

@@ -14,7 +14,14 @@ import (
 // returning its exit code and output.
 func runBin(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
 	t.Helper()
+	return runBinIn(t, "", bin, env, args...)
+}
+
+// runBinIn is runBin in the working directory dir ("" = the test's).
+func runBinIn(t *testing.T, dir, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -41,11 +48,18 @@ func TestPythonMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
+	// A relative --out, run from another directory than the spec's: the
+	// data paths handed to the worker (which runs in the spec's folder)
+	// must still resolve.
+	cwd := t.TempDir()
+	out := filepath.Join(cwd, "runs")
 	env := []string{"PATH=" + path}
-	args := []string{"run", spec, "--profile", "quick", "--out", out, "--workers", "2"}
+	args := []string{"run", spec, "--profile", "quick", "--out", "runs", "--workers", "2"}
 	if d := os.Getenv("DPREPRO_DATA"); d != "" {
 		args = append(args, "--data-dir", d)
+	}
+	runBin := func(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+		return runBinIn(t, cwd, bin, env, args...)
 	}
 	code, stdout, stderr := runBin(t, bin, env, args...)
 	if code != 0 {
@@ -140,11 +154,11 @@ func TestExternalFaults(t *testing.T) {
 		want                  []string
 	}{
 		{name: "crash", script: loop(`if [ $n -ge 3 ]; then echo "boom: simulated crash" >&2; exit 3; fi; ` + reply),
-			code: 1, want: []string{"units failed", "external method ext: the worker exited before replying (exit status 3)", "boom: simulated crash"}},
+			code: 1, want: []string{"units failed", "external method ext: the worker exited before replying (exit status 3)", "boom: simulated crash", "the workers' stderr is in "}},
 		{name: "hang", script: loop(`if [ $n -ge 2 ]; then sleep 600; fi; ` + reply), timeout: "1s",
 			code: 1, want: []string{"units failed", "no reply within 1s"}},
 		{name: "garbage", script: loop(`echo "Traceback (most recent call last):"`),
-			code: 1, want: []string{"units failed", "the reply is not a protocol reply"}},
+			code: 1, want: []string{"units failed", "the reply is not a protocol reply", "write logs and debug output to stderr"}},
 		{name: "shape", script: loop(`echo "{\"type\":\"result\",\"id\":$id,\"output\":{\"weights\":[1,2]},\"privacy\":{\"epsilon\":0.1}}"`),
 			code: 1, want: []string{"the output has 2 weights for d = 11 columns"}},
 		{name: "claim", script: loop(`echo "{\"type\":\"result\",\"id\":$id,\"output\":{\"weights\":[0,0,0,0,0,0,0,0,0,0,0]},\"privacy\":{\"rho\":0.1}}"`),

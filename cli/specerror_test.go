@@ -152,7 +152,7 @@ func TestRun_UnitFailuresNamedOnce(t *testing.T) {
 	src := strings.Replace(strings.Replace(tinySpec, `methods = ["stability", "random"]`, "methods = [\"random\"]\nlearners = [\"cli-test-fails\"]", 1),
 		"subsample = 800", "subsample = 800\nsynthetic = \"always\"", 1)
 	code, _, stderr := dprepro(t, "run", writeSpec(t, src), "--out", t.TempDir(), "--workers", "1")
-	want := "dprepro: tiny: 3 of 3 units failed (the others are checkpointed; no results written):\n" +
+	want := "dprepro: tiny: 3 of 3 units failed (no unit of this run succeeded; no results written):\n" +
 		"unit magic/alpha=1/random/cli-test-fails/rep=1/fold=1: learner cli-test-fails: always fails\n"
 	if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "tiny: tiny:") {
 		t.Errorf("exit %d, stderr\n%s\nwant exit 1 and\n%s", code, stderr, want)

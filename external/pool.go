@@ -420,7 +420,7 @@ func (w *proc) call(ctx context.Context, req Request, timeout time.Duration) (Re
 	}
 	var rep Reply
 	if err := strictDecode(b, &rep); err != nil {
-		return Reply{}, w.fault(FaultGarbage, req.Op, "the reply is not a protocol reply: %v (got %s)", err, quote(b))
+		return Reply{}, w.fault(FaultGarbage, req.Op, "the reply is not a protocol reply: %v (got %s; stdout is the protocol's alone: write logs and debug output to stderr)", err, quote(b))
 	}
 	if rep.ID != req.ID {
 		return Reply{}, w.fault(FaultProtocol, req.Op, "the reply has id %d, the call %d", rep.ID, req.ID)

@@ -138,7 +138,12 @@ func open(exp Experiment, dir string, workers int) (func(), error) {
 	}
 	log := &lazyLog{path: filepath.Join(dir, "workers.log"),
 		header: fmt.Sprintf("== %s: run of %s started\n", time.Now().UTC().Format(time.RFC3339), exp.Spec().ID)}
-	scratch := filepath.Join(dir, "scratch")
+	// Absolute: the paths go to processes that run in other directories
+	// (an external method runs in its spec's folder).
+	scratch, err := filepath.Abs(filepath.Join(dir, "scratch"))
+	if err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
 	if err := op.Open(Workspace{Dir: dir, Scratch: scratch, Log: log, Workers: workers}); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("%s: opening the experiment: %w", exp.Spec().ID, err)
@@ -388,10 +393,17 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		sort.Slice(failures, func(i, j int) bool { return failures[i].Error() < failures[j].Error() })
 		shown := failures
 		if len(shown) > 10 {
-			shown = shown[:10]
+			shown = append(shown[:10:10], fmt.Errorf("… and %d more units", len(failures)-10))
 		}
-		return "", spec.Attribute(fmt.Errorf("%d of %d units failed (the others are checkpointed; no results written):\n%w",
-			len(failures), len(units), errors.Join(shown...)))
+		done := "the others are checkpointed; no results written"
+		if len(failures) == len(todo) {
+			done = "no unit of this run succeeded; no results written"
+		}
+		if _, err := os.Stat(filepath.Join(dir, "workers.log")); err == nil {
+			done += "; the workers' stderr is in " + filepath.Join(dir, "workers.log")
+		}
+		return "", spec.Attribute(fmt.Errorf("%d of %d units failed (%s):\n%w",
+			len(failures), len(units), done, errors.Join(shown...)))
 	}
 
 	if o.Shard.Sharded() {

@@ -18,5 +18,6 @@ for run in "$out"/*/quick-seed*/; do
   id="$(basename "$(dirname "$run")")"
   mkdir -p "results/reference/$id"
   cp "$run/summary.csv" "$run/manifest.json" "results/reference/$id/"
+  if [ -f "$run/claims.csv" ]; then cp "$run/claims.csv" "results/reference/$id/"; else rm -f "results/reference/$id/claims.csv"; fi
 done
 git diff --stat -- results/reference || true

@@ -196,10 +196,6 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 				}
 			}
 			a := arm{label: s.Name(), sel: s, learner: l, terms: classifierTerms(l.Name())}
-			if _, ok := l.(*ExternalLearner); ok {
-				// The ledger says whose word the fits' guarantee is.
-				a.terms.Fit = l.Name() + " fit (guarantee declared by the method)"
-			}
 			if e.explicit {
 				a.label = s.Name() + "/" + l.Name()
 			}
@@ -677,7 +673,12 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 					delta = c.Guarantee.Delta
 				}
 				g := booked(eps, delta, c.Guarantee.Private() && !math.IsInf(eps, 1))
-				le.Components = append(le.Components, results.NewCharge(string(c.Part), c.Guarantee.Covers, c.Data, g))
+				covers := c.Guarantee.Covers
+				if _, ext := arm.learner.(*ExternalLearner); ext && c.Part == Training {
+					// Whose word the fits' guarantee is.
+					covers += "; the fits' guarantee is declared by the method " + arm.learner.Name()
+				}
+				le.Components = append(le.Components, results.NewCharge(string(c.Part), covers, c.Data, g))
 			}
 			if err == nil {
 				le.Rule = plan.Rule
