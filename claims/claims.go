@@ -13,7 +13,8 @@
 //   - greater / less: the difference ours − theirs, paired by replicate
 //     where the kind pairs its rows ([Options.PairKey]: the same
 //     repetition and fold, say, at the same dataset and x) and unpaired
-//     otherwise; its normal 95%
+//     otherwise (a value computed once for the whole run, such as a
+//     variability interval's length, counts as fixed); its normal 95%
 //     CI, mean ± 1.96·SE, decides: held when it lies on the claimed side of
 //     0, not held when it lies on the other, inconclusive when it straddles
 //     0.
@@ -229,7 +230,7 @@ func difference(rows []results.Row, idx *index, ds string, c experiments.ClaimSp
 		return mean, mean - z*se, mean + z*se, true
 	}
 	d = a.Mean - b.Mean
-	se := math.Sqrt(a.SD*a.SD/float64(a.N) + b.SD*b.SD/float64(b.N))
+	se := math.Sqrt(variance(a) + variance(b))
 	return d, d - z*se, d + z*se, true
 }
 
@@ -286,6 +287,17 @@ func paired(rows []results.Row, ds string, c experiments.ClaimSpec, other, other
 		diffs = append(diffs, a-b)
 	}
 	return diffs
+}
+
+// variance is the squared standard error of a summary mean, sd²/n; zero
+// for a value computed once (n = 1 or no sd, such as a variability
+// interval's length, a statistic of the whole run), which is then taken
+// as fixed.
+func variance(s results.SummaryRow) float64 {
+	if s.N < 2 || math.IsNaN(s.SD) {
+		return 0
+	}
+	return s.SD * s.SD / float64(s.N)
 }
 
 func meanSD(xs []float64) (mean, sd float64) {
