@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +45,16 @@ type Command struct {
 	Dir string
 	// Timeout bounds each call and the handshake. Required, > 0.
 	Timeout time.Duration
+	// Files are the method's files with the SHA-256 they had when the spec
+	// was loaded (their digests are in the spec hash): a worker is not
+	// started when one has changed since, so that a run never mixes two
+	// versions of a method.
+	Files []FileDigest
+}
+
+// FileDigest is a file (its path as the harness opens it) and its SHA-256.
+type FileDigest struct {
+	Path, SHA256 string
 }
 
 // FaultKind classifies a Fault.
@@ -114,27 +127,62 @@ type Pool struct {
 	idle    []*proc
 	live    map[*proc]bool
 	closed  bool
-	log     io.Writer
+	log     *laterWriter // every worker's stderr, to the writer SetLog names
 	hello   *Hello
 	started int // processes started, for the manifest
 }
 
 // NewPool returns a pool for cmd; no process starts until Hello or Call.
 func NewPool(cmd Command) *Pool {
-	return &Pool{cmd: cmd, live: map[*proc]bool{}}
+	return &Pool{cmd: cmd, live: map[*proc]bool{}, log: &laterWriter{}}
+}
+
+// laterWriter writes to a writer named later: what is written before (a
+// worker's stderr during the handshake, before the run has opened its log)
+// is kept, up to 256 writes, and written when the writer is set.
+type laterWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	set     bool
+	pending [][]byte
+}
+
+func (l *laterWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.set {
+		if len(l.pending) < 256 {
+			l.pending = append(l.pending, bytes.Clone(p))
+		}
+		return len(p), nil
+	}
+	if l.w == nil {
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}
+
+// setWriter directs the writes to w (nil discards them), after what was
+// kept.
+func (l *laterWriter) setWriter(w io.Writer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w, l.set = w, true
+	if w != nil {
+		for _, p := range l.pending {
+			w.Write(p)
+		}
+	}
+	l.pending = nil
 }
 
 // Command returns the pool's command.
 func (p *Pool) Command() Command { return p.cmd }
 
 // SetLog directs the workers' stderr (each line prefixed with the method
-// and pid) to w; nil discards it. Processes started earlier keep writing
-// to the writer they started with.
-func (p *Pool) SetLog(w io.Writer) {
-	p.mu.Lock()
-	p.log = w
-	p.mu.Unlock()
-}
+// and pid) to w, with what they wrote before (the handshake's worker
+// starts before a run opens its log); nil discards it.
+func (p *Pool) SetLog(w io.Writer) { p.log.setWriter(w) }
 
 // Hello returns the worker's handshake, starting the first worker (which
 // then stays in the pool) if none has started.
@@ -236,11 +284,17 @@ func (p *Pool) get(ctx context.Context) (*proc, error) {
 		go w.shutdown(closeGrace)
 		return nil, &Fault{Method: p.cmd.Name, Kind: FaultStart, Msg: "the method's pool is closed"}
 	}
-	p.live[w] = true
 	if p.hello == nil {
 		h := *w.hello
 		p.hello = &h
+	} else if diff := helloDiff(*p.hello, *w.hello); diff != "" {
+		// Every worker of a method must be the same method: the kind
+		// took the first hello's privacy form and attributes.
+		go w.shutdown(closeGrace)
+		return nil, &Fault{Method: p.cmd.Name, Kind: FaultProtocol, PID: w.cmd.Process.Pid, Op: "hello",
+			Msg: "this worker's hello differs from the first worker's: " + diff}
 	}
+	p.live[w] = true
 	return w, nil
 }
 
@@ -262,16 +316,25 @@ func (p *Pool) discard(w *proc) {
 }
 
 // proc is one worker process.
+//
+// Its stdout and stderr are os.Pipe pipes the harness reads itself, so
+// that the process's exit (exited) is known apart from the pipes' end: a
+// child that outlives the worker (a daemon, a process that left the
+// group) may hold the pipes open, and must not keep a call or Close
+// waiting.
 type proc struct {
 	method string
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout *os.File
+	stderr *os.File
 	lines  chan line // stdout, line by line; closed at EOF
 	exited chan struct{}
-	hello  *Hello
-	nextID uint64
-
-	drain sync.Once
+	// readers is closed when both pipe readers have finished.
+	readers chan struct{}
+	hello   *Hello
+	nextID  uint64
+	drain   sync.Once
 
 	mu      sync.Mutex
 	tail    []string // last stderr lines
@@ -283,77 +346,115 @@ type line struct {
 	err error
 }
 
-// start starts a worker and shakes hands with it.
+// exitGrace is how long a call waits, after the worker's exit, for a reply
+// it wrote just before exiting to come through the pipe.
+const exitGrace = 200 * time.Millisecond
+
+// readersGrace is how long shutdown waits, after the worker's exit, for
+// its last output to be read before closing the pipes.
+const readersGrace = time.Second
+
+// maxStderrLine bounds one logged stderr line; the rest is cut.
+const maxStderrLine = 64 << 10
+
+// start checks the method's files, starts a worker and shakes hands with
+// it.
 func start(ctx context.Context, c Command, log io.Writer) (*proc, error) {
 	if len(c.Argv) == 0 {
 		return nil, &Fault{Method: c.Name, Kind: FaultStart, Msg: "empty command"}
+	}
+	for _, f := range c.Files {
+		sum, err := fileSHA256(f.Path)
+		switch {
+		case err != nil:
+			return nil, &Fault{Method: c.Name, Kind: FaultStart, Msg: fmt.Sprintf("the method's file %s: %v", f.Path, err)}
+		case sum != f.SHA256:
+			return nil, &Fault{Method: c.Name, Kind: FaultStart, Msg: fmt.Sprintf("the method's file %s changed since the spec was loaded (sha256 %s, now %s): its results would mix two versions of the method; run the command again to start over with the new code", f.Path, short(f.SHA256), short(sum))}
+		}
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = os.Environ()
 	setProcessGroup(cmd)
+	startFault := func(err error) error {
+		return &Fault{Method: c.Name, Kind: FaultStart, Msg: err.Error()}
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, &Fault{Method: c.Name, Kind: FaultStart, Msg: err.Error()}
+		return nil, startFault(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, &Fault{Method: c.Name, Kind: FaultStart, Msg: err.Error()}
+		return nil, startFault(err)
 	}
-	stderr, err := cmd.StderrPipe()
+	errR, errW, err := os.Pipe()
 	if err != nil {
-		return nil, &Fault{Method: c.Name, Kind: FaultStart, Msg: err.Error()}
+		outR.Close()
+		outW.Close()
+		return nil, startFault(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close() // the child holds its own copies
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
 		dir := c.Dir
 		if dir == "" {
 			dir = "."
 		}
 		return nil, &Fault{Method: c.Name, Kind: FaultStart, Msg: fmt.Sprintf("cannot start %q in %s: %v", strings.Join(c.Argv, " "), dir, err)}
 	}
-	w := &proc{method: c.Name, cmd: cmd, stdin: stdin, lines: make(chan line, 1), exited: make(chan struct{})}
+	w := &proc{method: c.Name, cmd: cmd, stdin: stdin, stdout: outR, stderr: errR,
+		lines: make(chan line, 1), exited: make(chan struct{}), readers: make(chan struct{})}
 	pid := cmd.Process.Pid
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { // stdout
 		defer readers.Done()
 		defer close(w.lines)
-		r := bufio.NewReaderSize(stdout, 1<<16)
+		r := bufio.NewReaderSize(outR, 1<<16)
 		for {
 			b, err := readLine(r)
 			if len(b) > 0 || err == nil {
 				w.lines <- line{b: b}
 			}
 			if err != nil {
-				if err != io.EOF {
+				if err != io.EOF && !errors.Is(err, os.ErrClosed) {
 					w.lines <- line{err: err}
 				}
-				io.Copy(io.Discard, stdout)
 				return
 			}
 		}
 	}()
 	go func() { // stderr → log and tail
 		defer readers.Done()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 0, 4096), 1<<20)
-		for sc.Scan() {
-			s := sc.Text()
-			if log != nil {
-				fmt.Fprintf(log, "[%s pid %d] %s\n", c.Name, pid, s)
+		r := bufio.NewReaderSize(errR, 4096)
+		for {
+			s, err := readStderrLine(r)
+			if s != "" || err == nil {
+				if log != nil {
+					fmt.Fprintf(log, "[%s pid %d] %s\n", c.Name, pid, s)
+				}
+				w.mu.Lock()
+				w.tail = append(w.tail, s)
+				if len(w.tail) > stderrTail {
+					w.tail = w.tail[len(w.tail)-stderrTail:]
+				}
+				w.mu.Unlock()
 			}
-			w.mu.Lock()
-			w.tail = append(w.tail, s)
-			if len(w.tail) > stderrTail {
-				w.tail = w.tail[len(w.tail)-stderrTail:]
+			if err != nil {
+				return
 			}
-			w.mu.Unlock()
 		}
-		io.Copy(io.Discard, stderr)
 	}()
 	go func() {
 		readers.Wait()
-		err := cmd.Wait()
+		close(w.readers)
+	}()
+	go func() {
+		err := cmd.Wait() // returns at the process's exit: its stdout and stderr are files
 		w.mu.Lock()
 		w.waitErr = err
 		w.mu.Unlock()
@@ -410,6 +511,30 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
+// readStderrLine reads one line of stderr, cut to maxStderrLine bytes (the
+// rest of a longer line is skipped, not lost with what follows it).
+func readStderrLine(r *bufio.Reader) (string, error) {
+	var buf []byte
+	cut := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if room := maxStderrLine - len(buf); room > 0 {
+			buf = append(buf, chunk[:min(len(chunk), room)]...)
+		}
+		if len(buf) >= maxStderrLine {
+			cut = true
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		s := string(bytes.TrimRight(buf, "\r\n"))
+		if cut {
+			s += " …(line cut)"
+		}
+		return s, err
+	}
+}
+
 // call sends req and returns the reply.
 func (w *proc) call(ctx context.Context, req Request, timeout time.Duration) (Reply, error) {
 	w.nextID++
@@ -439,7 +564,8 @@ func (w *proc) call(ctx context.Context, req Request, timeout time.Duration) (Re
 	}
 }
 
-// exchange writes msg as one line and waits for one line back.
+// exchange writes msg as one line and waits for one line back, for at
+// most timeout; every wait in it is bounded by the timer or ctx.
 func (w *proc) exchange(ctx context.Context, op string, msg any, timeout time.Duration) ([]byte, error) {
 	b, err := json.Marshal(msg)
 	if err != nil {
@@ -455,26 +581,61 @@ func (w *proc) exchange(ctx context.Context, op string, msg any, timeout time.Du
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	exitedFault := func() error {
+		// Its last stderr lines, which say why, may still be in the pipe.
+		select {
+		case <-w.readers:
+		case <-time.After(exitGrace):
+		}
+		return w.fault(FaultExited, op, "the worker exited before replying (%s)", w.exitStatus())
+	}
+	// afterExit returns a reply the worker wrote just before exiting, if
+	// one comes through the pipe soon.
+	afterExit := func() ([]byte, error) {
+		select {
+		case l, ok := <-w.lines:
+			if ok && l.err == nil {
+				return l.b, nil
+			}
+		case <-time.After(exitGrace):
+		}
+		return nil, exitedFault()
+	}
 	for {
 		select {
 		case l, ok := <-w.lines:
 			if !ok {
-				<-w.exited
-				return nil, w.fault(FaultExited, op, "the worker exited before replying (%s)", w.exitStatus())
+				// The worker closed its stdout: it is exiting, or it
+				// closed it and lives on, which the timer catches.
+				select {
+				case <-w.exited:
+					return nil, exitedFault()
+				case <-timer.C:
+					w.kill()
+					return nil, w.fault(FaultExited, op, "the worker closed its standard output and did not exit (it was killed)")
+				case <-ctx.Done():
+					w.kill()
+					return nil, ctx.Err()
+				}
 			}
 			if l.err != nil {
 				return nil, w.fault(FaultGarbage, op, "reading the reply: %v", l.err)
 			}
 			return l.b, nil
+		case <-w.exited:
+			return afterExit()
 		case err := <-wrote:
 			if err != nil {
-				// The worker closed its stdin or exited: wait for its
-				// output to end to tell which.
+				// The worker closed its stdin or exited.
 				select {
 				case <-w.exited:
-					return nil, w.fault(FaultExited, op, "the worker exited before replying (%s)", w.exitStatus())
+					return afterExit()
 				case <-timer.C:
-					return nil, w.fault(FaultExited, op, "writing the request: %v", err)
+					w.kill()
+					return nil, w.fault(FaultExited, op, "writing the request: %v (the worker was killed)", err)
+				case <-ctx.Done():
+					w.kill()
+					return nil, ctx.Err()
 				}
 			}
 			wrote = nil
@@ -504,10 +665,19 @@ func (w *proc) exitStatus() string {
 	return w.waitErr.Error()
 }
 
-// kill ends the worker (and its process group) at once.
+// kill ends the worker (and its process group) at once and closes the
+// harness's ends of its pipes, so that nothing waits on them.
 func (w *proc) kill() {
 	killProcess(w.cmd)
+	w.closePipes()
+}
+
+// closePipes closes the harness's ends of the worker's pipes and lets the
+// stdout reader finish.
+func (w *proc) closePipes() {
 	w.stdin.Close()
+	w.stdout.Close()
+	w.stderr.Close()
 	w.drain.Do(func() {
 		go func() { // let the stdout reader finish
 			for range w.lines {
@@ -516,16 +686,60 @@ func (w *proc) kill() {
 	})
 }
 
-// shutdown closes the worker's stdin and kills it if it has not exited
-// within grace.
+// shutdown closes the worker's stdin (the protocol's end), kills it if it
+// has not exited within grace, lets its last output be read (at most
+// readersGrace: a child that outlived it may hold the pipes) and closes
+// the pipes. Every wait is bounded.
 func (w *proc) shutdown(grace time.Duration) {
 	w.stdin.Close()
 	select {
 	case <-w.exited:
 	case <-time.After(grace):
 		w.kill()
-		<-w.exited
+		select {
+		case <-w.exited:
+		case <-time.After(grace):
+		}
 	}
+	select {
+	case <-w.readers:
+	case <-time.After(readersGrace):
+	}
+	w.closePipes()
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}
+
+// helloDiff says how b differs from a in what a kind relies on (privacy
+// form, attributes, version), or "".
+func helloDiff(a, b Hello) string {
+	switch {
+	case a.Privacy != b.Privacy:
+		return fmt.Sprintf("privacy %q, first %q", b.Privacy, a.Privacy)
+	case a.Version != b.Version:
+		return fmt.Sprintf("version %q, first %q", b.Version, a.Version)
+	case !reflect.DeepEqual(a.Attributes, b.Attributes):
+		return fmt.Sprintf("attributes %v, first %v", b.Attributes, a.Attributes)
+	}
+	return ""
 }
 
 // strictDecode decodes one JSON object into v, refusing unknown fields

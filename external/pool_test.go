@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -57,6 +58,18 @@ func fakeWorker(mode string) int {
 	case "exithello":
 		fmt.Fprintln(os.Stderr, "ImportError: No module named numpy")
 		return 1
+	case "versionpid":
+		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": fmt.Sprint("fake-", os.Getpid())})
+	case "orphan":
+		// A child that leaves the process group and holds stdout and
+		// stderr open for 30 s.
+		c := exec.Command("setsid", "sleep", "30")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "setsid:", err)
+			return 1
+		}
+		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": "fake-1"})
 	default:
 		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": "fake-1"})
 	}
@@ -83,6 +96,9 @@ func fakeWorker(mode string) int {
 			fmt.Fprintln(os.Stderr, "segmentation fault (simulated)")
 			return 3
 		case mode == "hang" && calls == 2:
+			time.Sleep(time.Hour)
+		case mode == "closeout" && calls == 2:
+			os.Stdout.Close()
 			time.Sleep(time.Hour)
 		case mode == "garbage" && calls == 2:
 			fmt.Fprintln(out, "{not json")
@@ -242,6 +258,7 @@ func TestPool_Faults(t *testing.T) {
 		{mode: "exithello", kind: FaultExited, hello: true, msg: "exited before replying (exit status 1)"},
 		{mode: "crash", kind: FaultExited, msg: "exited before replying (exit status 3)"},
 		{mode: "hang", kind: FaultTimeout, msg: "no reply within 300ms", timeout: 300 * time.Millisecond},
+		{mode: "closeout", kind: FaultExited, msg: "closed its standard output and did not exit", timeout: 300 * time.Millisecond},
 		{mode: "garbage", kind: FaultGarbage, msg: "not a protocol reply"},
 		{mode: "wrongid", kind: FaultProtocol, msg: "the reply has id 8, the call 1"},
 		{mode: "error", kind: FaultMethod, msg: "the method failed: lambda too small"},
@@ -287,7 +304,7 @@ func TestPool_Faults(t *testing.T) {
 			}
 			// The pool recovers: a dead worker is replaced, a live one
 			// (a method error) reused.
-			if tc.mode == "crash" || tc.mode == "hang" || tc.mode == "garbage" {
+			if tc.mode == "crash" || tc.mode == "hang" || tc.mode == "garbage" || tc.mode == "closeout" {
 				if _, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}}); err != nil {
 					t.Fatalf("call after the fault: %v", err)
 				}
@@ -416,5 +433,90 @@ func TestScratch_NPY(t *testing.T) {
 	}
 	if _, err := sc.Matrix("../escape", func() *mat.Dense { return nil }); err == nil {
 		t.Fatal("a key with a path separator was accepted")
+	}
+}
+
+// TestPool_CloseWithOrphan: a worker whose child left the process group
+// and holds its pipes must not keep Close (or the run) waiting.
+func TestPool_CloseWithOrphan(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	p := NewPool(fakeCommand(t, "orphan", 10*time.Second))
+	if _, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p.Close()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Close took %v with an orphan holding the pipes", d)
+	}
+}
+
+// TestPool_FilesChanged: a worker is not started when a file of the
+// method changed since the spec was loaded.
+func TestPool_FilesChanged(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "method.py")
+	os.WriteFile(f, []byte("v1"), 0o644)
+	sum, _ := fileSHA256(f)
+	cmd := fakeCommand(t, "ok", 10*time.Second)
+	cmd.Files = []FileDigest{{Path: f, SHA256: sum}}
+	p := NewPool(cmd)
+	defer p.Close()
+	if _, err := p.Hello(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(f, []byte("v2"), 0o644)
+	p2 := NewPool(cmd)
+	_, err := p2.Hello(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "changed since the spec was loaded") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestPool_HelloMismatch: a second worker whose hello differs from the
+// first (another version here) is refused.
+func TestPool_HelloMismatch(t *testing.T) {
+	p := NewPool(fakeCommand(t, "versionpid", 10*time.Second))
+	defer p.Close()
+	if _, err := p.Hello(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Two calls at once: the second needs a second worker.
+	errs := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			_, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1, Sleep: "300ms"}})
+			errs <- err
+		}()
+	}
+	var faults int
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			if !strings.Contains(err.Error(), "hello differs from the first worker's: version") {
+				t.Fatalf("err = %v", err)
+			}
+			faults++
+		}
+	}
+	if faults != 1 {
+		t.Fatalf("%d faults, want 1 (the second worker's)", faults)
+	}
+}
+
+// TestPool_LogBeforeSetLog: what the handshake's worker writes to stderr
+// before the run opens its log (SetLog) still reaches the log.
+func TestPool_LogBeforeSetLog(t *testing.T) {
+	p := NewPool(fakeCommand(t, "ok", 10*time.Second))
+	if _, err := p.Hello(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let the stderr line be read before the log exists
+	log := &syncWriter{w: new(bytes.Buffer)}
+	p.SetLog(log)
+	p.Close()
+	if got := log.String(); !strings.Contains(got, "starting in mode ok") {
+		t.Fatalf("the handshake worker's stderr is not in the log: %q", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 
 	"github.com/dprepro/dprepro/experiments"
@@ -52,7 +53,15 @@ func (s *Set) Pool(ctx context.Context, name string) (*Pool, Hello, error) {
 			s.mu.Unlock()
 			return nil, Hello{}, fmt.Errorf("external: the spec declares no method %q", name)
 		}
-		p = NewPool(Command{Name: m.Name, Serves: m.Serves, Argv: m.Command, Dir: s.spec.Dir(), Timeout: m.CallTimeout()})
+		var files []FileDigest
+		for _, d := range m.Digests() {
+			path := d.Path
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(s.spec.Dir(), path)
+			}
+			files = append(files, FileDigest{Path: path, SHA256: d.SHA256})
+		}
+		p = NewPool(Command{Name: m.Name, Serves: m.Serves, Argv: m.Command, Dir: s.spec.Dir(), Timeout: m.CallTimeout(), Files: files})
 		s.pools[name] = p
 		s.order = append(s.order, name)
 	}
