@@ -12,9 +12,10 @@ import (
 
 // Column scaling choices for [Preprocessing.ColumnScale].
 const (
-	ScaleMaxAbs = "maxabs"
-	ScaleZScore = "zscore"
-	ScaleNone   = "none"
+	ScaleMaxAbs       = "maxabs"
+	ScaleCenterMaxAbs = "center-maxabs"
+	ScaleZScore       = "zscore"
+	ScaleNone         = "none"
 )
 
 // Row normalisation choices for [Preprocessing.RowNorm].
@@ -77,18 +78,22 @@ type Preprocessing struct {
 	// ColumnScale rescales each feature column j (x_ij for i = 1…n):
 	//
 	//	"maxabs" (default)  x_ij ← x_ij / max_i |x_ij|
-	//	"zscore"            x_ij ← (x_ij − mean_j) / max_i |x_ij − mean_j|
+	//	"center-maxabs"     x_ij ← (x_ij − mean_j) / max_i |x_ij − mean_j|
+	//	"zscore"            x_ij ← (x_ij − mean_j) / sd_j,  sd_j² = Σ_i (x_ij − mean_j)² / (n − 1)
 	//	"none"              unchanged
 	//
 	// maxabs keeps zeros at zero and puts every entry in [−1, 1]; one-hot
-	// indicators are unchanged. zscore centres each column, then divides by
-	// its largest absolute deviation so entries stay in [−1, 1]. (Dividing by
-	// the standard deviation first, as a z-score would, cancels in that last
-	// division, so it is omitted.) A column whose divisor is 0 (all zero, or
-	// constant under zscore) becomes all zero.
+	// indicators are unchanged. center-maxabs centres each column, then
+	// divides by its largest absolute deviation so entries stay in [−1, 1].
+	// zscore is a real standardization, as R's scale() does it (the sample
+	// standard deviation, n − 1): entries are not bounded, and the row
+	// normalisation that follows puts the rows in the unit ball. (Until
+	// November 2026 "zscore" named what center-maxabs is now; no built-in
+	// spec used it.) A column whose divisor is 0 (all zero, or constant
+	// under the centred options) becomes all zero.
 	//
 	// maxabs is the package default (used for Chaudhuri & Vinterbo 2013
-	// unless a spec says otherwise). zscore is the labelled "centred" option
+	// unless a spec says otherwise). center-maxabs is the labelled "centred" option
 	// (docs/original-code.md, CV-3): on Magic at λ = 1 the penalised,
 	// unpenalised and absent intercept change test AUC by more than 0.2, and
 	// with centred features they give nearly the same AUC. Ligett et al. (2017) use "none" (raw, log-transformed columns,
@@ -173,7 +178,7 @@ func (p Preprocessing) Validate() error {
 			errs = append(errs, fmt.Errorf("preprocess.%s: unknown value %q (want %s)", field, got, oneOf(want)))
 		}
 	}
-	choice("column_scale", p.ColumnScale, ScaleMaxAbs, ScaleZScore, ScaleNone)
+	choice("column_scale", p.ColumnScale, ScaleMaxAbs, ScaleCenterMaxAbs, ScaleZScore, ScaleNone)
 	choice("row_norm", p.RowNorm, RowL2Max, RowL2Clip, RowL2Unit, RowL1Max, RowNone)
 	choice("target_scale", p.TargetScale, TargetScaleNone, TargetScaleMaxAbs, TargetScaleL1Max)
 	names := func(field string, list []string) {
@@ -365,7 +370,7 @@ func newColumnStats(dFeat int, how string) *columnStats {
 	switch how {
 	case ScaleMaxAbs:
 		s.maxAbs = make([]float64, dFeat)
-	case ScaleZScore:
+	case ScaleZScore, ScaleCenterMaxAbs:
 		s.sum = make([]float64, dFeat)
 		s.constant = make([]bool, dFeat)
 		for j := range s.constant {
@@ -383,7 +388,7 @@ func (s *columnStats) add(row []float64) {
 				s.maxAbs[j] = a
 			}
 		}
-	case ScaleZScore:
+	case ScaleZScore, ScaleCenterMaxAbs:
 		if s.first == nil {
 			s.first = slices.Clone(row)
 		}
@@ -398,13 +403,13 @@ func (s *columnStats) add(row []float64) {
 }
 
 // divisors returns the per-column divisors (0: the column becomes zero), or
-// nil for ScaleNone. For zscore it first centres columns [0, len(sum)) of
-// the row-major n×d data.
+// nil for ScaleNone. For the centred options it first centres columns
+// [0, len(sum)) of the row-major n×d data.
 func (s *columnStats) divisors(data []float64, n, d int) []float64 {
 	switch s.how {
 	case ScaleMaxAbs:
 		return s.maxAbs
-	case ScaleZScore:
+	case ScaleZScore, ScaleCenterMaxAbs:
 		// Plain summation: n ≤ 10⁶ values of moderate size, and the mean is
 		// only a centring constant, so its rounding error (≈ n·ulp
 		// relative) is immaterial. Constant columns are detected before
@@ -415,6 +420,7 @@ func (s *columnStats) divisors(data []float64, n, d int) []float64 {
 		mean := s.sum
 		floats.Scale(1/float64(n), mean)
 		maxAbs := make([]float64, dFeat)
+		sumSq := make([]float64, dFeat)
 		for i := 0; i < n; i++ {
 			row := data[i*d : i*d+dFeat]
 			floats.Sub(row, mean)
@@ -422,20 +428,33 @@ func (s *columnStats) divisors(data []float64, n, d int) []float64 {
 				if a := math.Abs(v); a > maxAbs[j] {
 					maxAbs[j] = a
 				}
+				sumSq[j] += v * v
+			}
+		}
+		div := maxAbs
+		if s.how == ScaleZScore {
+			// The sample standard deviation of the centred column (two
+			// passes: the centring above, then the squares, which is
+			// accurate where the one-pass formula cancels).
+			div = make([]float64, dFeat)
+			for j := range div {
+				if n > 1 {
+					div[j] = math.Sqrt(sumSq[j] / float64(n-1))
+				}
 			}
 		}
 		for j, c := range s.constant {
 			if c {
-				maxAbs[j] = 0
+				div[j] = 0
 			}
 		}
-		return maxAbs
+		return div
 	}
 	return nil
 }
 
 // scaleRow divides row[j] by div[j], or sets it to 0 where div[j] is 0 (an
-// all-zero column, or a constant one under zscore). Division rather than
+// all-zero column, or a constant one under the centred options). Division rather than
 // multiplication by 1/div[j]: |v| ≤ m then gives |v/m| ≤ 1 exactly, as
 // division is correctly rounded and monotone, whereas v·fl(1/m) may round
 // above 1.

@@ -41,7 +41,7 @@ func TestPreprocessing_Validate(t *testing.T) {
 		{"all options", Preprocessing{ColumnScale: "zscore", RowNorm: "l1-max", TargetScale: "l1-max", Intercept: true,
 			Columns: []string{"a", "b"}, Log1p: []string{"a"}}, nil},
 		{"bad choices", Preprocessing{ColumnScale: "minmax", RowNorm: "l3", TargetScale: "log"}, []string{
-			`preprocess.column_scale: unknown value "minmax" (want "maxabs", "zscore", "none")`,
+			`preprocess.column_scale: unknown value "minmax" (want "maxabs", "center-maxabs", "zscore", "none")`,
 			`preprocess.row_norm: unknown value "l3" (want "l2-max", "l2-clip", "l2-unit", "l1-max", "none")`,
 			`preprocess.target_scale: unknown value "log" (want "none", "maxabs", "l1-max")`,
 		}},
@@ -124,17 +124,34 @@ func TestPreprocessing_ExactMagic(t *testing.T) {
 		}
 	}
 
-	// zscore centres: fLength mean is 64.0261, max deviation 37.9744.
-	x3, _, _, err := Preprocessing{ColumnScale: ScaleZScore, RowNorm: RowNone}.apply(tb, TaskClassification)
+	// center-maxabs centres: fLength mean is 64.0261, max deviation 37.9744.
+	x3, _, _, err := Preprocessing{ColumnScale: ScaleCenterMaxAbs, RowNorm: RowNone}.apply(tb, TaskClassification)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mean := (28.7967 + 31.6036 + 93.7035 + 102.0005) / 4
 	if got, want := x3.At(3, 0), 1.0; math.Abs(got-want) > 1e-15 {
-		t.Errorf("zscore X[3][fLength] = %v, want %v", got, want)
+		t.Errorf("center-maxabs X[3][fLength] = %v, want %v", got, want)
 	}
 	if got, want := x3.At(0, 0), (28.7967-mean)/(102.0005-mean); math.Abs(got-want) > 1e-15 {
-		t.Errorf("zscore X[0][fLength] = %v, want %v", got, want)
+		t.Errorf("center-maxabs X[0][fLength] = %v, want %v", got, want)
+	}
+
+	// zscore standardizes, as R's scale(): divided by the sample standard
+	// deviation (n − 1 = 3).
+	x4, _, _, err := Preprocessing{ColumnScale: ScaleZScore, RowNorm: RowNone}.apply(tb, TaskClassification)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ss float64
+	for _, v := range []float64{28.7967, 31.6036, 93.7035, 102.0005} {
+		ss += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(ss / 3)
+	for i, v := range []float64{28.7967, 31.6036, 93.7035, 102.0005} {
+		if got, want := x4.At(i, 0), (v-mean)/sd; math.Abs(got-want) > 1e-14 {
+			t.Errorf("zscore X[%d][fLength] = %v, want %v", i, got, want)
+		}
 	}
 }
 
@@ -235,7 +252,7 @@ func TestPreprocessing_Invariants(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"adult", "magic", "bank"} {
 		tb, _ := synthesize(builtinEntry(name), 1)
-		for _, cs := range []string{ScaleMaxAbs, ScaleZScore, ScaleNone} {
+		for _, cs := range []string{ScaleMaxAbs, ScaleCenterMaxAbs, ScaleZScore, ScaleNone} {
 			for _, rn := range []string{RowL2Max, RowL2Clip, RowL2Unit, RowL1Max, RowNone} {
 				p := Preprocessing{ColumnScale: cs, RowNorm: rn, Intercept: true}
 				t.Run(name+"/"+cs+"/"+rn, func(t *testing.T) {
@@ -266,8 +283,8 @@ func checkInvariants(t *testing.T, x *mat.Dense, names []string, p Preprocessing
 		intercept[i] = row[d-1]
 		// The intercept was 1 before row scaling, so row/intercept is the
 		// column-scaled row: each entry within [−1, 1] unless ColumnScale
-		// is "none".
-		if p.ColumnScale != ScaleNone {
+		// is "none" or "zscore" (standardized entries are not bounded).
+		if p.ColumnScale != ScaleNone && p.ColumnScale != ScaleZScore {
 			for j, v := range row[:d-1] {
 				if math.Abs(v) > row[d-1]*(1+normTol) {
 					t.Fatalf("row %d col %s: |%v| exceeds the intercept %v: column scale broken", i, names[j], v, row[d-1])
@@ -311,7 +328,7 @@ func checkInvariants(t *testing.T, x *mat.Dense, names []string, p Preprocessing
 			}
 		}
 	}
-	if p.ColumnScale == ScaleZScore {
+	if p.ColumnScale == ScaleZScore || p.ColumnScale == ScaleCenterMaxAbs {
 		// Centred columns: |mean| ≤ n·ulp-level rounding.
 		for j := 0; j < d-1; j++ {
 			var s float64
@@ -319,7 +336,7 @@ func checkInvariants(t *testing.T, x *mat.Dense, names []string, p Preprocessing
 				s += x.At(i, j) / intercept[i]
 			}
 			if math.Abs(s/float64(n)) > 1e-9 {
-				t.Fatalf("zscore column %s has mean %v", names[j], s/float64(n))
+				t.Fatalf("%s column %s has mean %v", p.ColumnScale, names[j], s/float64(n))
 			}
 		}
 	}
@@ -341,7 +358,8 @@ func TestPreprocessing_ConstantColumns(t *testing.T) {
 		want  []float64
 	}{
 		{ScaleMaxAbs, []float64{0, 1, -0.5, 0, 1, 0.25, 0, 1, 1}},
-		{ScaleZScore, []float64{0, 0, -1, 0, 0, 0, 0, 0, 1}},
+		{ScaleCenterMaxAbs, []float64{0, 0, -1, 0, 0, 0, 0, 0, 1}},
+		{ScaleZScore, []float64{0, 0, -1, 0, 0, 0, 0, 0, 1}}, // x: mean 1, sd 3
 	} {
 		x, _, _, err := Preprocessing{ColumnScale: tt.scale, RowNorm: RowNone}.apply(tb, TaskClassification)
 		if err != nil {

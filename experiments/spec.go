@@ -111,7 +111,8 @@ type DataSpec struct {
 	//   - "never": an absent file is an error;
 	//   - "always": the stand-in, without looking at the data directory.
 	Synthetic string `toml:"synthetic"`
-	// ColumnScale is "maxabs" (default), "zscore" or "none".
+	// ColumnScale is "maxabs" (default), "center-maxabs", "zscore" or
+	// "none" (see datasets.Preprocessing).
 	ColumnScale string `toml:"column_scale"`
 	// Intercept appends a constant feature before row scaling. Default true.
 	Intercept bool `toml:"intercept"`
@@ -467,7 +468,7 @@ func (s *Spec) validate() []fieldErr {
 		add("data.subsample", "data.subsample", "must be >= 0 (got %d)", s.Data.Subsample)
 	}
 	oneOf("data.synthetic", s.Data.Synthetic, "auto", "allow", "never", "always")
-	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "zscore", "none")
+	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "center-maxabs", "zscore", "none")
 	oneOf("data.row_norm", s.Data.RowNorm, "l2-max", "l2-clip", "l2-unit", "l1-max", "none")
 	oneOf("data.target_scale", s.Data.TargetScale, "none", "maxabs")
 	errs = append(errs, s.validateMethods()...)
