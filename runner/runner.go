@@ -530,7 +530,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
 		Units: counts, Datasets: exp.Datasets(), Ledger: exp.Ledger(rows),
 		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: append(exp.Warnings(), rowWarnings...),
-		Noise: mech.NoiseReport(spec.Output.SecureNoise), SecureNoise: spec.Output.SecureNoise,
+		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
 	}
 	if spec.Source != nil {
 		m.Spec.File, m.Spec.FileSHA256 = spec.Source.Path, spec.Source.SHA256
@@ -555,6 +555,25 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		return err
 	}
 	return nil
+}
+
+// noiseReport is the manifest's account of the run's noise: that of
+// package mech (mech.NoiseReport) for the releases the harness draws, and,
+// in a run with secure noise of a spec with external methods
+// ([[methods]]), a line saying that those draw their own noise: the
+// harness hands each call a seed from crypto/rand, but the samplers, and
+// whether the seed is used at all, are the method's; none of mech's
+// hardening applies to them.
+func noiseReport(spec *experiments.Spec) []string {
+	noise := mech.NoiseReport(spec.Output.SecureNoise)
+	if !spec.Output.SecureNoise || len(spec.Methods) == 0 {
+		return noise
+	}
+	names := make([]string, len(spec.Methods))
+	for i, m := range spec.Methods {
+		names[i] = m.Name
+	}
+	return append(noise, fmt.Sprintf("external methods (%s): draw their own noise in their own processes from each call's seed, which comes from crypto/rand (results do not replay); their samplers are the methods' own, NOT hardened by the harness (none of the constructions above applies to them)", strings.Join(names, ", ")))
 }
 
 // binaryHash identifies the running program, so that a checkpoint written by

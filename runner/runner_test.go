@@ -291,3 +291,53 @@ func TestHeader_Changes(t *testing.T) {
 		t.Errorf("equal headers: %q", ch)
 	}
 }
+
+// TestRun_NoiseReportExternal: the manifest's noise report of a run with
+// secure noise says that the spec's external methods draw their own noise,
+// not hardened by the harness; without external methods, or without
+// secure noise, it is package mech's report alone.
+func TestRun_NoiseReportExternal(t *testing.T) {
+	const line = "external methods (py-a, py-b): draw their own noise"
+	for _, c := range []struct {
+		name            string
+		secure, methods bool
+	}{
+		{"secure with methods", true, true},
+		{"secure without methods", true, false},
+		{"simulation with methods", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newFake(3)
+			e.spec.Output.SecureNoise = c.secure
+			if c.methods {
+				e.spec.Methods = []experiments.MethodSpec{
+					{Name: "py-a", Serves: experiments.ServesLearner, Command: []string{"python3", "a.py"}},
+					{Name: "py-b", Serves: experiments.ServesLearner, Command: []string{"python3", "b.py"}},
+				}
+			}
+			dir, err := Run(context.Background(), e, Options{OutDir: t.TempDir(), Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found bool
+			for _, l := range m.Noise {
+				if strings.HasPrefix(l, line) {
+					found = true
+					if !strings.Contains(l, "crypto/rand") || !strings.Contains(l, "NOT hardened by the harness") {
+						t.Errorf("noise line %q", l)
+					}
+				}
+			}
+			if want := c.secure && c.methods; found != want {
+				t.Errorf("noise report %q: external line present %v, want %v", m.Noise, found, want)
+			}
+			if m.SecureNoise != c.secure {
+				t.Errorf("secure_noise %v, want %v", m.SecureNoise, c.secure)
+			}
+		})
+	}
+}

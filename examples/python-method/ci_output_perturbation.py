@@ -43,14 +43,24 @@ fixed): every row has |x_i|_2 <= 1 and |y_i| = 1.
   * Step 5 and the eigenvalue clipping are post-processing. By sequential
     composition an interval is (eps1 + eps2 + eps3)-DP and an estimate
     (theta~ alone) eps1-DP; each reply claims exactly that.
-The privacy proof assumes the exact minimizer theta_hat; a Newton run that
-does not reach a gradient norm of 1e-10 reports status "fit not converged".
+The privacy proof assumes the exact minimizer theta_hat, so a Newton run
+that does not reach a gradient norm of 1e-10 releases nothing: the reply
+is {"status": "fit not converged (...)"} with no theta, lo or hi (the row
+records the reason, with NaN coverage; an estimate without theta ends that
+method's variability interval). Its privacy claim is still the declared
+cost (eps1 + eps2 + eps3 for an interval, eps1 for an estimate): the
+harness requires every reply to claim exactly that, and the ledger books
+it, so the budget counts as spent even though nothing was released. (The
+status itself depends on the data; the analysis, which assumes an exact
+solver, does not cover it, as for any solver failure.) No noise is drawn
+for such a call.
 
 The hello states the model (lr), the budget parts spent and the labels.
 Randomness comes only from numpy's PCG64 seeded by the call's seed, so a
 run replays bit-identically at any number of workers.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -59,15 +69,14 @@ import dprepro_worker
 
 VERSION = "ci_output_perturbation.py 1"
 
-_cache = {}
 
-
+@functools.lru_cache(maxsize=8)
 def load(path):
-    """Read a .npy file once per path (the harness never rewrites a path)."""
-    a = _cache.get(path)
-    if a is None:
-        a = np.load(path)
-        _cache[path] = a
+    """Read a .npy file, keeping the last 8 paths read (the harness never
+    rewrites a path; a long run hands a worker many, so the cache is
+    bounded). The array is read-only: every call shares it."""
+    a = np.load(path)
+    a.setflags(write=False)
     return a
 
 
@@ -91,7 +100,8 @@ def sigmoid(t):
 
 
 def fit(X, y, w, n, c, tol=1e-10, max_iter=200):
-    """theta_hat and whether Newton's method converged."""
+    """theta_hat, and None if Newton's method converged, else the reason
+    (the gradient norm reached)."""
     D = X.shape[1]
     theta = np.zeros(D)
 
@@ -102,7 +112,7 @@ def fit(X, y, w, n, c, tol=1e-10, max_iter=200):
         s = sigmoid(-y * (X @ theta))
         grad = -(X.T @ (w * y * s)) / n + 2 * c * theta
         if np.linalg.norm(grad) <= tol:
-            return theta, True
+            return theta, None
         H = (X.T * (w * s * (1 - s))) @ X / n + 2 * c * np.eye(D)
         step = np.linalg.solve(H, grad)
         if np.linalg.norm(grad) < 1e-6:  # quadratic convergence; a line search
@@ -113,8 +123,10 @@ def fit(X, y, w, n, c, tol=1e-10, max_iter=200):
             t *= 0.5
         theta = theta - t * step
     s = sigmoid(-y * (X @ theta))
-    grad = -(X.T @ (w * y * s)) / n + 2 * c * theta
-    return theta, bool(np.linalg.norm(grad) <= tol)
+    g = np.linalg.norm(-(X.T @ (w * y * s)) / n + 2 * c * theta)
+    if g <= tol:
+        return theta, None
+    return theta, "gradient norm %.3g > %g after %d Newton steps" % (g, tol, max_iter)
 
 
 def l2_laplace(rng, dim, scale, size=None):
@@ -148,14 +160,18 @@ def check_model(params):
 
 
 def private_theta(params, seed, data, weights):
+    """theta~ (None when the fit did not converge), the replicate, the
+    generator and the status ("ok" or why nothing is released)."""
     n = int(params["n"])
     c = float(params["c"])
     eps1 = float(params["eps1"])
     X, y, w = replicate(data, weights, n)
-    theta_hat, converged = fit(X, y, w, n, c)
+    theta_hat, why = fit(X, y, w, n, c)
+    if why is not None:
+        return X, y, w, None, None, "fit not converged (%s)" % why
     rng = np.random.default_rng(seed)
     theta = theta_hat + l2_laplace(rng, X.shape[1], 1.0 / (n * c * eps1))
-    return X, y, w, theta, converged, rng
+    return X, y, w, theta, rng, "ok"
 
 
 def interval(params, seed, data, weights):
@@ -165,7 +181,10 @@ def interval(params, seed, data, weights):
     eps1, eps2, eps3 = float(params["eps1"]), float(params["eps2"]), float(params["eps3"])
     alpha = float(params["alpha"])
     m = int(params["m"])
-    X, y, w, theta, converged, rng = private_theta(params, seed, data, weights)
+    claim = {"epsilon": eps1 + eps2 + eps3}  # the declared cost, released or not
+    X, y, w, theta, rng, status = private_theta(params, seed, data, weights)
+    if theta is None:
+        return {"status": status}, claim
     D = X.shape[1]
     s = sigmoid(y * (X @ theta))  # S(m_i); S(-m_i) = 1 - s
     H = (X.T * (w * s * (1 - s))) @ X / n + 2 * c * np.eye(D)
@@ -180,16 +199,17 @@ def interval(params, seed, data, weights):
     z = rng.standard_normal((m, D)) @ L.T - l2_laplace(rng, D, 1.0 / (n * c * eps1), size=m)
     lo = theta + np.quantile(z, alpha / 2, axis=0)
     hi = theta + np.quantile(z, 1 - alpha / 2, axis=0)
-    status = "ok" if converged else "fit not converged"
     out = {"theta": theta.tolist(), "lo": lo.tolist(), "hi": hi.tolist(), "status": status}
-    return out, {"epsilon": eps1 + eps2 + eps3}
+    return out, claim
 
 
 def estimate(params, seed, data, weights):
     check_model(params)
-    _, _, _, theta, converged, _ = private_theta(params, seed, data, weights)
-    status = "ok" if converged else "fit not converged"
-    return {"theta": theta.tolist(), "status": status}, {"epsilon": float(params["eps1"])}
+    claim = {"epsilon": float(params["eps1"])}  # the declared cost, released or not
+    _, _, _, theta, _, status = private_theta(params, seed, data, weights)
+    if theta is None:
+        return {"status": status}, claim
+    return {"theta": theta.tolist(), "status": status}, claim
 
 
 if __name__ == "__main__":

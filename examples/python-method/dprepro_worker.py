@@ -15,7 +15,10 @@ below 2**53: seed every random draw with it and the method replays
 bit-identically), ``data`` (role -> path of a .npy file the harness wrote)
 and ``weights`` (a list of row counts, or None); it returns
 ``(output, privacy)``, two dicts. An exception becomes an "error" reply:
-that call's unit fails with the message, and the worker keeps serving.
+that call's unit fails with the message, and the worker keeps serving. So
+does a result that JSON cannot carry (NaN or infinity, which the protocol
+refuses, or a value json cannot encode): the reply is an error saying so,
+not a dead worker.
 
 Anything the method prints goes to stderr (the run's workers.log), never
 into the protocol stream.
@@ -35,6 +38,20 @@ def serve(serves, privacy, ops, version="", attributes=None):
 
     def send(msg):
         proto.write(json.dumps(msg, allow_nan=False) + "\n")
+        proto.flush()
+
+    def send_result(rid, output, claim):
+        """Send a result, or an error reply if JSON cannot carry it."""
+        try:
+            line = json.dumps({"type": "result", "id": rid, "output": output, "privacy": claim}, allow_nan=False)
+        except (ValueError, TypeError) as exc:  # NaN/Inf (allow_nan=False), a numpy array, ...
+            why = str(exc)
+            if isinstance(exc, ValueError) and "Out of range float" in why:
+                why = "NaN/Inf (JSON has neither)"
+            print("dprepro_worker: call %s: output is not valid JSON: %s" % (rid, exc), file=sys.stderr)
+            send({"type": "error", "id": rid, "message": "output is not valid JSON: " + why})
+            return
+        proto.write(line + "\n")
         proto.flush()
 
     line = sys.stdin.readline()
@@ -66,4 +83,4 @@ def serve(serves, privacy, ops, version="", attributes=None):
             traceback.print_exc(file=sys.stderr)
             send({"type": "error", "id": rid, "message": "%s: %s" % (type(exc).__name__, exc)})
             continue
-        send({"type": "result", "id": rid, "output": output, "privacy": claim})
+        send_result(rid, output, claim)

@@ -36,20 +36,20 @@ the noise comes from a seeded generator: a simulation, not hardened DP;
 and theta* is computed to a gradient norm of 1e-10, not exactly.
 """
 
+import functools
+
 import numpy as np
 
 import dprepro_worker
 
-_data = {}
-_star = {}
 
-
+@functools.lru_cache(maxsize=8)
 def load(path):
-    """Read a .npy file once per path (the harness never rewrites a path)."""
-    a = _data.get(path)
-    if a is None:
-        a = np.load(path)
-        _data[path] = a
+    """Read a .npy file, keeping the last 8 paths read (the harness never
+    rewrites a path; a long run hands a worker many, so the cache is
+    bounded). The array is read-only: every call shares it."""
+    a = np.load(path)
+    a.setflags(write=False)
     return a
 
 
@@ -77,20 +77,26 @@ def fit_logistic(X, y, lam, tol=1e-10, max_iter=100):
     raise RuntimeError("Newton did not reach a gradient norm of %g in %d steps" % (tol, max_iter))
 
 
+@functools.lru_cache(maxsize=8)
+def minimizer(x_path, y_path, lam, n, d):
+    """theta* of the problem on the data at x_path, y_path, kept for the
+    last 8 problems (a sequence and the independent releases of one
+    dataset share it; a failed fit raises and is not kept)."""
+    X, y = load(x_path), load(y_path)
+    if X.shape != (n, d) or y.shape != (n,):
+        raise ValueError("x is %s and y %s, params say n = %d, d = %d" % (X.shape, y.shape, n, d))
+    star = fit_logistic(X, y, lam)
+    star.setflags(write=False)  # shared between calls
+    return star
+
+
 def problem(params, data):
     """theta*, the sensitivity Delta and the radius M of the call's problem."""
     if params["task"] != "logistic":
         raise ValueError("task %r: this generator is defined for logistic regression only" % params["task"])
     lam = float(params["lambda"])
-    key = (data["x"], data["y"], lam)
-    star = _star.get(key)
-    if star is None:
-        X, y = load(data["x"]), load(data["y"])
-        if X.shape != (params["n"], params["d"]) or y.shape != (params["n"],):
-            raise ValueError("x is %s and y %s, params say n = %d, d = %d" % (X.shape, y.shape, params["n"], params["d"]))
-        star = fit_logistic(X, y, lam)
-        _star[key] = star
-    n, d = params["n"], params["d"]
+    n, d = int(params["n"]), int(params["d"])
+    star = minimizer(data["x"], data["y"], lam, n, d)
     return star, 2.0 * np.sqrt(d) / (n * lam), float(params["radius"])
 
 

@@ -63,12 +63,24 @@ func startPython(t *testing.T) (*external.Pool, *external.Scratch) {
 	return p, sc
 }
 
+// fitParams are the params of a "fit" call, as cvtune.ExternalLearner
+// sends them.
 type fitParams struct {
-	Lambda  float64 `json:"lambda"`
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-	N       int     `json:"n"`
-	D       int     `json:"d"`
+	Lambda  float64  `json:"lambda"`
+	Epsilon float64  `json:"epsilon"`
+	Delta   float64  `json:"delta"`
+	N       int      `json:"n"`
+	D       int      `json:"d"`
+	Loss    string   `json:"loss"`
+	HuberH  *float64 `json:"huber_h,omitempty"`
+	RowNorm string   `json:"row_norm"`
+}
+
+// logistic returns p for the logistic loss on rows scaled by l2-max (the
+// harness's defaults).
+func (p fitParams) logistic() fitParams {
+	p.Loss, p.RowNorm = "logistic", "l2-max"
+	return p
 }
 
 func pyFit(t *testing.T, p *external.Pool, data map[string]string, seed uint64, prm fitParams) []float64 {
@@ -120,14 +132,14 @@ func TestOutputPerturbation_SameAsBuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wPy := pyFit(t, p, data, 1, fitParams{Lambda: lambda, Epsilon: 1e12, N: n, D: d})
+	wPy := pyFit(t, p, data, 1, fitParams{Lambda: lambda, Epsilon: 1e12, N: n, D: d}.logistic())
 	for j := range wPy {
 		if math.Abs(wPy[j]-exact.W[j]) > 1e-7 {
 			t.Fatalf("noise-free weights differ: python %v, Go %v", wPy, exact.W)
 		}
 	}
 	// A seed replays: the same call gives the same bits.
-	prm := fitParams{Lambda: lambda, Epsilon: 0.5, N: n, D: d}
+	prm := fitParams{Lambda: lambda, Epsilon: 0.5, N: n, D: d}.logistic()
 	if a, b := pyFit(t, p, data, 77, prm), pyFit(t, p, data, 77, prm); !slices.Equal(a, b) {
 		t.Fatalf("seed 77 gave %v then %v", a, b)
 	}
@@ -211,7 +223,7 @@ func BenchmarkPythonCall(b *testing.B) {
 	}
 	xPath, _ := sc.Matrix("x", func() *mat.Dense { return mat.NewDense(4, 2, []float64{0.5, 0.5, -0.5, 0.5, 0.6, 0.1, -0.4, -0.3}) })
 	yPath, _ := sc.Vector("y", func() []float64 { return []float64{1, -1, 1, -1} })
-	req := external.Request{Op: "fit", Seed: 1, Params: fitParams{Lambda: 0.1, Epsilon: 1, N: 4, D: 2}, Data: map[string]string{"x": xPath, "y": yPath}}
+	req := external.Request{Op: "fit", Seed: 1, Params: fitParams{Lambda: 0.1, Epsilon: 1, N: 4, D: 2}.logistic(), Data: map[string]string{"x": xPath, "y": yPath}}
 	if _, err := p.Call(context.Background(), req); err != nil {
 		b.Fatal(err)
 	}

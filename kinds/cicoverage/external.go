@@ -1,9 +1,7 @@
 package cicoverage
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -307,10 +305,8 @@ func (m *ExternalMethod) call(ctx context.Context, op string, d Data, params any
 	if err != nil {
 		return out, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(rep.Output))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		return out, external.OutputFault(m.name, op, `the output must be {"theta": [...], "lo": [...], "hi": [...], "status": "..."}: %v`, err)
+	if err := external.DecodeOutput(rep, m.name, op, `{"theta": [...], "lo": [...], "hi": [...], "status": "..."}`, &out); err != nil {
+		return out, err
 	}
 	g, err := rep.Privacy.Guarantee(m.form, want.Covers)
 	if err != nil {

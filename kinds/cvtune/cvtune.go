@@ -131,7 +131,7 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 	if !explicit {
 		names = []string{DefaultLearner}
 	}
-	cfg := spec.Tuning.learnerConfig()
+	cfg := spec.Tuning.learnerConfig(spec.Data.RowNorm)
 	var out []Learner
 	var errs []error
 	for i, name := range names {
@@ -159,9 +159,10 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 }
 
 // learnerConfig is the cv-tuning spec's configuration of its learners:
-// tuning.loss, tuning.huber_h and tuning.objective_perturbation.
-func (t *TuningSpec) learnerConfig() LearnerConfig {
-	return LearnerConfig{Table: "tuning", Loss: t.Loss, HuberH: t.HuberH, ObjPert: t.ObjPert}
+// tuning.loss, tuning.huber_h and tuning.objective_perturbation, and the
+// spec's data.row_norm rowNorm.
+func (t *TuningSpec) learnerConfig(rowNorm string) LearnerConfig {
+	return LearnerConfig{Table: "tuning", Loss: t.Loss, HuberH: t.HuberH, ObjPert: t.ObjPert, RowNorm: rowNorm}
 }
 
 // New loads the datasets of spec and lays out the folds and units. The
@@ -394,13 +395,13 @@ type classifierCandidates struct {
 	nonconverged int
 	fits         int     // training runs
 	over         int     // fits whose guarantee is over their level
-	overNote     string  // checkLevel's note on the first of them
+	overNote     string  // CheckLevel's note on the first of them
 	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
 
-// status is the row's status: "ok", or "warning: " and what went wrong
-// (fits that did not converge; fits whose guarantee is over their level,
-// see checkLevel), parts joined by "; ".
+// status is the row's status ([RowStatus]): "ok", or "warning: " and what
+// went wrong (fits that did not converge; fits whose guarantee is over
+// their level, see [CheckLevel]).
 func (c *classifierCandidates) status() string {
 	var parts []string
 	if c.nonconverged > 0 {
@@ -409,19 +410,8 @@ func (c *classifierCandidates) status() string {
 	if c.over > 0 {
 		parts = append(parts, fmt.Sprintf("%s (%d of %d fits over their level)", c.overNote, c.over, c.fits))
 	}
-	if len(parts) == 0 {
-		return "ok"
-	}
-	return statusWarning + strings.Join(parts, statusSep)
+	return RowStatus(parts...)
 }
-
-// The form of a row's status with warnings, which Experiment.RowWarnings
-// reads back.
-const (
-	statusWarning = "warning: "
-	statusSep     = "; "
-	overWords     = " for a level of " // in a part that reports fits over their level
-)
 
 func (c *classifierCandidates) K() int       { return len(c.lambdas) }
 func (c *classifierCandidates) Terms() Terms { return c.terms }
@@ -471,7 +461,7 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	if err := g.Validate(); err != nil {
 		return Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
 	}
-	note, over, err := checkLevel(c.learner.Name(), g, level)
+	note, over, err := CheckLevel(c.learner.Name(), g, level)
 	if err != nil {
 		return Fit{}, err
 	}
@@ -572,42 +562,9 @@ func (e *Experiment) Warnings() []string {
 // RowWarnings implements runner.RowWarner: for each method label whose
 // rows report fits over their level (a learner that returned more than
 // the level it was handed, see [Learner]), how many rows, the first such
-// note and what was booked.
+// note and what was booked ([OverLevelWarnings]).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	type tally struct {
-		over, rows int
-		note       string
-	}
-	seen := map[string]*tally{}
-	for _, r := range rows {
-		t := seen[r["method"]]
-		if t == nil {
-			t = &tally{}
-			seen[r["method"]] = t
-		}
-		t.rows++
-		rest, ok := strings.CutPrefix(r["status"], statusWarning)
-		if !ok {
-			continue
-		}
-		for _, part := range strings.Split(rest, statusSep) {
-			if strings.HasPrefix(part, "learner ") && strings.Contains(part, overWords) {
-				if t.over == 0 {
-					t.note = part
-				}
-				t.over++
-				break
-			}
-		}
-	}
-	var w []string
-	for _, label := range labels(e.arms) {
-		if t := seen[label]; t != nil && t.over > 0 {
-			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits over their level, e.g. %s; eps_*, delta_* and the ledger book what the learner returned",
-				label, t.over, t.rows, t.note))
-		}
-	}
-	return w
+	return OverLevelWarnings(rows, labels(e.arms), "eps_*, delta_* and the ledger book what the learner returned")
 }
 
 // Ledger implements runner.Experiment: for each method (label) and α, the

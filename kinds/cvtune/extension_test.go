@@ -798,9 +798,9 @@ func TestCheckLevel(t *testing.T) {
 		{"zcdp", privacy.Rho(0.01, ""), approx, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			note, over, err := checkLevel("l", c.g, c.level)
+			note, over, err := CheckLevel("l", c.g, c.level)
 			if over != c.over || (err != nil) != c.wantErr || (note != "") != c.over {
-				t.Errorf("checkLevel(%v, %v) = %q, %v, %v; want over %v, error %v", c.g, c.level, note, over, err, c.over, c.wantErr)
+				t.Errorf("CheckLevel(%v, %v) = %q, %v, %v; want over %v, error %v", c.g, c.level, note, over, err, c.over, c.wantErr)
 			}
 		})
 	}

@@ -21,46 +21,83 @@ import (
 // table of the spec with serves = "learner", speaking the worker protocol
 // (docs/worker-protocol.md). Each Fit is one "fit" call:
 //
-//	params: {"lambda": λ, "epsilon": ε, "delta": δ, "n": n, "d": d}
+//	params: {"lambda": λ, "epsilon": ε, "delta": δ, "n": n, "d": d,
+//	         "loss": "logistic"|"huber", "huber_h": h (huber only),
+//	         "row_norm": the spec's data.row_norm ("l2-max", …, "none")}
 //	data:   {"x": "<scratch>/….npy" (n×d float64), "y": "<scratch>/….npy" (n labels ±1)}
 //	seed:   drawn from the unit's stream (so a deterministic method replays)
 //	output: {"weights": [w₁, …, w_d]}   (the model scores x·w)
 //	privacy: the guarantee the method claims for this release
 //
+// loss, huber_h and row_norm are the spec's, as the built-in learners get
+// them ([LearnerConfig]): the preconditions a claimed guarantee may rest
+// on (a 1-Lipschitz loss of the kind the method implements, ‖x‖₂ ≤ 1). A
+// method whose guarantee needs what a call does not give should refuse
+// the call (an error reply) rather than claim the guarantee.
+//
 // The harness writes each training set's matrices once per run (the same
 // path for every call on the same rows) and computes every metric itself
 // from the weights. The guarantee is the method's own claim, booked as
 // "declared by the method"; a claim above the level the call asked for is
-// the caller's to flag (like any learner's).
+// the caller's to flag (like any learner's, see [CheckLevel]).
+//
+// The level must be finite: JSON has no infinity, so an external learner
+// cannot be handed ε = +Inf (the learner-comparison kind's reference).
 type ExternalLearner struct {
-	name string
-	set  *external.Set
-	form string
+	name    string
+	set     *external.Set
+	form    string
+	loss    string   // "logistic" or "huber"
+	huberH  *float64 // h when loss is "huber"
+	rowNorm string
 }
 
 // NewExternalLearner returns the learner that the spec's [[methods]] table
-// name serves, starting its first worker to check the handshake.
-func NewExternalLearner(ctx context.Context, set *external.Set, name string) (*ExternalLearner, error) {
+// name serves, configured by cfg (its Loss, HuberH and RowNorm go to every
+// fit), starting its first worker to check the handshake.
+func NewExternalLearner(ctx context.Context, set *external.Set, name string, cfg LearnerConfig) (*ExternalLearner, error) {
+	if _, err := cfg.loss(name); err != nil {
+		return nil, err
+	}
+	l := &ExternalLearner{name: name, set: set, loss: "logistic", rowNorm: cfg.RowNorm}
+	if cfg.Loss == "huber" {
+		h := cfg.HuberH
+		l.loss, l.huberH = "huber", &h
+	}
 	_, h, err := set.Pool(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &ExternalLearner{name: name, set: set, form: h.Privacy}, nil
+	l.form = h.Privacy
+	return l, nil
 }
 
 // Name implements Learner.
 func (l *ExternalLearner) Name() string { return l.name }
 
+// externalFit is the params of a "fit" call.
 type externalFit struct {
-	Lambda  float64 `json:"lambda"`
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-	N       int     `json:"n"`
-	D       int     `json:"d"`
+	Lambda  float64  `json:"lambda"`
+	Epsilon float64  `json:"epsilon"`
+	Delta   float64  `json:"delta"`
+	N       int      `json:"n"`
+	D       int      `json:"d"`
+	Loss    string   `json:"loss"`
+	HuberH  *float64 `json:"huber_h,omitempty"`
+	RowNorm string   `json:"row_norm"`
 }
 
 // Fit implements Learner through one "fit" call.
 func (l *ExternalLearner) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{{"lambda", lambda}, {"epsilon", level.Epsilon}, {"delta", level.Delta}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) {
+			// JSON has no NaN or infinity: the call could not be written.
+			return nil, privacy.Guarantee{}, fmt.Errorf("external learner %s cannot be handed %s = %v: the worker protocol sends finite numbers only", l.name, v.name, v.v)
+		}
+	}
 	pool, _, err := l.set.Pool(ctx, l.name)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err
@@ -82,8 +119,9 @@ func (l *ExternalLearner) Fit(ctx context.Context, rng *rand.Rand, train *Data, 
 	n, d := train.N(), train.D()
 	rep, err := pool.Call(ctx, external.Request{
 		Op: "fit", Seed: seed,
-		Params: externalFit{Lambda: lambda, Epsilon: level.Epsilon, Delta: level.Delta, N: n, D: d},
-		Data:   map[string]string{"x": xPath, "y": yPath},
+		Params: externalFit{Lambda: lambda, Epsilon: level.Epsilon, Delta: level.Delta, N: n, D: d,
+			Loss: l.loss, HuberH: l.huberH, RowNorm: l.rowNorm},
+		Data: map[string]string{"x": xPath, "y": yPath},
 	})
 	if err != nil {
 		return nil, privacy.Guarantee{}, err

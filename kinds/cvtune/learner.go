@@ -16,6 +16,7 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/results"
 )
 
 // Level is the privacy level a selection method hands one training run:
@@ -43,14 +44,17 @@ func (l Level) String() string {
 // numerically), not a real overspend.
 const levelTol = 1e-9
 
-// checkLevel compares the guarantee g that learner returned for one fit
-// with the level it was handed. A pure or approximate guarantee within the
-// level is fine (over is false); one above it is over the level (over is
-// true, and note says so: "learner X returned ε=… for a level of ε=…") and
+// CheckLevel compares the guarantee g that learner returned for one fit
+// with the level it was handed; every kind that hands learners a level
+// (cv-tuning, learner-comparison) checks each fit with it. A pure or
+// approximate guarantee within the level is fine (over is false); one
+// above it is over the level (over is true, and note says so: "learner X
+// returned ε=… for a level of ε=…"; put it in the row's status with
+// [RowStatus], and [OverLevelWarnings] reads it back for the manifest) and
 // is booked as returned. A guarantee that cannot be compared with a level
 // — not private, ex-post, or ρ-zCDP, which implies no pure ε and an ε only
 // at a δ the learner must choose — is an error naming the learner.
-func checkLevel(learner string, g privacy.Guarantee, level Level) (note string, over bool, err error) {
+func CheckLevel(learner string, g privacy.Guarantee, level Level) (note string, over bool, err error) {
 	switch g.Notion {
 	case privacy.Pure, privacy.Approx:
 	case privacy.None:
@@ -64,6 +68,68 @@ func checkLevel(learner string, g privacy.Guarantee, level Level) (note string, 
 		return fmt.Sprintf("learner %s returned %v%s%v", learner, g, overWords, level), true, nil
 	}
 	return "", false, nil
+}
+
+// The form of a row's status with warnings ([RowStatus]), which
+// [OverLevelWarnings] reads back.
+const (
+	statusWarning = "warning: "
+	statusSep     = "; "
+	overWords     = " for a level of " // in a part that reports fits over their level
+)
+
+// RowStatus is the status column of a row with the warning parts parts
+// (such as a note of [CheckLevel]): "ok" when there are none, else
+// "warning: " and the parts joined by "; ". A part must not contain "; ".
+func RowStatus(parts ...string) string {
+	if len(parts) == 0 {
+		return "ok"
+	}
+	return statusWarning + strings.Join(parts, statusSep)
+}
+
+// OverLevelWarnings returns the manifest's warnings about fits over their
+// level, read back from the rows' status column ([RowStatus] with a note
+// of [CheckLevel]): for each method label of labels, in order, whose rows
+// report such fits, how many rows, the first note and booked — what the
+// rows and the ledger book instead of the level (e.g. "eps_*, delta_* and
+// the ledger book what the learner returned"). A kind implementing
+// runner.RowWarner returns them.
+func OverLevelWarnings(rows []results.Row, labels []string, booked string) []string {
+	type tally struct {
+		over, rows int
+		note       string
+	}
+	seen := map[string]*tally{}
+	for _, r := range rows {
+		t := seen[r["method"]]
+		if t == nil {
+			t = &tally{}
+			seen[r["method"]] = t
+		}
+		t.rows++
+		rest, ok := strings.CutPrefix(r["status"], statusWarning)
+		if !ok {
+			continue
+		}
+		for _, part := range strings.Split(rest, statusSep) {
+			if strings.HasPrefix(part, "learner ") && strings.Contains(part, overWords) {
+				if t.over == 0 {
+					t.note = part
+				}
+				t.over++
+				break
+			}
+		}
+	}
+	var w []string
+	for _, label := range labels {
+		if t := seen[label]; t != nil && t.over > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits over their level, e.g. %s; %s",
+				label, t.over, t.rows, t.note, booked))
+		}
+	}
+	return w
 }
 
 // Learner is a private learner of the cv-tuning kind: the training
@@ -134,6 +200,13 @@ type LearnerConfig struct {
 	// ObjPert is the objective-perturbation parametrization: "cms11"
 	// (empty means that) or the labelled opt-in "dplr2013".
 	ObjPert string
+	// RowNorm is the spec's data.row_norm ("l2-max", "l2-clip",
+	// "l2-unit", "l1-max" or "none"): how the rows a learner is handed
+	// were scaled (see [Data]). The built-in learners check the bound
+	// they need on the rows themselves; an [ExternalLearner] is told it
+	// with every fit, beside the loss, since the guarantee it claims may
+	// rest on it.
+	RowNorm string
 }
 
 // loss returns the erm.Loss of c.Loss for learner name, or an error naming
@@ -542,7 +615,8 @@ var learners = newRegistry[Learner]("learner", ObjectivePerturbation{}, OutputPe
 // LookupLearner returns the learner that a spec names name, configured
 // for it: the spec's external learner of that name when ext (the spec's
 // [[methods]], see [ExternalLearner]; nil for none) serves one — its first
-// worker is started and shaken hands with — else the registered learner,
+// worker is started and shaken hands with, and cfg's loss and row norm are
+// passed to every fit — else the registered learner,
 // passed through Configure with cfg when it is a [Configurer]. It is the
 // one place where a kind turns a learner name into a Learner (the
 // cv-tuning kind for tuning.learners, the learner-comparison kind for
@@ -552,7 +626,7 @@ var learners = newRegistry[Learner]("learner", ObjectivePerturbation{}, OutputPe
 // spec id and key path.
 func LookupLearner(ext *external.Set, name string, cfg LearnerConfig) (Learner, error) {
 	if ext != nil && ext.Has(name, experiments.ServesLearner) {
-		return NewExternalLearner(context.Background(), ext, name)
+		return NewExternalLearner(context.Background(), ext, name, cfg)
 	}
 	l, ok := learners.lookup(name)
 	if !ok {

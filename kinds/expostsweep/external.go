@@ -2,7 +2,6 @@ package expostsweep
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -239,8 +238,8 @@ func (g *ExternalGenerator) sequence(ctx context.Context, rng *rand.Rand, s accf
 	var out struct {
 		Thetas [][]float64 `json:"thetas"`
 	}
-	if err := json.Unmarshal(rep.Output, &out); err != nil {
-		return nil, external.OutputFault(g.name, op, `the output must be {"thetas": [T lists of d numbers]}: %v`, err)
+	if err := external.DecodeOutput(rep, g.name, op, `{"thetas": [T lists of d numbers]}`, &out); err != nil {
+		return nil, err
 	}
 	T, d, r := len(eps), s.Problem.P(), s.Problem.Radius()
 	if len(out.Thetas) != T {
@@ -271,8 +270,8 @@ func (g *ExternalGenerator) independent(ctx context.Context, rng *rand.Rand, s a
 	var out struct {
 		Theta []float64 `json:"theta"`
 	}
-	if err := json.Unmarshal(rep.Output, &out); err != nil {
-		return nil, privacy.Guarantee{}, external.OutputFault(g.name, op, `the output must be {"theta": [d numbers]}: %v`, err)
+	if err := external.DecodeOutput(rep, g.name, op, `{"theta": [d numbers]}`, &out); err != nil {
+		return nil, privacy.Guarantee{}, err
 	}
 	if err := g.theta(op, "theta", out.Theta, s.Problem.P(), s.Problem.Radius()); err != nil {
 		return nil, privacy.Guarantee{}, err

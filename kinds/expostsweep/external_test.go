@@ -124,6 +124,9 @@ func fakeHypWorker(mode string) int {
 				last = eps[0]
 			}
 			output, claim = map[string]any{"thetas": thetas}, map[string]any{"epsilon": last}
+			if mode == "extra" {
+				output["note"] = "a misspelt or unknown key"
+			}
 		case "independent":
 			output, claim = map[string]any{"theta": theta(s)}, map[string]any{"epsilon": 2 * req.Params.Epsilon}
 		default:
@@ -350,6 +353,7 @@ func TestExternalGenerator_Faults(t *testing.T) {
 		{mode: "short", unit: "noise-reduction", want: "the output has 19 hypotheses for T = 20 levels", output: true},
 		{mode: "dim", unit: "noise-reduction", want: "thetas[3] has 11 coordinates for d = 10", output: true},
 		{mode: "huge", unit: "noise-reduction", want: "cannot unmarshal number 1e999", output: true},
+		{mode: "extra", unit: "noise-reduction", want: `the output must be {"thetas": [T lists of d numbers]}: json: unknown field "note"`, output: true},
 		{mode: "norm", unit: "noise-reduction", want: "thetas[0] has norm", output: true},
 		{mode: "claim", unit: "noise-reduction", want: `a noise-reduction sequence claims {"epsilon": ε_T}`, output: true},
 	}

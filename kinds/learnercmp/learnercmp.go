@@ -34,7 +34,15 @@
 //
 // # Privacy accounting
 //
-// Each fit returns its guarantee as a value; the rows record it
+// Each fit returns its guarantee as a value, checked against the level
+// it was handed (ε of the grid, δ = comparison.delta) by
+// cvtune.CheckLevel, as the cv-tuning kind checks its fits: one over the
+// level is booked as returned and flagged in the row's status ("learner
+// NAME returned … for a level of …") and the manifest's warnings
+// ([Experiment.RowWarnings]); one that cannot be compared with a level
+// (not private, ex-post) fails the unit; a ρ-zCDP guarantee is compared
+// as the (ε, δ) it implies at comparison.delta. The reference, handed
+// ε = +Inf, has no level to check. The rows record the guarantee
 // (notion, epsilon_spent, delta_spent, rho_spent, private), and the
 // ledger (see [Experiment.Ledger]) states, for each (learner, ε), the
 // guarantee of one released model. No composition across units is
@@ -131,7 +139,7 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 			e.ext.Close()
 		}
 	}()
-	cfg := c.learnerConfig()
+	cfg := c.learnerConfig(spec.Data.RowNorm)
 	for i, name := range c.Learners {
 		l, err := cvtune.LookupLearner(e.ext, name, cfg)
 		if err != nil {
@@ -144,11 +152,9 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 		e.learners = append(e.learners, l)
 	}
 	if c.Reference != "" {
-		if e.ref, err = cvtune.LookupLearner(e.ext, c.Reference, cfg); err != nil {
-			var se *experiments.SpecError
-			if errors.As(err, &se) {
-				return nil, err
-			}
+		// A registered learner only (Validate): the reference is handed
+		// ε = +Inf, which no worker call can carry.
+		if e.ref, err = cvtune.LookupLearner(nil, c.Reference, cfg); err != nil {
 			return nil, es.ErrorAt("comparison.reference", "comparison.reference", err)
 		}
 	}
@@ -207,9 +213,10 @@ func (e *Experiment) Columns() []string { return Columns }
 
 // RunUnit implements runner.Experiment: every learner at every ε, then the
 // reference, on the unit's training folds, scored on its test fold. A fit
-// that does not converge is a row with a warning status; a learner error
-// (e.g. rows outside the unit ball for a learner that needs ‖x‖ ≤ 1) or an
-// invalid guarantee fails the unit.
+// that does not converge, or returns a guarantee over its level, is a row
+// with a warning status; a learner error (e.g. rows outside the unit ball
+// for a learner that needs ‖x‖ ≤ 1), an invalid guarantee or one that
+// cannot be checked against the level fails the unit.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
 	u, err := runner.As[unit](ru)
 	if err != nil {
@@ -235,7 +242,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		}
 		r, err := e.row(ds, u, l.Name(), level, lambda, g, m, train, test)
 		if err != nil {
-			return fmt.Errorf("%s: learner %s: %w", key, l.Name(), err)
+			return fmt.Errorf("%s: %w", key, err) // row names the learner
 		}
 		r.Set("key", key)
 		rows = append(rows, r)
@@ -257,18 +264,35 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 }
 
 // row scores model m on test and records the level it was fit at and the
-// guarantee g it returned.
+// guarantee g it returned. A fit at a finite level (every fit but the
+// reference's, which is handed ε = +Inf: no level) is checked against it
+// with cvtune.CheckLevel, as cv-tuning checks its fits: a guarantee over
+// the level is booked as returned and flagged in the status (and by
+// RowWarnings in the manifest); one that cannot be compared with a level
+// (not private, ex-post) is an error. A ρ-zCDP guarantee is checked as
+// the (ε, δ) it implies at comparison.delta, the δ of the level. Errors
+// name the learner.
 func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvtune.Level, lambda float64, g privacy.Guarantee, m cvtune.Model, train, test *cvtune.Data) (results.Row, error) {
 	if err := g.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("learner %s: %w", learner, err)
 	}
 	stated := g
 	if g.Notion == privacy.ZCDP {
 		delta := e.spec.Comparison.Delta
 		if !(delta > 0) {
-			return nil, fmt.Errorf("returned a ρ-zCDP guarantee (ρ = %v); set comparison.delta > 0 to state it as (ε, δ)", g.Rho)
+			return nil, fmt.Errorf("learner %s: returned a ρ-zCDP guarantee (ρ = %v); set comparison.delta > 0 to state it as (ε, δ)", learner, g.Rho)
 		}
 		stated = g.ToApprox(delta) // Bun & Steinke 2016, Proposition 1.3
+	}
+	var warnings []string
+	if !math.IsInf(level.Epsilon, 1) {
+		note, over, err := cvtune.CheckLevel(learner, stated, level)
+		if err != nil {
+			return nil, err
+		}
+		if over {
+			warnings = append(warnings, note)
+		}
 	}
 	margins := m.Margins(nil, test)
 	y := test.Y()
@@ -294,18 +318,36 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvt
 	r.SetFloat("delta_spent", stated.Delta)
 	r.SetFloat("rho_spent", g.Rho)
 	r.Set("private", strconv.FormatBool(g.Private()))
-	status := "ok"
+	var status []string
 	if rep, ok := m.(cvtune.Reporter); ok {
 		fr := rep.Report()
 		r.Set("solver_status", fr.Solver)
 		r.SetFloat("grad_norm", fr.GradNorm)
 		r.SetInt("newton_iter", fr.Iter)
 		if !fr.Converged {
-			status = "warning: the fit did not converge (" + fr.Solver + ")"
+			status = append(status, "the fit did not converge ("+fr.Solver+")")
 		}
 	}
-	r.Set("status", status)
+	r.Set("status", cvtune.RowStatus(append(status, warnings...)...))
 	return r, nil
+}
+
+// RowWarnings implements runner.RowWarner: for each learner of
+// comparison.learners whose rows report a fit over its level (a guarantee
+// above the ε or δ it was handed, see row), how many rows, the first such
+// note and what was booked (cvtune.OverLevelWarnings).
+func (e *Experiment) RowWarnings(rows []results.Row) []string {
+	return cvtune.OverLevelWarnings(rows, e.spec.Comparison.Learners, "epsilon_spent, delta_spent and the ledger book what the learner returned")
+}
+
+// fitted returns the learners a run fits: comparison.learners, then the
+// reference.
+func (e *Experiment) fitted() []cvtune.Learner {
+	ls := slices.Clone(e.learners)
+	if e.ref != nil {
+		ls = append(ls, e.ref)
+	}
+	return ls
 }
 
 // Summary implements runner.Experiment: the mean of auc, error_rate and
@@ -356,11 +398,7 @@ func (e *Experiment) Datasets() []results.DatasetInfo {
 // the learners (cvtune.Warner).
 func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
-	ls := e.learners
-	if e.ref != nil {
-		ls = append(slices.Clone(ls), e.ref)
-	}
-	for _, l := range ls {
+	for _, l := range e.fitted() {
 		if lw, ok := l.(cvtune.Warner); ok {
 			w = append(w, lw.Warnings()...)
 		}
@@ -403,6 +441,14 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			datasets = append(datasets, r["dataset"])
 		}
 	}
+	// Every fitted learner served by a worker (comparison.learners; the
+	// reference cannot be one, but is looked at all the same).
+	declared := map[string]bool{}
+	for _, l := range e.fitted() {
+		if _, ext := l.(*cvtune.ExternalLearner); ext {
+			declared[l.Name()] = true
+		}
+	}
 	cv := e.spec.CV
 	data := fmt.Sprintf("T: the %d training folds of one (repetition, fold) of %d × %d-fold CV", cv.Folds-1, cv.Repetitions, cv.Folds)
 	entry := func(learner, setting, epsKey string, lambda float64) (results.LedgerEntry, bool) {
@@ -411,11 +457,9 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			return results.LedgerEntry{}, false
 		}
 		release := fmt.Sprintf("the model of one %s fit at λ = %s", learner, results.FormatFloat(lambda))
-		for _, l := range e.learners {
-			if _, ext := l.(*cvtune.ExternalLearner); ext && l.Name() == learner {
-				// The ledger says whose word the guarantee is.
-				release += " (guarantee declared by the method)"
-			}
+		if declared[learner] {
+			// The ledger says whose word the guarantee is.
+			release += " (guarantee declared by the method)"
 		}
 		le := results.LedgerEntry{Method: learner, Setting: setting}
 		le.Components = []results.LedgerCharge{{

@@ -3,6 +3,9 @@ package learnercmp
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -377,4 +380,114 @@ func TestRun_StreamsAndZCDP(t *testing.T) {
 	if _, err := runner.RunKey(context.Background(), noDelta, "magic/rep=1/fold=1"); err == nil || !strings.Contains(err.Error(), "set comparison.delta > 0") {
 		t.Errorf("zCDP without δ: err = %v", err)
 	}
+}
+
+// levelLearner is a fake learner returning the exact fit with the
+// guarantee claim(level) (a guarantee over the level, or one that cannot
+// be checked against it).
+type levelLearner struct {
+	name  string
+	claim func(cvtune.Level) privacy.Guarantee
+}
+
+func (l levelLearner) Name() string { return l.name }
+func (l levelLearner) Fit(ctx context.Context, rng *rand.Rand, train *cvtune.Data, lambda float64, level cvtune.Level) (cvtune.Model, privacy.Guarantee, error) {
+	m, _, err := cvtune.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
+	return m, l.claim(level), err
+}
+
+var registerLevelFakes = sync.OnceValue(func() error {
+	return errors.Join(
+		cvtune.RegisterLearner(levelLearner{"fake-double", func(l cvtune.Level) privacy.Guarantee { return privacy.EpsDP(2*l.Epsilon, "twice the level") }}),
+		cvtune.RegisterLearner(levelLearner{"fake-nonprivate", func(cvtune.Level) privacy.Guarantee { return privacy.NonPrivate("no noise") }}),
+		cvtune.RegisterLearner(levelLearner{"fake-expost", func(l cvtune.Level) privacy.Guarantee { return privacy.ExPostEps(l.Epsilon, "realised") }}),
+	)
+})
+
+// TestRun_OverLevel: every fit of comparison.learners is checked against
+// the level it was handed, as cv-tuning's are (cvtune.CheckLevel): a
+// learner claiming 2ε is booked at 2ε with a warning status and a
+// manifest warning (on stderr too); a non-private or ex-post guarantee for
+// a private level fails the unit, naming the learner. The built-in
+// learners beside it and the reference keep status "ok".
+func TestRun_OverLevel(t *testing.T) {
+	if err := registerLevelFakes(); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(smallSpec, `learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "fake-double"]`, 1)
+	e := load(t, src)
+	var stderr strings.Builder
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 1, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readRows(t, filepath.Join(dir, "rows.csv"))
+	var over int
+	for _, r := range rows {
+		eps := r.Float("epsilon")
+		switch r["learner"] {
+		case "fake-double":
+			over++
+			want := fmt.Sprintf("warning: learner fake-double returned ε=%v for a level of ε=%v", 2*eps, eps)
+			if r["status"] != want || r.Float("epsilon_spent") != 2*eps {
+				t.Errorf("%s: status %q, epsilon_spent %v; want %q, %v", r["key"], r["status"], r["epsilon_spent"], want, 2*eps)
+			}
+		default:
+			if r["status"] != "ok" {
+				t.Errorf("%s: status %q, want ok", r["key"], r["status"])
+			}
+		}
+	}
+	if over != 8*2 {
+		t.Fatalf("%d rows of fake-double, want 16", over)
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "method fake-double: 16 of 16 rows have fits over their level, e.g. learner fake-double returned ε=0.2 for a level of ε=0.1; epsilon_spent, delta_spent and the ledger book what the learner returned"
+	if !slices.Contains(m.Warnings, want) || len(m.Warnings) != 1+len(e.Warnings()) {
+		t.Errorf("manifest warnings %q\nwant %q (once)", m.Warnings, want)
+	}
+	if !strings.Contains(stderr.String(), "dprepro: small: WARNING: "+want+"\n") {
+		t.Errorf("stderr %q does not warn", stderr.String())
+	}
+	for _, le := range m.Ledger {
+		if le.Method == "fake-double" && le.Setting == "epsilon=10" && float64(le.Total.Epsilon) != 20 {
+			t.Errorf("ledger books fake-double at ε = 10 as %v, want what it returned, 20", le.Total.Epsilon)
+		}
+	}
+
+	for _, c := range []struct{ learner, want string }{
+		{"fake-nonprivate", "magic/rep=1/fold=1/fake-nonprivate/epsilon=0.1: cvtune: learner fake-nonprivate returned a non-private release for the level ε=0.1: a learner must release under the level it is handed"},
+		{"fake-expost", "magic/rep=1/fold=1/fake-expost/epsilon=0.1: cvtune: learner fake-expost returned ex-post ε=0.1 for the level ε=0.1: only an ε or (ε, δ) guarantee can be checked against a level"},
+	} {
+		e := load(t, strings.Replace(smallSpec, `learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "`+c.learner+`"]`, 1))
+		if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1"); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: err = %v\nwant %s…", c.learner, err, c.want)
+		}
+	}
+}
+
+// readRows reads a rows.csv.
+func readRows(t *testing.T, path string) []results.Row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var rows []results.Row
+	for _, rec := range recs[1:] {
+		r := results.Row{}
+		for j, col := range recs[0] {
+			r[col] = rec[j]
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }

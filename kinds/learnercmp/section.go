@@ -78,7 +78,9 @@ type ComparisonSpec struct {
 	// Reference names the learner drawn as the reference line, fit once
 	// per (dataset, repetition, fold) and handed ε = +Inf; default
 	// "non-private" (the exact fit, booked as not private). Empty means no
-	// reference. It must not be one of Learners.
+	// reference. It must not be one of Learners, and it must be a
+	// registered learner: an external one ([[methods]]) cannot be handed
+	// ε = +Inf (JSON has no infinity).
 	Reference string `toml:"reference"`
 	// Epsilons is the privacy grid: the ε each learner is handed; finite
 	// and > 0, no duplicates.
@@ -105,9 +107,11 @@ type ComparisonSpec struct {
 	ObjPert string `toml:"objective_perturbation"`
 }
 
-// learnerConfig is the configuration the spec gives the learners it names.
-func (c *ComparisonSpec) learnerConfig() cvtune.LearnerConfig {
-	return cvtune.LearnerConfig{Table: "comparison", Loss: c.Loss, HuberH: c.HuberH, ObjPert: c.ObjPert}
+// learnerConfig is the configuration the spec gives the learners it names:
+// comparison.loss, comparison.huber_h and comparison.objective_perturbation,
+// and the spec's data.row_norm rowNorm.
+func (c *ComparisonSpec) learnerConfig(rowNorm string) cvtune.LearnerConfig {
+	return cvtune.LearnerConfig{Table: "comparison", Loss: c.Loss, HuberH: c.HuberH, ObjPert: c.ObjPert, RowNorm: rowNorm}
 }
 
 // lambda returns the λ of learner name: its Lambdas entry, else Lambda.
@@ -127,9 +131,9 @@ func (c *ComparisonSpec) fitted() []string {
 	return names
 }
 
-// Serves implements experiments.Server: comparison.learners and
-// comparison.reference may name external learners ([[methods]] with
-// serves = "learner").
+// Serves implements experiments.Server: comparison.learners may name
+// external learners ([[methods]] with serves = "learner");
+// comparison.reference may not (see ComparisonSpec.Reference).
 func (sec *Section) Serves() []string { return []string{experiments.ServesLearner} }
 
 // Validate implements experiments.Section.
@@ -144,11 +148,18 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if sec.CV.Folds < 2 {
 		p.At("cv.folds", "must be >= 2: one test fold and at least one training fold (got %d)", sec.CV.Folds)
 	}
-	known := s.WithMethods(p, experiments.ServesLearner, cvtune.LearnerNames())
+	registered := cvtune.LearnerNames()
+	known := s.WithMethods(p, experiments.ServesLearner, registered)
 	p.Names("comparison.learners", c.Learners, known, true, "learner")
 	if c.Reference != "" {
-		if !slices.Contains(known, c.Reference) {
-			p.At("comparison.reference", "unknown learner %q (known: %s); empty means no reference", c.Reference, strings.Join(known, ", "))
+		switch {
+		case slices.Contains(registered, c.Reference):
+		case slices.Contains(known, c.Reference):
+			// The reference is handed ε = +Inf, which a worker call cannot
+			// carry (JSON has no infinity): it would fail every unit.
+			p.At("comparison.reference", "learner %q is an external method ([[methods]]): the reference is fit at ε = +Inf, which the worker protocol cannot send (JSON has no infinity); name a registered learner (%s), list %q in comparison.learners, or set reference = \"\"", c.Reference, strings.Join(registered, ", "), c.Reference)
+		default:
+			p.At("comparison.reference", "unknown learner %q (known: %s); empty means no reference", c.Reference, strings.Join(registered, ", "))
 		}
 		if slices.Contains(c.Learners, c.Reference) {
 			p.At("comparison.reference", "learner %q is also in comparison.learners; list it once", c.Reference)
