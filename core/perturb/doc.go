@@ -44,7 +44,7 @@
 // unit ball, so ‖x‖ reaches √2 and the delivered ε is about 1.4× the stated
 // one. This package does not prepend anything: callers append the constant
 // before scaling, and Fit rejects rows with ‖x‖ > 1 + 1e-9. The variant
-// "dplr2013" of [ObjPertOptions] reproduces the earlier 2013 release of the
+// "privatelr-1.1-69" of [ObjPertOptions] reproduces the earlier 2013 release of the
 // package, which differs; see there.
 //
 // # Randomness

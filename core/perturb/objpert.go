@@ -16,10 +16,12 @@ const (
 	//
 	// [CMS11]: https://jmlr.org/papers/v12/chaudhuri11a.html
 	VariantCMS11 = "cms11"
-	// VariantDPLR2013 reproduces the 2013 release of the R package
-	// PrivateLR (function dplr); it does not deliver the stated ε. See
-	// [ObjPertOptions].
-	VariantDPLR2013 = "dplr2013"
+	// VariantPrivateLR1169 reproduces PrivateLR 1.1-69 (May 2013, the
+	// release current when Chaudhuri & Vinterbo 2013 appeared; function
+	// dplr), not the current 1.2-22, which the default [VariantCMS11]
+	// matches; it does not deliver the stated ε. It was named "dplr2013"
+	// until November 2026. See [ObjPertOptions].
+	VariantPrivateLR1169 = "privatelr-1.1-69"
 )
 
 // Sentinel errors of Fit's data checks and of loss validation.
@@ -46,7 +48,7 @@ const rowNormSlack = 1e-9
 
 // ObjPertOptions configures objective perturbation.
 //
-// Variant "dplr2013" is an opt-in, labelled reproduction of the 2013 release
+// Variant "privatelr-1.1-69" is an opt-in, labelled reproduction of the 2013 release
 // of PrivateLR (R/dplr.r, header "linclass.r", created 16 May 2013, modified
 // 3 June 2013; read from the GitHub CRAN mirror cran/PrivateLR at commit
 // 49fcaffc22ed9db0efe774f66f1edf142c6309e8), the release contemporary with
@@ -95,9 +97,9 @@ type ObjPertOptions struct {
 	// Loss is the margin loss; nil means erm.Logistic{}. It must be convex,
 	// twice differentiable, 1-Lipschitz with finite curvature bound c
 	// (erm.Curvature, erm.Lipschitz): erm.Logistic (c = 1/4) or erm.Huber
-	// (c = 1/(2H)). Variant "dplr2013" accepts only erm.Logistic.
+	// (c = 1/(2H)). Variant "privatelr-1.1-69" accepts only erm.Logistic.
 	Loss erm.Loss
-	// Variant is "cms11" (default; "" means "cms11") or "dplr2013".
+	// Variant is "cms11" (default; "" means "cms11") or "privatelr-1.1-69".
 	Variant string
 }
 
@@ -107,7 +109,7 @@ type ObjPertOptions struct {
 //
 // [CMS11]: https://jmlr.org/papers/v12/chaudhuri11a.html
 type ObjPertPlan struct {
-	Variant string   // VariantCMS11 or VariantDPLR2013
+	Variant string   // VariantCMS11 or VariantPrivateLR1169
 	N       int      // number of training rows n
 	Epsilon float64  // requested ε
 	Lambda  float64  // requested λ
@@ -115,24 +117,24 @@ type ObjPertPlan struct {
 	// Curvature is c = sup ℓ″.
 	Curvature float64
 	// EpsilonPrime is ε′ after the branch: ε − log(1 + 2c/(nλ) + c²/(n²λ²))
-	// when that is > 0, else ε/2 (cms11). For the dplr2013 output fallback it
+	// when that is > 0, else ε/2 (cms11). For the privatelr-1.1-69 output fallback it
 	// is ε, the budget of the output noise.
 	EpsilonPrime float64
 	// Fallback reports that ε − log(1 + 2c/(nλ) + c²/(n²λ²)) ≤ 0, so that
-	// extra regularization Delta (cms11) or output perturbation (dplr2013)
+	// extra regularization Delta (cms11) or output perturbation (privatelr-1.1-69)
 	// was used.
 	Fallback bool
-	// OutputPerturbation is true only for the dplr2013 fallback: Fit then
+	// OutputPerturbation is true only for the privatelr-1.1-69 fallback: Fit then
 	// releases argmin + b rather than perturbing the objective.
 	OutputPerturbation bool
 	// Delta is the extra regularization Δ = c/(n(e^{ε/4} − 1)) − λ of the
 	// cms11 fallback, else 0.
 	Delta float64
 	// NoiseGamma is the rate γ of the noise density p(b) ∝ exp(−γ‖b‖₂):
-	// ε′/2 for cms11, ε′ for dplr2013, ελn for the dplr2013 fallback.
+	// ε′/2 for cms11, ε′ for privatelr-1.1-69, ελn for the privatelr-1.1-69 fallback.
 	NoiseGamma float64
 	// EffectiveLambda is the coefficient of (1/2)‖w‖² in the fitted
-	// objective, excluding Delta: λ for cms11, 2λ for dplr2013.
+	// objective, excluding Delta: λ for cms11, 2λ for privatelr-1.1-69.
 	EffectiveLambda float64
 	// EpsilonDelivered is the ε of the ε-DP guarantee actually delivered
 	// (see ObjPertOptions): Epsilon for cms11 in both branches.
@@ -186,12 +188,12 @@ func PlanObjPert(opts ObjPertOptions, n int) (ObjPertPlan, error) {
 		}
 		p.NoiseGamma = p.EpsilonPrime / 2
 		p.EpsilonDelivered = eps
-	case VariantDPLR2013:
+	case VariantPrivateLR1169:
 		if _, ok := loss.(erm.Logistic); !ok {
 			return ObjPertPlan{}, fmt.Errorf("%s: variant %s: %w: %s (PrivateLR hard-codes c = 1/4, logistic)",
-				op, VariantDPLR2013, ErrUnsupportedLoss, loss.Name())
+				op, VariantPrivateLR1169, ErrUnsupportedLoss, loss.Name())
 		}
-		p.Variant = VariantDPLR2013
+		p.Variant = VariantPrivateLR1169
 		p.EffectiveLambda = 2 * lambda
 		// PrivateLR: penalty = 2·log(1 + c/(nλ)) with the requested λ.
 		p.EpsilonPrime = eps - 2*math.Log1p(c/(nf*lambda))
@@ -208,7 +210,7 @@ func PlanObjPert(opts ObjPertOptions, n int) (ObjPertPlan, error) {
 			p.EpsilonDelivered = eps
 		}
 	default:
-		return ObjPertPlan{}, fmt.Errorf("%s: unknown variant %q (want %q or %q)", op, opts.Variant, VariantCMS11, VariantDPLR2013)
+		return ObjPertPlan{}, fmt.Errorf("%s: unknown variant %q (want %q or %q)", op, opts.Variant, VariantCMS11, VariantPrivateLR1169)
 	}
 	if !(p.NoiseGamma > 0) || math.IsInf(p.NoiseGamma, 1) {
 		return ObjPertPlan{}, fmt.Errorf("%s: noise rate %v is not finite and > 0 (epsilon %v, lambda %v, n %d)", op, p.NoiseGamma, eps, lambda, n)
@@ -233,7 +235,7 @@ func (p ObjPertPlan) DrawNoise(dst []float64, rng *rand.Rand) error {
 //
 //	(EffectiveLambda/2)‖w‖² + (1/n)Σᵢ ℓ(yᵢxᵢᵀw) + (1/n)bᵀw + (Delta/2)‖w‖²
 //
-// or, for the dplr2013 output fallback, W = argmin((EffectiveLambda/2)‖w‖² +
+// or, for the privatelr-1.1-69 output fallback, W = argmin((EffectiveLambda/2)‖w‖² +
 // (1/n)Σᵢ ℓ) + b. fit configures the solver (erm.Fit); a Result.Status other
 // than "converged" is reported, not an error.
 //
@@ -276,7 +278,7 @@ func (p ObjPertPlan) Fit(rows *erm.Rows, b []float64, fit erm.FitOptions) (erm.R
 
 // ObjectivePerturbation runs [PlanObjPert] with n = rows.N(), checks rows,
 // draws the noise from rng and fits: one ε-DP release (EpsilonDelivered for
-// the dplr2013 variant). It returns the fit and the plan.
+// the privatelr-1.1-69 variant). It returns the fit and the plan.
 func ObjectivePerturbation(rng *rand.Rand, rows *erm.Rows, opts ObjPertOptions, fit erm.FitOptions) (erm.Result, ObjPertPlan, error) {
 	if rows == nil {
 		return erm.Result{}, ObjPertPlan{}, errors.New("perturb: objective perturbation: rows is nil")

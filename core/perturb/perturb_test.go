@@ -74,28 +74,28 @@ func TestPlanObjPert(t *testing.T) {
 				Delta: 0.140208279100037, NoiseGamma: 0.125, EffectiveLambda: 0.01, EpsilonDelivered: 0.5},
 		},
 		{
-			// dplr2013, n = 1000, λ = 0.01, ε = 1: ε′ = ε − 2·log(1 + c/(nλ))
+			// privatelr-1.1-69, n = 1000, λ = 0.01, ε = 1: ε′ = ε − 2·log(1 + c/(nλ))
 			// with the requested λ = 0.950614774819257 (as cms11); noise
 			// γ = ε′; λ_eff = 2λ = 0.02; delivered
 			// 2ε′ + 2·log(1 + 0.25/(1000·0.02)) = 1.901229549638514 + 2·log(1.0125)
 			// = 1.901229549638514 + 0.024845039997114 = 1.926074589635628
 			// (≤ ε + ε′ = 1.950614774819257).
-			name: "dplr2013",
-			opts: ObjPertOptions{Epsilon: 1, Lambda: 0.01, Variant: VariantDPLR2013},
+			name: "privatelr-1.1-69",
+			opts: ObjPertOptions{Epsilon: 1, Lambda: 0.01, Variant: VariantPrivateLR1169},
 			n:    1000,
-			want: ObjPertPlan{Variant: VariantDPLR2013, Curvature: 0.25, EpsilonPrime: 0.950614774819257,
+			want: ObjPertPlan{Variant: VariantPrivateLR1169, Curvature: 0.25, EpsilonPrime: 0.950614774819257,
 				NoiseGamma: 0.950614774819257, EffectiveLambda: 0.02, EpsilonDelivered: 1.926074589635628},
 		},
 		{
-			// dplr2013 fallback, n = 100, λ = 0.01, ε = 0.1: penalty
+			// privatelr-1.1-69 fallback, n = 100, λ = 0.01, ε = 0.1: penalty
 			// 2·log(1.25) > ε → output perturbation with noise
 			// (1/(ελn))·R: γ = ελn = 0.1·0.01·100 = 0.1; exactly ε-DP for the
 			// regularizer λ‖w‖² (sensitivity 2/(n·2λ) = 1 = ε/γ·…: γ·2/(n·2λ)
 			// = 0.1·1 = ε).
-			name: "dplr2013/fallback",
-			opts: ObjPertOptions{Epsilon: 0.1, Lambda: 0.01, Variant: VariantDPLR2013},
+			name: "privatelr-1.1-69/fallback",
+			opts: ObjPertOptions{Epsilon: 0.1, Lambda: 0.01, Variant: VariantPrivateLR1169},
 			n:    100,
-			want: ObjPertPlan{Variant: VariantDPLR2013, Curvature: 0.25, EpsilonPrime: 0.1, Fallback: true,
+			want: ObjPertPlan{Variant: VariantPrivateLR1169, Curvature: 0.25, EpsilonPrime: 0.1, Fallback: true,
 				OutputPerturbation: true, NoiseGamma: 0.1, EffectiveLambda: 0.02, EpsilonDelivered: 0.1},
 		},
 	}
@@ -133,14 +133,14 @@ func TestPlanObjPert(t *testing.T) {
 // TestPlanObjPert_Delivered checks, over a grid, the privacy accounting of
 // CMS11's proof: noise cost 2γ plus curvature cost
 // 2·log(1 + c/(n(EffectiveLambda + Delta))) equals EpsilonDelivered (cms11:
-// exactly ε in both branches), and that dplr2013 delivers at most ε + ε′,
+// exactly ε in both branches), and that privatelr-1.1-69 delivers at most ε + ε′,
 // more than ε exactly when ε′ > 2·log((1 + q)/(1 + q/2)), q = c/(nλ).
 func TestPlanObjPert_Delivered(t *testing.T) {
 	t.Parallel()
 	for _, eps := range []float64{0.01, 0.1, 0.5, 1, 3} {
 		for _, lambda := range []float64{1e-5, 1e-3, 0.1, 1} {
 			for _, n := range []int{10, 1000, 24000} {
-				for _, variant := range []string{VariantCMS11, VariantDPLR2013} {
+				for _, variant := range []string{VariantCMS11, VariantPrivateLR1169} {
 					p, err := PlanObjPert(ObjPertOptions{Epsilon: eps, Lambda: lambda, Variant: variant}, n)
 					if err != nil {
 						t.Fatal(err)
@@ -159,11 +159,11 @@ func TestPlanObjPert_Delivered(t *testing.T) {
 					if variant == VariantCMS11 && !relClose(p.EpsilonDelivered, eps, 1e-12) {
 						t.Errorf("cms11 ε=%g λ=%g n=%d: delivers %g", eps, lambda, n, p.EpsilonDelivered)
 					}
-					if variant == VariantDPLR2013 {
+					if variant == VariantPrivateLR1169 {
 						q := 0.25 / (float64(n) * lambda)
 						above := p.EpsilonPrime > 2*math.Log((1+q)/(1+q/2))
 						if p.EpsilonDelivered > eps+p.EpsilonPrime || (p.EpsilonDelivered > eps) != above {
-							t.Errorf("dplr2013 ε=%g λ=%g n=%d: delivers %g (ε′ = %g)", eps, lambda, n, p.EpsilonDelivered, p.EpsilonPrime)
+							t.Errorf("privatelr-1.1-69 ε=%g λ=%g n=%d: delivers %g (ε′ = %g)", eps, lambda, n, p.EpsilonDelivered, p.EpsilonPrime)
 						}
 					}
 					if p.Fallback != (p.Delta > 0) {
@@ -210,7 +210,7 @@ func TestPlan_Errors(t *testing.T) {
 		{name: "ramp", opts: ObjPertOptions{Epsilon: 1, Lambda: 1, Loss: erm.Ramp{}}, n: 10, wantErr: ErrUnsupportedLoss},
 		{name: "squared", opts: ObjPertOptions{Epsilon: 1, Lambda: 1, Loss: erm.Squared{}}, n: 10, wantErr: ErrUnsupportedLoss},
 		{name: "huber h=0", opts: ObjPertOptions{Epsilon: 1, Lambda: 1, Loss: erm.Huber{}}, n: 10, wantErr: ErrUnsupportedLoss},
-		{name: "dplr2013 huber", opts: ObjPertOptions{Epsilon: 1, Lambda: 1, Loss: erm.Huber{H: 0.5}, Variant: VariantDPLR2013}, n: 10, wantErr: ErrUnsupportedLoss},
+		{name: "privatelr-1.1-69 huber", opts: ObjPertOptions{Epsilon: 1, Lambda: 1, Loss: erm.Huber{H: 0.5}, Variant: VariantPrivateLR1169}, n: 10, wantErr: ErrUnsupportedLoss},
 	}
 	for _, tc := range obj {
 		t.Run("obj/"+tc.name, func(t *testing.T) {
@@ -283,14 +283,14 @@ func trainers(t *testing.T, n int) []trainer {
 		{"obj/cms11", ObjPertOptions{Epsilon: 1, Lambda: 0.05}},
 		{"obj/cms11-fallback", ObjPertOptions{Epsilon: 0.1, Lambda: 0.05}},
 		{"obj/cms11-huber", ObjPertOptions{Epsilon: 1, Lambda: 0.05, Loss: erm.Huber{H: 0.5}}},
-		{"obj/dplr2013", ObjPertOptions{Epsilon: 1, Lambda: 0.05, Variant: VariantDPLR2013}},
-		{"obj/dplr2013-fallback", ObjPertOptions{Epsilon: 0.1, Lambda: 0.05, Variant: VariantDPLR2013}},
+		{"obj/privatelr-1.1-69", ObjPertOptions{Epsilon: 1, Lambda: 0.05, Variant: VariantPrivateLR1169}},
+		{"obj/privatelr-1.1-69-fallback", ObjPertOptions{Epsilon: 0.1, Lambda: 0.05, Variant: VariantPrivateLR1169}},
 	} {
 		p, err := PlanObjPert(tc.opts, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := tc.name == "obj/cms11-fallback" || tc.name == "obj/dplr2013-fallback"; p.Fallback != want {
+		if want := tc.name == "obj/cms11-fallback" || tc.name == "obj/privatelr-1.1-69-fallback"; p.Fallback != want {
 			t.Fatalf("%s: Fallback = %v, test expects %v", tc.name, p.Fallback, want)
 		}
 		out = append(out, trainer{tc.name, tc.opts.Lambda, p.DrawNoise, p.Fit})
@@ -380,7 +380,7 @@ func TestFit_ZeroNoise(t *testing.T) {
 		want erm.Objective
 	}{
 		{ObjPertOptions{Epsilon: 2, Lambda: 0.1}, erm.Objective{Loss: erm.Logistic{}, Lambda: 0.1}},
-		{ObjPertOptions{Epsilon: 2, Lambda: 0.1, Variant: VariantDPLR2013}, erm.Objective{Loss: erm.Logistic{}, Lambda: 0.2}},
+		{ObjPertOptions{Epsilon: 2, Lambda: 0.1, Variant: VariantPrivateLR1169}, erm.Objective{Loss: erm.Logistic{}, Lambda: 0.2}},
 		{ObjPertOptions{Epsilon: 2, Lambda: 0.1, Loss: erm.Huber{H: 0.5}}, erm.Objective{Loss: erm.Huber{H: 0.5}, Lambda: 0.1}},
 	} {
 		p, err := PlanObjPert(tc.opts, rows.N())
@@ -456,7 +456,7 @@ func TestFit_Optimality(t *testing.T) {
 	for _, opts := range []ObjPertOptions{
 		{Epsilon: 2, Lambda: 0.01},
 		{Epsilon: 0.05, Lambda: 0.01},
-		{Epsilon: 2, Lambda: 0.01, Variant: VariantDPLR2013},
+		{Epsilon: 2, Lambda: 0.01, Variant: VariantPrivateLR1169},
 	} {
 		p, err := PlanObjPert(opts, n)
 		if err != nil {
@@ -526,7 +526,7 @@ func TestDrawNoise_Scale(t *testing.T) {
 	for _, opts := range []ObjPertOptions{
 		{Epsilon: 1, Lambda: 0.01},
 		{Epsilon: 0.1, Lambda: 0.01},
-		{Epsilon: 1, Lambda: 0.01, Variant: VariantDPLR2013},
+		{Epsilon: 1, Lambda: 0.01, Variant: VariantPrivateLR1169},
 	} {
 		p, err := PlanObjPert(opts, 1000)
 		if err != nil {

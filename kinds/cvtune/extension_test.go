@@ -541,7 +541,7 @@ func TestSelectors_HandLevels(t *testing.T) {
 }
 
 // fakeCandidates deliver, for candidate i at level ε, a pure guarantee
-// ε·(1 + i/10) + 0.001 (over-delivering, like the dplr2013 variant), or
+// ε·(1 + i/10) + 0.001 (over-delivering, like the privatelr-1.1-69 variant), or
 // exactly ε when exact; scores and error counts are fixed and no noise is
 // drawn.
 type fakeCandidates struct {

@@ -67,7 +67,7 @@ var histTerms = Terms{
 // composed from what the runs delivered agrees with the plan to a relative
 // 1e-9 (a disagreement fails the unit). The cv-tuning kind charges the
 // delivered Account itself, because its learners may deliver another ε
-// than they are handed (the dplr2013 variant of objective perturbation).
+// than they are handed (the privatelr-1.1-69 variant of objective perturbation).
 type Hist struct {
 	spec    *HistSpec
 	data    []*datasets.Dataset // real datasets, for provenance

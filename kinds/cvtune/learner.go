@@ -198,7 +198,7 @@ type LearnerConfig struct {
 	// (0, 1).
 	HuberH float64
 	// ObjPert is the objective-perturbation parametrization: "cms11"
-	// (empty means that) or the labelled opt-in "dplr2013".
+	// (empty means that) or the labelled opt-in "privatelr-1.1-69".
 	ObjPert string
 	// RowNorm is the spec's data.row_norm ("l2-max", "l2-clip",
 	// "l2-unit", "l1-max" or "none"): how the rows a learner is handed
@@ -367,7 +367,7 @@ func (d *Data) ERM() *erm.Rows {
 // implemented by core/perturb. Its release is the weight vector θ̃; the
 // guarantee is pure ε-DP at the ε the plan delivers
 // (perturb.ObjPertPlan.EpsilonDelivered: the requested ε for cms11, more
-// for the labelled dplr2013 variant), neighbouring training sets differing
+// for the labelled privatelr-1.1-69 variant), neighbouring training sets differing
 // in one record.
 //
 // The spec keys tuning.loss, tuning.huber_h and
@@ -378,7 +378,7 @@ type ObjectivePerturbation struct {
 	// Loss is the training loss; nil means erm.Logistic{}.
 	Loss erm.Loss
 	// Variant is perturb.VariantCMS11 (empty means that) or
-	// perturb.VariantDPLR2013.
+	// perturb.VariantPrivateLR1169.
 	Variant string
 }
 
@@ -432,7 +432,7 @@ func (ObjectivePerturbation) StabilityConstants(lambdas []float64, _ int, _, _ f
 	return b1, b2, nil
 }
 
-// Warnings implements Warner: the dplr2013 variant does not deliver the
+// Warnings implements Warner: the privatelr-1.1-69 variant does not deliver the
 // stated ε.
 func (o ObjectivePerturbation) Warnings() []string {
 	if o.Variant == perturb.VariantCMS11 || o.Variant == "" {

@@ -59,8 +59,8 @@ func TestLookupLearner(t *testing.T) {
 	if want := `learner "output-perturbation": comparison.loss: learner output-perturbation has no loss "hinge" (want logistic or huber)`; err == nil || err.Error() != want {
 		t.Errorf("bad loss: err = %v, want %s", err, want)
 	}
-	l, err := LookupLearner(nil, "objective-perturbation", LearnerConfig{Loss: "huber", HuberH: 0.5, ObjPert: perturb.VariantDPLR2013})
-	if op, ok := l.(ObjectivePerturbation); err != nil || !ok || op.Loss != (erm.Huber{H: 0.5}) || op.Variant != perturb.VariantDPLR2013 {
+	l, err := LookupLearner(nil, "objective-perturbation", LearnerConfig{Loss: "huber", HuberH: 0.5, ObjPert: perturb.VariantPrivateLR1169})
+	if op, ok := l.(ObjectivePerturbation); err != nil || !ok || op.Loss != (erm.Huber{H: 0.5}) || op.Variant != perturb.VariantPrivateLR1169 {
 		t.Errorf("configured objective perturbation = %#v, %v", l, err)
 	}
 }

@@ -128,7 +128,7 @@ type TuningSpec struct {
 	// HuberH is the Huber-hinge parameter h when Loss is "huber".
 	HuberH float64 `toml:"huber_h"`
 	// ObjPert is the objective-perturbation parametrization: "cms11"
-	// (default) or the labelled opt-in "dplr2013".
+	// (default) or the labelled opt-in "privatelr-1.1-69".
 	ObjPert string `toml:"objective_perturbation"`
 	// Learners names the private learners the cv-tuning kind tunes, from
 	// its learner registry (see `dprepro list` and LearnerNames); each
@@ -180,7 +180,7 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if c.Tuning.Loss == "huber" && !(c.Tuning.HuberH > 0 && c.Tuning.HuberH < 1) {
 		p.At("tuning.huber_h", "must be in (0, 1) (got %v)", c.Tuning.HuberH)
 	}
-	p.OneOf("tuning.objective_perturbation", c.Tuning.ObjPert, "cms11", "dplr2013")
+	p.OneOf("tuning.objective_perturbation", c.Tuning.ObjPert, "cms11", "privatelr-1.1-69")
 	known := s.WithMethods(p, experiments.ServesLearner, LearnerNames())
 	if c.Tuning.Learners != nil && len(c.Tuning.Learners) == 0 {
 		p.At("tuning.learners", "must list at least one learner when set (known: %s); leave the key out for the built-in learner alone", strings.Join(known, ", "))

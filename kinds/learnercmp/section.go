@@ -103,7 +103,7 @@ type ComparisonSpec struct {
 	// (0, 1). Default 0.5.
 	HuberH float64 `toml:"huber_h"`
 	// ObjPert is the objective-perturbation parametrization: "cms11"
-	// (default) or the labelled opt-in "dplr2013".
+	// (default) or the labelled opt-in "privatelr-1.1-69".
 	ObjPert string `toml:"objective_perturbation"`
 }
 
@@ -197,7 +197,7 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if c.Loss == "huber" && !(c.HuberH > 0 && c.HuberH < 1) {
 		p.At("comparison.huber_h", "must be in (0, 1) (got %v)", c.HuberH)
 	}
-	p.OneOf("comparison.objective_perturbation", c.ObjPert, "cms11", "dplr2013")
+	p.OneOf("comparison.objective_perturbation", c.ObjPert, "cms11", "privatelr-1.1-69")
 }
 
 // Limits implements experiments.Section.
