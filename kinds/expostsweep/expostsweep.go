@@ -79,7 +79,7 @@ var Columns = []string{
 // Metrics are the summarized metrics, against x = α.
 var Metrics = []string{
 	"expost_eps", "expost_risk_factor", "test_eps", "hypothesis_eps", "excess_risk",
-	"success_rate", "norm", "accurate_rate", "expost_eps_single", "stop",
+	"success_rate", "norm", "accurate_rate", "expost_eps_single", "test_eps_single", "stop",
 }
 
 // Experiment is a loaded expost-sweep spec.
