@@ -152,7 +152,7 @@ func TestLoadAndWrite(t *testing.T) {
 	if strings.Contains(page, `href="../README.md"`) || strings.Contains(page, "<script") {
 		t.Error("index.html links outside the report folder or has a script")
 	}
-	for _, want := range []string{"[analysis](analysis.md#t-a-lt-b)", "**no analysis written yet**", "![fig1 — Doe & Roe 2020, Figure 1 (adult)](figures/t/quick-seed1/fig1.png)", "❌ 2 not held"} {
+	for _, want := range []string{"The gist: too few repetitions. [analysis](analysis.md#t-a-lt-b)", "**no analysis written yet**", "![fig1 — Doe & Roe 2020, Figure 1 (adult)](figures/t/quick-seed1/fig1.png)", "❌ 2 not held"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -113,6 +113,8 @@ func countsLine(c Counts) string {
 // analysisMD is the "why" of a claim that is not held, in Markdown.
 func analysisMD(c *Claim) string {
 	switch {
+	case c.Anchor != "" && c.Gist != "":
+		return cell(c.Gist) + " [analysis](analysis.md#" + c.Anchor + ")"
 	case c.Anchor != "":
 		return "[analysis](analysis.md#" + c.Anchor + ")"
 	case c.Analysis != "":
