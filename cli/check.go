@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dprepro/dprepro/claims"
+	"github.com/dprepro/dprepro/report"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -111,41 +112,11 @@ func checkRuns(w io.Writer, root string, refs fs.FS, label string, z float64) er
 
 // findRuns returns the run folders under root: root itself when it holds a
 // manifest.json, else the folders that do up to maxRunDepth levels down
-// (not below a run, and not in folders whose name starts with a dot), in
-// lexical order.
+// (report.FindRuns), in lexical order.
 func findRuns(root string) ([]string, error) {
-	fi, err := os.Stat(root)
+	out, err := report.FindRuns(root, maxRunDepth)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("check: %w", err)}
-	}
-	if !fi.IsDir() {
-		return nil, usagef("check: %s is not a folder", root)
-	}
-	var out []string
-	var walk func(dir string, depth int) error
-	walk = func(dir string, depth int) error {
-		if isRun(dir) {
-			out = append(out, dir)
-			return nil
-		}
-		if depth == maxRunDepth {
-			return nil
-		}
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return usageError{fmt.Errorf("check: %w", err)}
-		}
-		for _, e := range ents {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				if err := walk(filepath.Join(dir, e.Name()), depth+1); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(root, 0); err != nil {
-		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, usagef("check: %s holds no finished run (a folder with manifest.json, at most %d levels down)", root, maxRunDepth)

@@ -104,6 +104,8 @@ func init() {
 			func(_ context.Context, args []string, stdout, stderr io.Writer) error {
 				return cmdCheck(args, stdout, stderr)
 			}},
+		{"report", "report OUT", "write OUT/report/index.html and report.md: claims, paper vs ours, figures, ledger, provenance",
+			"OUT\ta folder holding runs (e.g. the --out of reproduce)", cmdReport},
 		{"list", "list [flags]", "the specs, and the state of each dataset's files", "", cmdList},
 		{"data fetch", "data fetch [NAME...] [flags]", "download the real data files, verify SHA-256",
 			"NAME\tdatasets to fetch (default: all)", cmdDataFetch},
@@ -133,10 +135,14 @@ Data directory (one search order, printed at the start of every run):
                               not named: a missing file runs on a labelled
                               synthetic stand-in, counted at the end of the run
 Runs go to OUT/<spec id>/<profile>-seed<seed>/ (default OUT: results/runs):
-spec.toml, rows.csv, summary.csv, figures/, tables/, manifest.json (written
-last). One process writes a run folder at a time; an interrupted run resumes
-from its checkpoint when started again with the same spec, seed, data and
-build, and starts over (saying what changed) otherwise.
+spec.toml, rows.csv, summary.csv, claims.csv, figures/, tables/,
+manifest.json (written last). One process writes a run folder at a time;
+an interrupted run resumes from its checkpoint when started again with the
+same spec, seed, data and build, and starts over (saying what changed)
+otherwise. "dprepro report OUT" (run by reproduce at its end) writes
+OUT/report/index.html and report.md: per paper the claims and their
+verdicts, each "not held" linked to its written analysis, the published
+values beside ours, the figures, the privacy ledger and the provenance.
 
 Exit status: 0 ok; 1 a run failed or check found a regression; 2 a bad flag,
 spec, data file or data directory, a run folder in use, or unusable input to
@@ -147,6 +153,7 @@ Examples:
   dprepro list
   dprepro run mechanisms --profile quick --out runs
   dprepro check runs/mechanisms
+  dprepro report runs
   dprepro audit laplace --out runs
   dprepro help run
 `

@@ -36,6 +36,7 @@ type runFlags struct {
 	shards   int      // the declared count with JOB_COMPLETION_INDEX
 	merge    []string // merge: the shards' output folders
 	secure   bool     // --secure-noise
+	report   bool     // write OUT/report/ at the end (reproduce)
 }
 
 // registerRun registers the flags every running command has.
@@ -193,6 +194,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	f.registerRun(fs)
 	f.registerData(fs)
 	fs.StringVar(&f.specs, "specs", "", "`dir` of spec files to run instead of the built-in specs")
+	noReport := fs.Bool("no-report", false, "do not write OUT/report/ at the end (dprepro report OUT writes it later)")
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -200,6 +202,7 @@ func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(rest) > 0 {
 		return usagef("reproduce: unexpected argument %q (it runs every built-in spec, or every spec in --specs DIR)", rest[0])
 	}
+	f.report = !*noReport
 	var names []string
 	if f.specs == "" {
 		names = experiments.BuiltinIDs()
@@ -358,6 +361,16 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
 	}
 	stand.report(stderr, len(specs), dd)
+	var reportErr error
+	if f.report && ctx.Err() == nil {
+		// The report of every finished run in the folder, those of this
+		// command and any before it; a failed run is left out of it.
+		if dir, err := writeReport(f.out); err != nil {
+			reportErr = err
+		} else {
+			fmt.Fprintf(stdout, "report: wrote %s (and report.md beside it)\n", filepath.Join(dir, "index.html"))
+		}
+	}
 	if ctx.Err() != nil && (len(failures) > 0 || len(notStarted) > 0) {
 		msg := errors.Join(failures...).Error()
 		if len(notStarted) > 0 {
@@ -365,7 +378,13 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		}
 		return fmt.Errorf("%w: %s", errInterrupted, strings.TrimPrefix(msg, "\n"))
 	}
-	return joinFailures(failures, len(specs))
+	if err := joinFailures(failures, len(specs)); err != nil {
+		if reportErr != nil {
+			fmt.Fprintf(stderr, "dprepro: %v\n", reportErr)
+		}
+		return err
+	}
+	return reportErr
 }
 
 // runStatus is the index status of a run that ended with err; loaded

@@ -3,8 +3,11 @@ package experiments
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
+
+	"github.com/BurntSushi/toml"
 )
 
 // Claim rules: how a [[claims]] table is decided (package claims).
@@ -41,6 +44,7 @@ var ClaimRules = []string{RuleMatch, RuleGreater, RuleLess, RuleIncreasing, Rule
 //	than_metric = "hypothesis_eps"    # … or another metric of the same method
 //	value = 0.05                      # at_most/at_least: the bound
 //	unreadable = ["…"]                # cells of the paper that could not be read
+//	analysis = "docs/analysis.md#…"   # where a verdict that is not held is explained
 //
 // Claims are not part of the run's identity (the spec hash): editing one
 // re-evaluates it without recomputing any unit.
@@ -60,12 +64,44 @@ type ClaimSpec struct {
 	Value      *float64  `toml:"value,omitempty"`
 	Unreadable []string  `toml:"unreadable,omitempty"`
 	Notes      string    `toml:"notes,omitempty"`
+	// Analysis is a link, relative to the repository's root, to the
+	// written analysis of the claim's verdict where it is not held, e.g.
+	// "docs/analysis.md#cv13-magic-s5-mse-stability-lt-alphasplit";
+	// `dprepro report` links every "not held" verdict to it. Optional; nil
+	// when absent, and never empty when present.
+	Analysis *string `toml:"analysis,omitempty"`
 }
 
 // claimsFile decodes the [[claims]] tables of a spec file apart from the
 // spec (they are not in its canonical form or hash).
 type claimsFile struct {
 	Claims []ClaimSpec `toml:"claims"`
+}
+
+// ClaimsOf returns the [[claims]] tables of the spec file that a run's
+// manifest names (results.SpecInfo.File): a built-in spec as
+// "builtin:experiments/ID.toml", read from the copy built into the binary,
+// else a file path. The tables are decoded, not validated: a report reads
+// the current links to analyses from them, and a claim's verdicts come
+// from the run's claims.csv.
+func ClaimsOf(file string) ([]ClaimSpec, error) {
+	var (
+		src []byte
+		err error
+	)
+	if name, ok := strings.CutPrefix(file, BuiltinPrefix); ok {
+		src, err = builtin.ReadFile(name)
+	} else {
+		src, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("claims of %s: %w", file, err)
+	}
+	var cf claimsFile
+	if _, err := toml.Decode(string(src), &cf); err != nil {
+		return nil, fmt.Errorf("claims of %s: %w", file, err)
+	}
+	return cf.Claims, nil
 }
 
 // validateClaims checks the [[claims]] tables.
@@ -134,6 +170,9 @@ func (s *Spec) validateClaims() []fieldErr {
 		case RuleBelowX:
 		default:
 			add(i, "rule", "%s", Unknown("rule", c.Rule, ClaimRules))
+		}
+		if c.Analysis != nil && strings.TrimSpace(*c.Analysis) == "" {
+			add(i, "analysis", "must be a non-empty link to the written analysis, e.g. \"docs/analysis.md#%s-%s\" (or leave it out)", s.ID, c.ID)
 		}
 		if c.Rule != RuleMatch && len(c.Paper) > 0 && len(c.Paper) != len(c.X) {
 			add(i, "paper", "one published value per x (got %d x, %d values)", len(c.X), len(c.Paper))

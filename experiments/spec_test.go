@@ -35,6 +35,18 @@ methods = ["stability", "control"]
 repetitions = 1
 `
 
+// claimTable is a valid [[claims]] table to insert before goodSpec's
+// profile.
+const claimTable = `[[claims]]
+id = "c"
+source = "Section 5"
+statement = "stability beats control"
+rule = "greater"
+metric = "auc"
+method = "stability"
+than = "control"
+`
+
 // withDatasets is kept for its callers: data.datasets is now always
 // checked against the datasets registry (and data.files), with nothing to
 // set up.
@@ -99,6 +111,8 @@ func TestParse_Errors(t *testing.T) {
 		{"bad row norm", "[data]\n", "[data]\nrow_norm = \"l3\"\n", `bad.toml:7: data.row_norm: must be one of`},
 		{"duplicate lambda", "lambdas = [0.1, 1.0]", "lambdas = [0.1, 0.1]", "bad.toml:14: tuning.lambdas[1]: duplicate value 0.1"},
 		{"infinite alpha", "alphas = [0.5, 1.0]", "alphas = [0.5, inf]", "bad.toml:15: tuning.alphas[1]: must be finite and > 0 (got +Inf)"},
+		{"empty analysis", "[profile.quick.cv]", claimTable + "analysis = \" \"\n\n[profile.quick.cv]", "bad.toml:26: claims[0].analysis: must be a non-empty link"},
+		{"reserved id report", `id = "t"`, `id = "report"`, `bad.toml:2: id: "report" is a name the harness writes itself`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,11 +2,13 @@
 # Installs the Debian packages some tests need, when they are missing and
 # this user can install (root, or sudo without a password):
 #   python3-numpy  the external-method example (examples/python-method)
+#   chromium       the HTML report in a real browser (cli TestReportInBrowser)
 # Without them those tests skip with a message saying what to install,
 # except under CI=true, where they fail (.ci/run runs this first).
 set -euo pipefail
 missing=()
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 SUDO=""
 if [ "$(id -u)" != 0 ]; then

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/dprepro/dprepro/docs"
+	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/report"
+)
+
+// cmdReport writes OUT/report/index.html and OUT/report/report.md from the
+// finished runs under OUT (see package report).
+func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report", stderr)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("report: name one output folder, e.g. the --out of reproduce (got %d arguments)", len(pos))
+	}
+	dir, err := writeReport(pos[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: wrote %s and %s\n", filepath.Join(dir, "index.html"), filepath.Join(dir, "report.md"))
+	return nil
+}
+
+// writeReport writes the report of the runs under out and returns its
+// folder. A folder that is missing or holds no finished run is bad input
+// (exit 2).
+func writeReport(out string) (string, error) {
+	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
+		return "", usagef("report: %s is not a folder", out)
+	}
+	r, err := report.Load(out, report.Options{
+		Analyses: report.ParseAnalyses(docs.AnalysisPath, docs.Analysis),
+		Extra:    wklFigures(out),
+	})
+	if errors.Is(err, report.ErrNoRuns) {
+		return "", usagef("report: %v", err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	dir, err := r.Write()
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	return dir, nil
+}
+
+// wklFigures lists the folders of Wang, Kifer & Lee's figures drawn
+// across the ci-coverage runs of out (see ciFigures).
+func wklFigures(out string) []report.ExtraFigures {
+	dirs, _ := filepath.Glob(filepath.Join(out, "wkl-figures", "*"))
+	sort.Strings(dirs)
+	var extra []report.ExtraFigures
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			extra = append(extra, report.ExtraFigures{Kind: cicoverage.Name, Dir: d,
+				Title: "Figures 1–4 across the runs (" + filepath.Base(d) + ")"})
+		}
+	}
+	return extra
+}

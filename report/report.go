@@ -1,0 +1,624 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/png" // figures are PNG: their size decides their layout
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dprepro/dprepro/claims"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/results"
+)
+
+// ErrNoRuns is returned by Load for a folder that holds no finished run.
+var ErrNoRuns = errors.New("no finished run")
+
+// Options configures Load.
+type Options struct {
+	// Analyses is the document the claims' analysis links point into;
+	// nil: no link resolves, and each is shown as written.
+	Analyses *Analyses
+	// Claims returns the [[claims]] tables of a run's spec file as the
+	// manifest names it (results.SpecInfo.File), for their analysis
+	// links: the current ones, so that an analysis written after the run
+	// shows. Nil means experiments.ClaimsOf.
+	Claims func(specFile string) ([]experiments.ClaimSpec, error)
+	// Extra are figures drawn across runs, each shown with the paper of
+	// the runs of its kind.
+	Extra []ExtraFigures
+	// MaxDepth is how many folders below OUT runs are looked for; zero
+	// means 3 (OUT/<spec id>/<profile>-seed<seed>/ is two).
+	MaxDepth int
+}
+
+// ExtraFigures is a folder of figures drawn across the runs of one kind
+// (dprepro's OUT/wkl-figures/<profile>/).
+type ExtraFigures struct {
+	Kind  string // the kind of the runs they were drawn from
+	Dir   string // the folder holding the *.png files
+	Title string // their heading
+}
+
+// Report is what Load read from an output folder: the runs grouped by
+// the paper they reproduce.
+type Report struct {
+	// Out is the output folder, as given to Load.
+	Out string
+	// Papers are the groups of runs, those with claims first.
+	Papers []*Paper
+	// Counts counts the claims of every run by verdict.
+	Counts Counts
+	// NotHeld lists every claim whose verdict is not held.
+	NotHeld []*Claim
+	// Analyses is Options.Analyses.
+	Analyses *Analyses
+}
+
+// Paper is the runs of one reproduced paper (those whose manifests have
+// the same spec.paper).
+type Paper struct {
+	ID        string // an HTML id
+	Label     string // short: "Chaudhuri & Vinterbo 2013"
+	Reference string // the spec's paper field
+	Runs      []*Run
+	Counts    Counts
+	Figures   []Figure // drawn across its runs
+	// ExtraTitle heads Figures.
+	ExtraTitle string
+}
+
+// Run is one finished run folder.
+type Run struct {
+	ID       string // an HTML id
+	Dir      string // relative to OUT, slash-separated
+	Manifest *results.Manifest
+	Claims   []*Claim
+	Counts   Counts
+	Matches  []*MatchTable
+	Figures  []Figure
+	Tables   []Table
+	// XName names the swept value of the run's claims ("alpha", "eps1"),
+	// from summary.csv.
+	XName string
+	// Notes are what the report could not read of the run (an unreadable
+	// claims.csv, a spec whose claims are gone); shown with the run.
+	Notes []string
+}
+
+// Decided returns the run's claims that its data decided: held, not
+// held or inconclusive.
+func (run *Run) Decided() []*Claim {
+	var cs []*Claim
+	for _, c := range run.Claims {
+		if c.Verdict != claims.Synthetic && c.Verdict != claims.Missing {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// Undecided returns the run's claims on synthetic data or missing.
+func (run *Run) Undecided() []*Claim {
+	var cs []*Claim
+	for _, c := range run.Claims {
+		if c.Verdict == claims.Synthetic || c.Verdict == claims.Missing {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// Claim is one claim of a run with its verdict at each x.
+type Claim struct {
+	Run                         *Run
+	ID, Source, Statement, Rule string
+	Dataset, Method, Metric     string
+	Cells                       []*Cell
+	Verdict                     string // the claim's: see claimVerdict
+	Analysis                    string // the link as written in the spec, "" for none
+	Anchor                      string // the analysis section's anchor, when Analysis resolves
+	Gist                        string // that section's gist (Analyses.Gist)
+	HTMLID                      string // its row's id in index.html
+	order                       int    // in claims.csv
+}
+
+// At returns the x values at which the claim's verdict is v.
+func (c *Claim) At(v string) []float64 {
+	var xs []float64
+	for _, cell := range c.Cells {
+		if cell.Verdict == v {
+			xs = append(xs, cell.X)
+		}
+	}
+	return xs
+}
+
+// Cell is one row of claims.csv: a claim at one x (NaN for a trend).
+type Cell struct {
+	X, Paper, Ours, Low, High float64
+	Verdict                   string
+}
+
+// MatchTable lays out a run's match claims of one metric and dataset as
+// the paper's table: one row per claim (method), one column per x, the
+// published value and ours in each cell.
+type MatchTable struct {
+	Metric, Dataset, Source string
+	Xs                      []float64 // the columns shown
+	NotRun                  []float64 // published x the run does not have
+	// RunXs are the x the run has for the metric when it has none of the
+	// published ones (summary.csv).
+	RunXs     []float64
+	Synthetic bool // some cell is on a synthetic stand-in
+	Rows      []MatchRow
+}
+
+// MatchRow is one method's row of a MatchTable; a nil cell has no
+// published value at that x.
+type MatchRow struct {
+	Claim *Claim
+	Cells []*Cell
+}
+
+// Figure is one PNG figure of a run (or drawn across runs).
+type Figure struct {
+	Src     string // its path relative to OUT/report/ once written
+	Orig    string // the file it is copied from
+	Caption string
+	Width   int // pixels
+	Height  int
+	Wide    bool // much wider than tall: shown across the page
+}
+
+// Table is a Markdown table the run wrote (tables/*.md).
+type Table struct {
+	Name     string
+	Markdown string
+}
+
+// Counts counts claims by verdict.
+type Counts struct {
+	Held, NotHeld, Inconclusive, Synthetic, Missing int
+}
+
+// Add counts one claim of verdict v.
+func (c *Counts) Add(v string) {
+	switch v {
+	case claims.Held:
+		c.Held++
+	case claims.NotHeld:
+		c.NotHeld++
+	case claims.Inconclusive:
+		c.Inconclusive++
+	case claims.Synthetic:
+		c.Synthetic++
+	default:
+		c.Missing++
+	}
+}
+
+// Plus returns the sum of c and d.
+func (c Counts) Plus(d Counts) Counts {
+	return Counts{c.Held + d.Held, c.NotHeld + d.NotHeld, c.Inconclusive + d.Inconclusive, c.Synthetic + d.Synthetic, c.Missing + d.Missing}
+}
+
+// Total is the number of claims counted.
+func (c Counts) Total() int {
+	return c.Held + c.NotHeld + c.Inconclusive + c.Synthetic + c.Missing
+}
+
+// verdictOrder ranks verdicts, the one a reader must see first first.
+var verdictOrder = []string{claims.NotHeld, claims.Inconclusive, claims.Held, claims.Synthetic, claims.Missing}
+
+// claimVerdict is a claim's verdict from its verdicts at each x: not held
+// when it is not held at some x; else inconclusive when it is so at some
+// x; else held when it is held at some x (the others not run); else
+// synthetic or missing.
+func claimVerdict(cells []*Cell) string {
+	for _, v := range verdictOrder {
+		for _, c := range cells {
+			if c.Verdict == v {
+				return v
+			}
+		}
+	}
+	return claims.Missing
+}
+
+// FindRuns returns the finished run folders under root (those holding a
+// manifest.json, written last by a run): root itself when it is one, else
+// those up to maxDepth levels down, not below a run and not in folders
+// whose name starts with a dot, in lexical order.
+func FindRuns(root string, maxDepth int) ([]string, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", root)
+	}
+	var out []string
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		if isRun(dir) {
+			out = append(out, dir)
+			return nil
+		}
+		if depth == maxDepth {
+			return nil
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				if err := walk(filepath.Join(dir, e.Name()), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func isRun(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "manifest.json"))
+	return err == nil && !fi.IsDir()
+}
+
+// Load reads every finished run under out (see FindRuns) and groups them
+// by paper. It fails when out holds no run or a manifest is unreadable;
+// what it cannot read of a run otherwise becomes one of the run's Notes.
+func Load(out string, o Options) (*Report, error) {
+	if o.MaxDepth == 0 {
+		o.MaxDepth = 3
+	}
+	if o.Claims == nil {
+		o.Claims = experiments.ClaimsOf
+	}
+	dirs, err := FindRuns(out, o.MaxDepth)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%s: %w (a folder with manifest.json, at most %d levels down)", out, ErrNoRuns, o.MaxDepth)
+	}
+	r := &Report{Out: out, Analyses: o.Analyses}
+	byPaper := map[string]*Paper{}
+	for _, dir := range dirs {
+		run, err := loadRun(out, dir, o)
+		if err != nil {
+			return nil, err
+		}
+		key := run.Manifest.Spec.Paper
+		if key == "" {
+			key = "kind " + run.Manifest.Spec.Kind
+		}
+		p := byPaper[key]
+		if p == nil {
+			p = &Paper{Reference: run.Manifest.Spec.Paper}
+			byPaper[key] = p
+			r.Papers = append(r.Papers, p)
+		}
+		p.Runs = append(p.Runs, run)
+		p.Counts = p.Counts.Plus(run.Counts)
+		r.Counts = r.Counts.Plus(run.Counts)
+	}
+	for _, p := range r.Papers {
+		sort.SliceStable(p.Runs, func(i, j int) bool {
+			a, b := p.Runs[i].Manifest.Spec.ID, p.Runs[j].Manifest.Spec.ID
+			if a != b {
+				return a < b
+			}
+			return p.Runs[i].Dir < p.Runs[j].Dir
+		})
+		p.Label = paperLabel(p)
+	}
+	sort.SliceStable(r.Papers, func(i, j int) bool {
+		a, b := r.Papers[i], r.Papers[j]
+		if (a.Counts.Total() > 0) != (b.Counts.Total() > 0) {
+			return a.Counts.Total() > 0
+		}
+		return a.Label < b.Label
+	})
+	for i, p := range r.Papers {
+		p.ID = fmt.Sprintf("paper-%d", i+1)
+		for _, run := range p.Runs {
+			for _, c := range run.Claims {
+				if c.Verdict == claims.NotHeld {
+					r.NotHeld = append(r.NotHeld, c)
+				}
+			}
+		}
+	}
+	for _, e := range o.Extra {
+		if err := r.addExtra(out, e); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// yearTitle is the authors and year at the head of a spec title:
+// "Wang, Kifer & Lee 2019" of "Wang, Kifer & Lee 2019, Table 3 (Adult)".
+var yearTitle = regexp.MustCompile(`^(.*?\b(?:19|20)\d\d)\b`)
+
+// paperLabel is a short name for p: the authors and year its first run's
+// title starts with, else that title.
+func paperLabel(p *Paper) string {
+	t := p.Runs[0].Manifest.Spec.Title
+	if g := yearTitle.FindStringSubmatch(t); g != nil {
+		return g[1]
+	}
+	if t == "" {
+		return p.Runs[0].Manifest.Spec.ID
+	}
+	return t
+}
+
+// addExtra adds the figures of e to the paper of the first run of kind
+// e.Kind; none is added when no run is of that kind.
+func (r *Report) addExtra(out string, e ExtraFigures) error {
+	for _, p := range r.Papers {
+		for _, run := range p.Runs {
+			if run.Manifest.Spec.Kind != e.Kind {
+				continue
+			}
+			rel, err := filepath.Rel(out, e.Dir)
+			if err != nil {
+				rel = filepath.Base(e.Dir)
+			}
+			figs, err := figures(e.Dir, filepath.ToSlash(rel), e.Title)
+			if err != nil {
+				return err
+			}
+			p.Figures = append(p.Figures, figs...)
+			p.ExtraTitle = e.Title
+			return nil
+		}
+	}
+	return nil
+}
+
+// loadRun reads one run folder.
+func loadRun(out, dir string, o Options) (*Run, error) {
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	rel, err := filepath.Rel(out, dir)
+	if err != nil || rel == "." {
+		rel = filepath.Base(dir)
+	}
+	run := &Run{Dir: filepath.ToSlash(rel), Manifest: &m}
+	run.ID = "run-" + htmlSafe(run.Dir)
+	if err := run.readClaims(filepath.Join(dir, "claims.csv")); err != nil {
+		run.Notes = append(run.Notes, err.Error())
+	}
+	if len(run.Claims) > 0 {
+		links, err := analysisLinks(o.Claims, m.Spec.File)
+		if err != nil {
+			run.Notes = append(run.Notes, fmt.Sprintf("the links to written analyses could not be read: %v", err))
+		}
+		for _, c := range run.Claims {
+			c.Analysis = links[c.ID]
+			c.Anchor, _ = o.Analyses.Resolve(c.Analysis)
+			c.Gist = o.Analyses.Gist(c.Anchor)
+		}
+	}
+	sum, _ := results.ReadSummaryCSV(filepath.Join(dir, "summary.csv"))
+	if len(sum) > 0 {
+		run.XName = sum[0].XName
+	}
+	run.Matches = matchTables(run.Claims, sum)
+	if run.Figures, err = figures(filepath.Join(dir, "figures"), run.Dir, m.Spec.Title); err != nil {
+		return nil, err
+	}
+	mds, _ := filepath.Glob(filepath.Join(dir, "tables", "*.md"))
+	sort.Strings(mds)
+	for _, f := range mds {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		run.Tables = append(run.Tables, Table{Name: "tables/" + filepath.Base(f), Markdown: string(b)})
+	}
+	return run, nil
+}
+
+// analysisLinks maps claim id to its analysis link in the spec file.
+func analysisLinks(read func(string) ([]experiments.ClaimSpec, error), file string) (map[string]string, error) {
+	links := map[string]string{}
+	if file == "" {
+		return links, errors.New("the manifest names no spec file")
+	}
+	cs, err := read(file)
+	if err != nil {
+		return links, err
+	}
+	for _, c := range cs {
+		if c.Analysis != nil {
+			links[c.ID] = strings.TrimSpace(*c.Analysis)
+		}
+	}
+	return links, nil
+}
+
+// readClaims reads claims.csv (absent: a spec without claims).
+func (run *Run) readClaims(file string) error {
+	b, err := os.ReadFile(file)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return fmt.Errorf("claims.csv: %w", err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], claims.Columns) {
+		return fmt.Errorf("claims.csv is not of this build's format (header %q): its claims are not shown", recs[:min(1, len(recs))])
+	}
+	col := func(name string) int { return slices.Index(claims.Columns, name) }
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}
+	byID := map[string]*Claim{}
+	for _, rec := range recs[1:] {
+		id := rec[col("claim_id")]
+		c := byID[id]
+		if c == nil {
+			c = &Claim{Run: run, ID: id, Source: rec[col("source")], Statement: rec[col("statement")], Rule: rec[col("rule")],
+				Dataset: rec[col("dataset")], Method: rec[col("method")], Metric: rec[col("metric")]}
+			c.HTMLID = "claim-" + htmlSafe(run.Dir) + "-" + htmlSafe(id)
+			c.order = len(run.Claims)
+			byID[id] = c
+			run.Claims = append(run.Claims, c)
+		}
+		c.Cells = append(c.Cells, &Cell{X: num(rec[col("x")]), Paper: num(rec[col("paper")]), Ours: num(rec[col("ours")]),
+			Low: num(rec[col("ci_low")]), High: num(rec[col("ci_high")]), Verdict: rec[col("verdict")]})
+	}
+	for _, c := range run.Claims {
+		c.Verdict = claimVerdict(c.Cells)
+		run.Counts.Add(c.Verdict)
+	}
+	// The claims a reader must see first, first; the spec's order within
+	// a verdict.
+	sort.SliceStable(run.Claims, func(i, j int) bool {
+		return slices.Index(verdictOrder, run.Claims[i].Verdict) < slices.Index(verdictOrder, run.Claims[j].Verdict)
+	})
+	return nil
+}
+
+// matchTables lays out the match claims of a run as the paper's tables.
+func matchTables(cs []*Claim, sum []results.SummaryRow) []*MatchTable {
+	var out []*MatchTable
+	byKey := map[string]*MatchTable{}
+	var order []*Claim
+	for _, c := range cs {
+		if c.Rule == experiments.RuleMatch {
+			order = append(order, c)
+		}
+	}
+	// Rows in the spec's order (cs is sorted by verdict).
+	sort.SliceStable(order, func(i, j int) bool { return order[i].order < order[j].order })
+	for _, c := range order {
+		key := c.Metric + "\x00" + c.Dataset
+		t := byKey[key]
+		if t == nil {
+			t = &MatchTable{Metric: c.Metric, Dataset: c.Dataset, Source: c.Source}
+			byKey[key] = t
+			out = append(out, t)
+		}
+		if c.Source != t.Source && !strings.Contains(t.Source, c.Source) {
+			t.Source += "; " + c.Source
+		}
+		t.Rows = append(t.Rows, MatchRow{Claim: c})
+	}
+	for _, t := range out {
+		run, all := map[float64]bool{}, map[float64]bool{}
+		for _, row := range t.Rows {
+			for _, cell := range row.Claim.Cells {
+				all[cell.X] = true
+				if cell.Verdict != claims.Missing {
+					run[cell.X] = true
+				}
+			}
+		}
+		if len(run) == 0 {
+			seen := map[float64]bool{}
+			for _, r := range sum {
+				if r.Metric == t.Metric && (t.Dataset == "" || r.Dataset == t.Dataset) && !seen[r.X] {
+					seen[r.X] = true
+					t.RunXs = append(t.RunXs, r.X)
+				}
+			}
+			sort.Float64s(t.RunXs)
+		}
+		for _, row := range t.Rows {
+			for _, cell := range row.Claim.Cells {
+				t.Synthetic = t.Synthetic || cell.Verdict == claims.Synthetic
+			}
+		}
+		for x := range all {
+			if run[x] || len(run) == 0 {
+				t.Xs = append(t.Xs, x)
+			} else {
+				t.NotRun = append(t.NotRun, x)
+			}
+		}
+		sort.Float64s(t.Xs)
+		sort.Float64s(t.NotRun)
+		for i, row := range t.Rows {
+			cells := make([]*Cell, len(t.Xs))
+			for _, cell := range row.Claim.Cells {
+				if k := slices.Index(t.Xs, cell.X); k >= 0 {
+					cells[k] = cell
+				}
+			}
+			t.Rows[i].Cells = cells
+		}
+	}
+	return out
+}
+
+// figures lists the PNG files of dir, to be copied to
+// figures/<rel>/ beside the report.
+func figures(dir, rel, title string) ([]Figure, error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.png"))
+	sort.Strings(files)
+	var out []Figure
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, err
+		}
+		cfg, _, err := image.DecodeConfig(fh)
+		fh.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		name := filepath.Base(f)
+		out = append(out, Figure{
+			Src:     path.Join("figures", rel, name),
+			Orig:    f,
+			Caption: strings.TrimSuffix(name, ".png") + " — " + title,
+			Width:   cfg.Width, Height: cfg.Height,
+			// Twice as wide as tall: a row of panels, shown across the page.
+			Wide: cfg.Width > 2*cfg.Height,
+		})
+	}
+	return out, nil
+}
+
+// htmlSafe maps s to letters, digits, '-' and '_' for an HTML id.
+func htmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
+}

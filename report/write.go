@@ -1,0 +1,318 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dprepro/dprepro/claims"
+	"github.com/dprepro/dprepro/results"
+)
+
+// Dir is the folder of OUT that Write writes into.
+const Dir = "report"
+
+// Write writes the report into OUT/report/: index.html (one page, inline
+// CSS, no script, no network), report.md (the same in Markdown),
+// analysis.md (the written analyses, when the report has them) and
+// figures/, a copy of every figure the pages show, so that the folder
+// can be moved or archived whole. The figures of an earlier report there
+// are removed first. It returns the folder.
+func (r *Report) Write() (string, error) {
+	dir := filepath.Join(r.Out, Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	figDir := filepath.Join(dir, "figures")
+	if err := os.RemoveAll(figDir); err != nil {
+		return "", err
+	}
+	for _, f := range r.figures() {
+		if err := copyFile(filepath.Join(dir, filepath.FromSlash(f.Src)), f.Orig); err != nil {
+			return "", err
+		}
+	}
+	var page, md bytes.Buffer
+	if err := r.WriteHTML(&page); err != nil {
+		return "", err
+	}
+	if err := r.WriteMarkdown(&md); err != nil {
+		return "", err
+	}
+	if r.Analyses != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, "analysis.md"), r.Analyses.Source); err != nil {
+			return "", err
+		}
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
+		return "", err
+	}
+	return dir, results.WriteFileAtomic(filepath.Join(dir, "index.html"), page.Bytes())
+}
+
+// figures lists every figure the report shows.
+func (r *Report) figures() []Figure {
+	var fs []Figure
+	for _, p := range r.Papers {
+		for _, run := range p.Runs {
+			fs = append(fs, run.Figures...)
+		}
+		fs = append(fs, p.Figures...)
+	}
+	return fs
+}
+
+func copyFile(dst, src string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// mark is a verdict's sign in Markdown.
+var mark = map[string]string{
+	claims.Held: "✅", claims.NotHeld: "❌", claims.Inconclusive: "⚠️", claims.Synthetic: "🧪", claims.Missing: "⬜",
+}
+
+// cell escapes s for a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// countsLine is "❌ 2 not held · ✅ 5 held" (verdicts counted zero left out).
+func countsLine(c Counts) string {
+	var parts []string
+	for _, v := range verdictOrder {
+		if n := countOf(c, v); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d %s", mark[v], n, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "no claims"
+	}
+	return strings.Join(parts, " · ")
+}
+
+// analysisMD is the "why" of a claim that is not held, in Markdown.
+func analysisMD(c *Claim) string {
+	switch {
+	case c.Anchor != "" && c.Gist != "":
+		return cell(c.Gist) + " [analysis](analysis.md#" + c.Anchor + ")"
+	case c.Anchor != "":
+		return "[analysis](analysis.md#" + c.Anchor + ")"
+	case c.Analysis != "":
+		return "see `" + c.Analysis + "`"
+	}
+	return "**no analysis written yet**"
+}
+
+// atEach describes a claim's verdicts by x: "✅ 3, 5 · ❌ 1, 2".
+func atEach(c *Claim) string {
+	var parts []string
+	for _, v := range verdictOrder {
+		if xs := c.At(v); len(xs) > 0 {
+			parts = append(parts, mark[v]+" "+xlist(xs))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+func dataMD(ds []results.DatasetInfo) string {
+	var parts []string
+	for _, d := range ds {
+		switch {
+		case standIn(d) != "":
+			parts = append(parts, "**"+d.Name+": SYNTHETIC stand-in for "+standIn(d)+"**")
+		case d.Source == "real":
+			parts = append(parts, d.Name+": real")
+		default:
+			parts = append(parts, d.Name+": simulated by design")
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteMarkdown writes the report as Markdown: the content of index.html,
+// with the figures as images under figures/ and the analyses linked in
+// analysis.md beside it.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# Reproduction report\n\n")
+	p("%d runs in `%s`; profile %s; built by `%s`. Written by `dprepro report`; `index.html` beside this file shows the same.\n\n",
+		runsOf(r), r.Out, profilesOf(r), strings.Join(buildsOf(r), "`, `"))
+	p("> **Simulation, not hardened DP.** Noise comes from seeded pseudo-random streams unless a run says otherwise: right for research, wrong for protecting real data.\n\n")
+	p("**Claims:** %s\n\n", countsLine(r.Counts))
+	p("A claim is ❌ not held when the data contradict it at some swept value x, ⚠️ inconclusive when at some x they neither confirm nor contradict it, ✅ held when it holds at every x the run decided, 🧪 synthetic when its data were a synthetic stand-in (never held), ⬜ missing when the run has none of its x.\n\n")
+
+	p("## At a glance\n\n| run | profile · seed | data | ❌ not held | ⚠️ inconclusive | ✅ held | 🧪 synthetic | ⬜ missing |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	for _, pp := range r.Papers {
+		p("| **%s** | | | | | | | |\n", cell(pp.Label))
+		for _, run := range pp.Runs {
+			c := run.Counts
+			p("| [%s](#%s) | %s · %d | %s | %d | %d | %d | %d | %d |\n", run.Manifest.Spec.ID, mdAnchor(run), run.Manifest.Profile, run.Manifest.Seed,
+				cell(dataMD(run.Manifest.Datasets)), c.NotHeld, c.Inconclusive, c.Held, c.Synthetic, c.Missing)
+		}
+	}
+	p("\n## What did not reproduce, and why\n\n")
+	if len(r.NotHeld) == 0 {
+		p("No claim is contradicted by the data of these runs.\n\n")
+	} else {
+		p("| run | claim | statement | not held at | why |\n|---|---|---|---|---|\n")
+		for _, c := range r.NotHeld {
+			p("| %s | `%s` (%s) | %s | %s = %s | %s |\n", c.Run.Manifest.Spec.ID, c.ID, cell(c.Source), cell(c.Statement), c.Run.XName, xlist(c.At(claims.NotHeld)), analysisMD(c))
+		}
+		p("\n")
+	}
+	for _, pp := range r.Papers {
+		p("## %s\n\n", pp.Label)
+		if pp.Reference != "" {
+			p("%s\n\n", pp.Reference)
+		}
+		p("**Claims:** %s\n\n", countsLine(pp.Counts))
+		for _, run := range pp.Runs {
+			writeRunMD(&b, run)
+		}
+		if len(pp.Figures) > 0 {
+			p("### %s\n\n", pp.ExtraTitle)
+			for _, f := range pp.Figures {
+				p("![%s](%s)\n\n", f.Caption, f.Src)
+			}
+		}
+	}
+	p("## Known deviations\n\nEach run's spec notes (above) say how it departs from its paper; lines starting \"Deviation:\" mark the departures. The hand-written list for every paper is the section \"Known deviations from the papers\" of the source tree's `README.md`.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdAnchor is the GitHub anchor of a run's heading in report.md.
+func mdAnchor(run *Run) string {
+	return slug(run.Manifest.Spec.ID + " " + run.Manifest.Profile + " seed " + fmt.Sprint(run.Manifest.Seed))
+}
+
+func writeRunMD(b *strings.Builder, run *Run) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	m := run.Manifest
+	p("### %s %s seed %d\n\n", m.Spec.ID, m.Profile, m.Seed)
+	p("%s. Folder `%s`, profile **%s**, seed %d, %d units, %.1f s; data: %s.\n\n", m.Spec.Title, run.Dir, m.Profile, m.Seed, m.Units.Total, m.WallSeconds, dataMD(m.Datasets))
+	for _, n := range append(append([]string{}, run.Notes...), m.Warnings...) {
+		p("> ⚠️ %s\n\n", cell(n))
+	}
+	x := run.XName
+	if x == "" {
+		x = "x"
+	}
+	if len(run.Claims) == 0 {
+		p("No claims of the paper are transcribed for this spec.\n\n")
+	} else {
+		p("#### Claims\n\n| verdict | claim | statement | at each %s | why not held |\n|---|---|---|---|---|\n", x)
+		for _, c := range run.Claims {
+			why := "—"
+			if c.Verdict == claims.NotHeld {
+				why = analysisMD(c)
+			}
+			p("| %s %s | `%s` (%s; %s) | %s | %s | %s |\n", mark[c.Verdict], c.Verdict, c.ID, cell(c.Source), c.Rule, cell(c.Statement), atEach(c), why)
+		}
+		p("\n")
+	}
+	for _, t := range run.Matches {
+		p("#### Paper vs ours: %s, %s (%s)\n\nEach cell: the published value, then ours with its 95%% CI.", t.Metric, t.Dataset, cell(t.Source))
+		if len(t.NotRun) > 0 {
+			p(" Published also at %s = %s, not run at this profile.", x, xlist(t.NotRun))
+		}
+		if len(t.RunXs) > 0 {
+			p(" **The run has none of the published %s**: it ran %s = %s.", x, x, xlist(t.RunXs))
+		}
+		if t.Synthetic {
+			p(" **Ours are on a synthetic stand-in**, not the paper's data.")
+		}
+		p("\n\n| method |")
+		for _, v := range t.Xs {
+			p(" %s = %s |", x, xval(v))
+		}
+		p("\n|---|%s\n", strings.Repeat("---:|", len(t.Xs)))
+		for _, row := range t.Rows {
+			p("| %s |", row.Claim.Method)
+			for _, c := range row.Cells {
+				switch {
+				case c == nil:
+					p(" |")
+				case c.Verdict == claims.Missing:
+					p(" paper %s · ours — %s |", num(c.Paper), mark[c.Verdict])
+				default:
+					p(" paper %s · ours **%s** [%s, %s] %s |", num(c.Paper), num(c.Ours), num(c.Low), num(c.High), mark[c.Verdict])
+				}
+			}
+			p("\n")
+		}
+		p("\n")
+	}
+	if len(run.Figures) > 0 {
+		p("#### Figures\n\n")
+		for _, f := range run.Figures {
+			p("![%s](%s)\n\n", f.Caption, f.Src)
+		}
+	}
+	for _, t := range run.Tables {
+		p("#### `%s`\n\n%s\n\n", t.Name, strings.TrimSpace(t.Markdown))
+	}
+	p("#### Privacy ledger\n\n")
+	if len(m.Ledger) == 0 {
+		p("This run releases nothing private (its manifest has no ledger).\n\n")
+	} else {
+		p("| method | setting | total | charges | composition |\n|---|---|---|---|---|\n")
+		for _, e := range m.Ledger {
+			var cs []string
+			for _, c := range e.Components {
+				cs = append(cs, fmt.Sprintf("%s (%s): %s — %s", c.Part, c.Data, chargeOf(c), c.Release))
+			}
+			p("| `%s` | %s | %s | %s | %s |\n", e.Method, cell(e.Setting), totalOf(e.Total), cell(strings.Join(cs, "; ")), cell(e.Rule))
+		}
+		p("\n")
+	}
+	p("#### Provenance\n\n")
+	p("- build `%s`, %s %s/%s, %d workers\n", m.Build.Identity(), m.GoVersion, m.GOOS, m.GOARCH, m.Workers)
+	p("- spec `%s` (kind `%s`), file sha256 `%s`, resolved sha256 `%s`\n", m.Spec.File, m.Spec.Kind, m.Spec.FileSHA256, m.Spec.Hash)
+	p("- profile %s, seed %d; %d units (%d computed, %d from a checkpoint); started %s UTC\n", m.Profile, m.Seed, m.Units.Total, m.Units.Computed, m.Units.Resumed, m.Start.UTC().Format("2006-01-02 15:04:05"))
+	for _, n := range m.Noise {
+		p("- noise: %s\n", n)
+	}
+	for _, d := range m.Datasets {
+		p("- dataset %s: %s, n = %d, d = %d", d.Name, dataMD([]results.DatasetInfo{d}), d.N, d.D)
+		for _, f := range d.Files {
+			verified := "no pinned digest"
+			if f.Verified {
+				verified = "verified against the pinned digest"
+			}
+			p("; `%s` sha256 `%s` (%s), %d records, %d dropped", f.Name, f.SHA256, verified, f.Records, f.Dropped)
+		}
+		if d.Generator != "" {
+			p("; generator `%s`", d.Generator)
+		}
+		p("\n")
+	}
+	p("\n")
+	if m.Notes != "" {
+		p("#### Spec notes and deviations\n\n```text\n%s\n```\n\n", strings.TrimSpace(m.Notes))
+	}
+}
