@@ -9,7 +9,9 @@
 // data say so:
 //
 //   - match: held when |ours − paper| ≤ (our CI's half-width) + tolerance,
-//     else not held. The CI is the summary's (bootstrap of the mean).
+//     else not held. The CI is the summary's (bootstrap of the mean); for
+//     a proportion whose replicates all agree (width 0) the half-width is
+//     3/n, the rule of three.
 //   - greater / less: the difference ours − theirs, paired by replicate
 //     where the kind pairs its rows ([Options.PairKey]: the same
 //     repetition and fold, say, at the same dataset and x) and unpaired
@@ -123,6 +125,14 @@ func Evaluate(spec *experiments.Spec, rows []results.Row, summary []results.Summ
 			case experiments.RuleMatch:
 				r.Ours, r.CILow, r.CIHigh = s.Mean, s.CILow, s.CIHigh
 				half := (s.CIHigh - s.CILow) / 2
+				if half == 0 && s.N > 0 && s.Mean >= 0 && s.Mean <= 1 {
+					// Every replicate gave the same proportion (20 of 20
+					// intervals covering): the bootstrap CI has width 0,
+					// yet n replicates cannot tell a rate within 3/n of
+					// it from it (the rule of three: the 95% bound on a
+					// rate never seen in n trials).
+					half = 3 / float64(s.N)
+				}
 				r.Verdict = NotHeld
 				if math.Abs(s.Mean-r.Paper) <= half+c.Tolerance+1e-12 {
 					r.Verdict = Held

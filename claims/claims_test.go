@@ -34,9 +34,10 @@ func TestEvaluate_Match(t *testing.T) {
 		sum("a", "coverage", 1, 0.955, 0.945, 0.965, 0, 100), // within the CI
 		sum("a", "coverage", 2, 0.97, 0.965, 0.975, 0, 100),  // 0.02 off, half-width 0.005 + 0.01 < 0.02
 		sum("a", "coverage", 3, 0.914, 0.91, 0.918, 0, 100),  // 0.014 ≤ 0.004 + 0.01
+		sum("a", "coverage", 4, 1, 1, 1, 0, 20),              // 20 of 20: the rule of three, 3/20 = 0.15 ≥ 0.05
 	}
 	got := Evaluate(s, nil, summary, Options{})
-	if v := verdicts(got); v != "held,not held,held,missing" {
+	if v := verdicts(got); v != "held,not held,held,held" {
 		t.Fatalf("verdicts %s", v)
 	}
 	if got[0].Paper != 0.95 || got[0].Ours != 0.955 || got[0].X != 1 {

@@ -18,12 +18,21 @@ import (
 // finished runs under OUT (see package report).
 func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stderr)
+	readme := fs.Bool("readme", false, "print the README's generated summary of the claims of OUT (Markdown, between the README's claims-summary markers) instead of writing the report")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usagef("report: name one output folder, e.g. the --out of reproduce (got %d arguments)", len(pos))
+	}
+	if *readme {
+		s, err := readmeSummary(pos[0])
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, s)
+		return err
 	}
 	dir, err := writeReport(pos[0])
 	if err != nil {
@@ -55,6 +64,22 @@ func writeReport(out string) (string, error) {
 		return "", fmt.Errorf("report: %w", err)
 	}
 	return dir, nil
+}
+
+// readmeSummary is report.ReadmeSummary of the runs under out, whose
+// analyses link to docs/analysis.md.
+func readmeSummary(out string) (string, error) {
+	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
+		return "", usagef("report: %s is not a folder", out)
+	}
+	r, err := report.Load(out, report.Options{Analyses: report.ParseAnalyses(docs.AnalysisPath, docs.Analysis)})
+	if errors.Is(err, report.ErrNoRuns) {
+		return "", usagef("report: %v", err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	return report.ReadmeSummary(r, docs.AnalysisPath), nil
 }
 
 // wklFigures lists the folders of Wang, Kifer & Lee's figures drawn
