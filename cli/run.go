@@ -545,6 +545,7 @@ func ciFigures(dirs []string, out, profile string, seed int64, secure bool) (str
 		if !has {
 			continue // no run requested these methods
 		}
+		fs.Caption.Profile = profile
 		if err := plots.Render(dir, fs, rows); err != nil {
 			return "", err
 		}

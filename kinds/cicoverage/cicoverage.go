@@ -856,8 +856,10 @@ func (e *Experiment) xLabel() string {
 func (e *Experiment) Figures() []plots.FigureSpec {
 	ci := e.spec.ConfidenceIntervals
 	target := 1 - ci.Alpha
+	styles := figureStyles(e.methods)
 	cov := plots.FigureSpec{Name: "coverage", Title: e.spec.Title + ": coverage (dashed: 1−α)", Metric: "coverage",
-		XLabel: e.xLabel(), YLabel: "coverage", Methods: slices.Clone(ci.Methods), Jitter: 0.2, RefLine: &target}
+		XLabel: e.xLabel(), YLabel: "coverage", Methods: slices.Clone(ci.Methods), Styles: styles, Jitter: 0.2,
+		RefLines: []plots.RefLine{{Y: target, Label: fmt.Sprintf("target 1−α = %g", target)}}}
 	figs := []plots.FigureSpec{cov}
 	what := "mean over coordinates"
 	if ci.Sweep == "d" {
@@ -870,13 +872,51 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 		}
 		figs = append(figs, plots.FigureSpec{
 			Name:    f.name,
-			Title:   fmt.Sprintf("%s, %s: %s (%s; bars ±1 sd of the CI length)", f.paper, f.title, e.spec.Title, what),
-			Metrics: []string{"ci_length", "vi_length"}, Methods: ms,
+			Title:   fmt.Sprintf("%s, %s: %s (%s)", f.paper, f.title, e.spec.Title, what),
+			Caption: lengthCaption(f),
+			Metrics: []string{"ci_length", "vi_length"}, MetricLabels: lengthLabels, Methods: ms, Styles: styles,
 			XLabel: e.xLabel(), YLabel: "interval length", Jitter: 0.1,
-			ErrorBars: "sd", PanelBy: e.modelPanel,
+			ErrorBars: "sd", PanelBy: func(r results.SummaryRow) []string { return []string{e.modelPanel(r)} },
 		})
 	}
 	return figs
+}
+
+// lengthLabels name the interval lengths in the figures' legends.
+var lengthLabels = map[string]string{"ci_length": "CI length", "vi_length": "VI length"}
+
+// lengthCaption is the caption of a length figure: the paper's error bars,
+// and in Figure 1 that the two variability intervals are one.
+func lengthCaption(c comparison) plots.Caption {
+	cap := plots.Caption{Bars: "±1 sd of the CI length over the replicates (the paper's); a VI is one interval per x, no bar"}
+	if c.sides[0].perturbation == c.sides[1].perturbation && c.sides[0].perturbation == ObjPert {
+		cap.Note = "DP and zCDP objective perturbation share one fit at ε1 (Algorithm 1 is ε1²/2-zCDP, Theorem 2), " +
+			"so their variability intervals coincide by construction: the zCDP VI (dashed) lies on the DP VI."
+	}
+	return cap
+}
+
+// figureStyles gives each method a fixed colour and marker in every figure
+// of the paper, from its attributes: the colour by privacy and
+// perturbation (DP obj blue, zCDP obj red, DP output green, zCDP output
+// orange), the marker by model (LR ring, SVM triangle). Methods with other
+// attributes get the figures' free palette styles.
+func figureStyles(ms []Method) map[string]plots.Style {
+	colour := map[[2]string]int{
+		{string(dpci.DP), string(ObjPert)}: 0, {string(dpci.ZCDP), string(ObjPert)}: 1,
+		{string(dpci.DP), string(OutPert)}: 2, {string(dpci.ZCDP), string(OutPert)}: 3,
+	}
+	shape := map[dpci.Model]int{dpci.LR: 0, dpci.SVM: 2}
+	out := map[string]plots.Style{}
+	for _, m := range ms {
+		a := m.Attributes()
+		c, ok1 := colour[[2]string{a.Privacy, a.Perturbation}]
+		sh, ok2 := shape[a.Model]
+		if ok1 && ok2 {
+			out[m.Name()] = plots.Style{Color: plots.PaletteColor(c), Shape: plots.PaletteShape(sh)}
+		}
+	}
+	return out
 }
 
 // comparisons are the four comparisons of Section 7.3 (Figures 1–4):
@@ -945,8 +985,11 @@ func PaperFigures() []plots.FigureSpec {
 			Name: f.name,
 			Title: fmt.Sprintf("Wang, Kifer & Lee 2019, %s: %s — CI vs VI length (bars ±1 sd of the CI length; "+
 				"first coordinate for the d sweep, else mean over coordinates)", f.paper, f.title),
-			Metrics: []string{"ci_length", "vi_length"}, Methods: f.pick(all), YLabel: "interval length",
-			Jitter: 0.1, ErrorBars: "sd", PanelBy: sweepPanel, Columns: 4, Width: 4, Height: 3.2,
+			Caption: lengthCaption(f),
+			Metrics: []string{"ci_length", "vi_length"}, MetricLabels: lengthLabels, Methods: f.pick(all), Styles: figureStyles(all),
+			YLabel: "interval length",
+			Jitter: 0.1, ErrorBars: "sd", PanelBy: func(r results.SummaryRow) []string { return []string{sweepPanel(r)} },
+			Columns: 4, Width: 4, Height: 3.2,
 		})
 	}
 	return figs

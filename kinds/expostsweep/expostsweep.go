@@ -473,7 +473,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 		figs = append(figs, f)
 		bound := e.probs[0].Radius()
 		g := mk("fig4"+first+"-norms", "Figure 4"+first+": L2 norm of the output hypothesis (dashed: theoretical maximum "+boundName(af.Task)+")", "norm", "‖θ‖₂", false, ms)
-		g.RefLine = &bound
+		g.RefLines = []plots.RefLine{{Y: bound, Label: "theoretical maximum " + boundName(af.Task)}}
 		figs = append(figs, g)
 	}
 	return figs
