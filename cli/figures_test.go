@@ -8,6 +8,7 @@ import (
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/kinds/expostsweep"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -52,6 +53,8 @@ func TestFigures_PlotArea(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ciRows []results.SummaryRow
+	afRows := map[string][]results.SummaryRow{}
+	afRuns := map[string][]*expostsweep.Experiment{}
 	for _, id := range experiments.BuiltinIDs() {
 		t.Run(id, func(t *testing.T) {
 			s, err := runner.Kinds.LoadBuiltin(id, "quick")
@@ -69,6 +72,10 @@ func TestFigures_PlotArea(t *testing.T) {
 			if s.Kind == cicoverage.Name {
 				ciRows = append(ciRows, rows...)
 			}
+			if e, ok := exp.(*expostsweep.Experiment); ok {
+				afRows[e.Calibration()] = append(afRows[e.Calibration()], rows...)
+				afRuns[e.Calibration()] = append(afRuns[e.Calibration()], e)
+			}
 			figs := exp.Figures()
 			if len(figs) == 0 {
 				t.Fatal("no figures")
@@ -81,6 +88,16 @@ func TestFigures_PlotArea(t *testing.T) {
 				checkPlotArea(t, id, f, rows)
 			}
 		})
+	}
+	for cal, runs := range afRuns {
+		figs := expostsweep.PaperFigures(runs)
+		if len(figs) == 0 {
+			t.Errorf("af17-figures %s: no figures", cal)
+		}
+		for _, f := range figs {
+			f.Caption.Profile = "quick"
+			checkPlotArea(t, "af17-figures/"+cal, f, afRows[cal])
+		}
 	}
 	for _, f := range cicoverage.PaperFigures() {
 		has := slices.ContainsFunc(ciRows, func(r results.SummaryRow) bool { return slices.Contains(f.Methods, r.Method) })

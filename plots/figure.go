@@ -96,9 +96,10 @@ type FigureSpec struct {
 	// [0, 0.5).
 	Jitter float64
 	// RefLines are horizontal reference lines (e.g. 0.5 for the AUC of a
-	// random classifier, a theoretical bound), each in its own grey line
-	// pattern with its label in the legend. The y axis is extended to
-	// include them. A line ≤ 0 is skipped on a log y axis.
+	// random classifier, a theoretical bound), each label in its own grey
+	// line pattern with one legend entry (lines of several panels sharing
+	// a label share both). The y axis is extended to include them. A line
+	// ≤ 0 is skipped on a log y axis.
 	RefLines []RefLine
 	// DiagonalRef draws a dashed y = x reference line across the panel,
 	// clipped to its axes; the y axis is extended to the x range of the
@@ -782,11 +783,16 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 			if (spec.LogY && r.Y <= 0) || empty || (r.Panel != "" && r.Panel != pd.Dataset) {
 				continue
 			}
-			h := &hLine{Y: r.Y, LineStyle: refStyle(i)}
+			// Lines with one label share its style and legend entry.
+			first := slices.IndexFunc(spec.RefLines, func(o RefLine) bool { return r.Label != "" && o.Label == r.Label })
+			if first < 0 {
+				first = i
+			}
+			h := &hLine{Y: r.Y, LineStyle: refStyle(refSlot(spec.RefLines, first))}
 			p.Add(h)
 			guides = append(guides, h)
-			if refs[i] == nil {
-				refs[i] = h
+			if refs[first] == nil {
+				refs[first] = h
 			}
 		}
 		if !math.IsNaN(pd.Ref) && !empty {
@@ -886,6 +892,22 @@ func captionText(spec FigureSpec, data figureData) string {
 	}
 	parts = append(parts, "bars: "+bars)
 	return strings.Join(parts, " · ")
+}
+
+// refSlot is the style slot of reference line i: the number of distinct
+// labels before it.
+func refSlot(lines []RefLine, i int) int {
+	var labels []string
+	for j, r := range lines[:i] {
+		l := r.Label
+		if l == "" {
+			l = fmt.Sprint("\x00", j)
+		}
+		if !slices.Contains(labels, l) {
+			labels = append(labels, l)
+		}
+	}
+	return len(labels)
 }
 
 // refStyle is the grey line pattern of reference line i (dashed, dotted,

@@ -73,6 +73,17 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 		return nil
 	}
 	lo, hi := int(math.Floor(math.Log10(min))), int(math.Ceil(math.Log10(max)))
+	if hi-lo > 10 {
+		// A wide range: a labelled power of ten every step decades, about
+		// eight in all, and no minor ticks (thousands of them would grey
+		// the panel out).
+		step := (hi - lo + 7) / 8
+		var ticks []plot.Tick
+		for e := lo - lo%step; e <= hi; e += step {
+			ticks = append(ticks, plot.Tick{Value: math.Pow(10, float64(e)), Label: formatTick(math.Pow(10, float64(e)))})
+		}
+		return ticks
+	}
 	var ticks []plot.Tick
 	for e := lo; e <= hi; e++ {
 		p := math.Pow(10, float64(e))
@@ -116,15 +127,16 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 
 // formatTick prints a tick value with at most 4 significant digits, so
 // that 3·0.1 shows as 0.3, whole numbers in full up to 99,999 and as
-// thousands ("450k") above, never in exponent form between 10⁻⁴ and 10⁹.
+// thousands ("450k") up to a million, in exponent form only outside
+// [10⁻⁴, 10⁶).
 func formatTick(v float64) string {
 	a := math.Abs(v)
 	switch {
-	case v == math.Trunc(v) && a >= 1e5 && math.Mod(v, 1000) == 0:
+	case v == math.Trunc(v) && a >= 1e5 && a < 1e6 && math.Mod(v, 1000) == 0:
 		return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
-	case v == math.Trunc(v) && a < 1e9:
+	case v == math.Trunc(v) && a < 1e6:
 		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 1e-4 && a < 1e9:
+	case a >= 1e-4 && a < 1e6:
 		return strconv.FormatFloat(roundSig(v, 4), 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
