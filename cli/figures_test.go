@@ -100,7 +100,12 @@ func TestFigures_PlotArea(t *testing.T) {
 		}
 	}
 	for _, f := range cicoverage.PaperFigures() {
-		has := slices.ContainsFunc(ciRows, func(r results.SummaryRow) bool { return slices.Contains(f.Methods, r.Method) })
+		has := slices.ContainsFunc(ciRows, func(r results.SummaryRow) bool {
+			return slices.Contains(f.Methods, r.Method) && slices.Contains(f.Metrics, r.Metric) && len(f.PanelBy(r)) > 0
+		})
+		if !has {
+			t.Errorf("wkl-figures: %s: no panel of the paper's has rows", f.Name)
+		}
 		if has {
 			f.Caption.Profile = "quick"
 			checkPlotArea(t, "wkl-figures", f, ciRows)

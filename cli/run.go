@@ -547,9 +547,9 @@ func ciFigures(dirs []string, spec *experiments.Spec, out string, seed int64, se
 	for _, fs := range cicoverage.PaperFigures() {
 		has := false
 		for _, r := range rows {
-			has = has || slices.Contains(fs.Methods, r.Method)
+			has = has || slices.Contains(fs.Methods, r.Method) && slices.Contains(fs.Metrics, r.Metric) && len(fs.PanelBy(r)) > 0
 		}
-		if has { // else no run requested these methods
+		if has { // else no run made a sweep of the figure with its methods
 			figs = append(figs, fs)
 		}
 	}

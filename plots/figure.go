@@ -64,6 +64,10 @@ type FigureSpec struct {
 	// panel has the same y label, only the panels of the first column show
 	// it.
 	XLabel, YLabel string
+	// XLabels label a panel's x axis by the XName of its rows when XLabel
+	// is empty (a figure across sweeps: "eps1" → "ε1 (zCDP: ρ1 = ε1²/2)");
+	// an XName without an entry labels its axis itself.
+	XLabels map[string]string
 	// LogX and LogY put the axis on a log10 scale. Points whose x (LogX) or
 	// mean (LogY) is ≤ 0 are then skipped.
 	LogX, LogY bool
@@ -748,7 +752,7 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 		}
 		p.X.Label.Text = data.XLabel
 		if p.X.Label.Text == "" {
-			p.X.Label.Text = pd.XName
+			p.X.Label.Text = cmp.Or(spec.XLabels[pd.XName], pd.XName)
 		}
 		p.Y.Label.Text = cmp.Or(pd.YLabel, data.YLabel)
 		if sharedY && pi%cols != 0 {
