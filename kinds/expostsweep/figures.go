@@ -127,6 +127,9 @@ func figures(cols []column, prefix, paper string, single func(string) string) []
 		return column{}, false
 	}
 	roleOf := func(c column, method string) (figureRole, bool) {
+		if c.e == nil {
+			return figureRole{}, false // a row of no column
+		}
 		m, ok := c.e.methods[method]
 		return m.figures, ok
 	}

@@ -145,6 +145,15 @@ func TestPaperFigures_Layout(t *testing.T) {
 			}
 		}
 	}
+	// Rows of a run the figures leave out (a second run of a task) fall
+	// in no panel.
+	for _, f := range figs {
+		for _, r := range summaryOf(asTask(logistic, "af-other", "logistic"), "expost_eps", "excess_risk", "norm") {
+			if keys := f.PanelBy(r); len(keys) > 0 {
+				t.Errorf("%s: a row of a run left out falls in %v", f.Name, keys)
+			}
+		}
+	}
 	norms := byName["figure4-norms"].RefLines
 	if len(norms) != 4 || !strings.Contains(norms[1].Label, "θ*") || norms[0].Panel != "(a) "+ds+", ridge" || norms[2].Panel != "(b) "+ds+", logistic" {
 		t.Errorf("figure 4 lines %+v: want the maximum and ‖θ*‖ of each panel", norms)
