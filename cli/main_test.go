@@ -192,7 +192,7 @@ func TestRun_ExPostEndToEnd(t *testing.T) {
 		t.Errorf("no calibration warning on stderr: %q", stderr)
 	}
 	dir := filepath.Join(out, "tiny-af", "quick-seed3")
-	for _, f := range []string{"rows.csv", "summary.csv", "manifest.json", "figures/fig1b-expost-vs-theory.png", "figures/fig3b-privacy-breakdown.svg", "figures/fig4b-norms.png"} {
+	for _, f := range []string{"rows.csv", "summary.csv", "manifest.json", "figures/fig1-expost.png", "figures/fig3b-privacy-breakdown.svg", "figures/fig4b-norms.png", "figures/risk-factor-b.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
@@ -204,6 +204,18 @@ func TestRun_ExPostEndToEnd(t *testing.T) {
 	}
 	if m.Units.Total != 6 || len(m.Ledger) != 3 {
 		t.Errorf("manifest: %d units, %d ledger entries", m.Units.Total, len(m.Ledger))
+	}
+	// Two runs of one calibration: Ligett et al.'s figures across them.
+	other := writeSpec(t, strings.Replace(tinyExPost, `id = "tiny-af"`, `id = "tiny-af2"`, 1))
+	two := t.TempDir()
+	code, stdout, stderr := dprepro(t, "run", writeSpec(t, tinyExPost), other, "--out", two, "--data-dir", os.Getenv("DPREPRO_DATA"))
+	if code != 0 || !strings.Contains(stdout, "Ligett et al. Figures 1-4 across runs") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	for _, f := range []string{"figure1-expost.png", "figure2-accuracy.svg", "figure4-norms.png", "risk-factor.png"} {
+		if _, err := os.Stat(filepath.Join(two, "af17-figures", "quick", "authors-code", f)); err != nil {
+			t.Error(err)
+		}
 	}
 	// A ridge task on a classification dataset is a clear error (exit 2).
 	bad := strings.Replace(tinyExPost, `task = "logistic"`, `task = "ridge"`, 1)

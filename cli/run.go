@@ -17,6 +17,7 @@ import (
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/kinds/expostsweep"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -308,7 +309,9 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 	}()
 
 	var (
-		ciDirs   []string // runs of ci-coverage specs, for the figures across them
+		ciDirs   []string          // runs of ci-coverage specs, for the figures across them
+		ciSpec   *experiments.Spec // the first of them
+		afRuns   []afRun           // runs of expost-sweep specs, likewise
 		failures []error
 		entries  []indexEntry
 		stand    standIns
@@ -347,6 +350,12 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
 			if s.Kind == cicoverage.Name {
 				ciDirs = append(ciDirs, dir)
+				if ciSpec == nil {
+					ciSpec = s
+				}
+			}
+			if e, ok := exp.(*expostsweep.Experiment); ok {
+				afRuns = append(afRuns, afRun{dir, e})
 			}
 		}
 	}
@@ -354,11 +363,20 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
 	}
 	if len(ciDirs) > 1 && !shard.Sharded() && len(failures) == 0 && ctx.Err() == nil {
-		dir, err := ciFigures(ciDirs, f.out, specs[0].Profile, seed, f.secure)
+		dir, err := ciFigures(ciDirs, ciSpec, f.out, seed, f.secure)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
+	}
+	if len(afRuns) > 1 && !shard.Sharded() && len(failures) == 0 && ctx.Err() == nil {
+		dirs, err := afFigures(afRuns, f.out, seed, f.secure)
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			fmt.Fprintf(stdout, "Ligett et al. Figures 1-4 across runs: wrote %s\n", d)
+		}
 	}
 	stand.report(stderr, len(specs), dd)
 	var reportErr error
@@ -533,8 +551,9 @@ func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, ou
 }
 
 // ciFigures draws Figures 1–4 of Wang, Kifer & Lee from the summaries of
-// the ci-coverage runs in dirs into out/wkl-figures/<profile>[-seed<S>][-secure].
-func ciFigures(dirs []string, out, profile string, seed int64, secure bool) (string, error) {
+// the ci-coverage runs in dirs into out/wkl-figures/<profile>[-seed<S>][-secure];
+// spec is one of the runs' specs, for the profile and CI level.
+func ciFigures(dirs []string, spec *experiments.Spec, out string, seed int64, secure bool) (string, error) {
 	var rows []results.SummaryRow
 	for _, d := range dirs {
 		r, err := results.ReadSummaryCSV(filepath.Join(d, "summary.csv"))
@@ -543,6 +562,23 @@ func ciFigures(dirs []string, out, profile string, seed int64, secure bool) (str
 		}
 		rows = append(rows, r...)
 	}
+	var figs []plots.FigureSpec
+	for _, fs := range cicoverage.PaperFigures() {
+		has := false
+		for _, r := range rows {
+			has = has || slices.Contains(fs.Methods, r.Method) && slices.Contains(fs.Metrics, r.Metric) && len(fs.PanelBy(r)) > 0
+		}
+		if has { // else no run made a sweep of the figure with its methods
+			figs = append(figs, fs)
+		}
+	}
+	dir := filepath.Join(out, "wkl-figures", acrossName(spec.Profile, seed, secure))
+	return dir, renderLocked(dir, figs, spec, rows)
+}
+
+// acrossName names the folder of figures across runs:
+// <profile>[-seed<S>][-secure].
+func acrossName(profile string, seed int64, secure bool) string {
 	name := profile
 	if seed >= 0 {
 		name += fmt.Sprintf("-seed%d", seed)
@@ -550,25 +586,70 @@ func ciFigures(dirs []string, out, profile string, seed int64, secure bool) (str
 	if secure {
 		name += "-secure"
 	}
-	dir := filepath.Join(out, "wkl-figures", name)
+	return name
+}
+
+// afRun is a finished run of an expost-sweep spec.
+type afRun struct {
+	dir string
+	exp *expostsweep.Experiment
+}
+
+// afFigures draws Figures 1–4 of Ligett et al. (and the risk factor
+// figure) from the summaries of the expost-sweep runs, the ridge run's
+// panels beside the logistic run's as in the paper, one folder per
+// calibration with two runs or more:
+// out/af17-figures/<profile>[-seed<S>][-secure]/<calibration>.
+func afFigures(runs []afRun, out string, seed int64, secure bool) ([]string, error) {
+	byCal := map[string][]afRun{}
+	var cals []string
+	for _, r := range runs {
+		c := r.exp.Calibration()
+		if byCal[c] == nil {
+			cals = append(cals, c)
+		}
+		byCal[c] = append(byCal[c], r)
+	}
+	var dirs []string
+	for _, c := range cals {
+		group := byCal[c]
+		if len(group) < 2 {
+			continue
+		}
+		var rows []results.SummaryRow
+		var exps []*expostsweep.Experiment
+		for _, r := range group {
+			rs, err := results.ReadSummaryCSV(filepath.Join(r.dir, "summary.csv"))
+			if err != nil {
+				return nil, err
+			}
+			rows, exps = append(rows, rs...), append(exps, r.exp)
+		}
+		spec := exps[0].Spec()
+		dir := filepath.Join(out, "af17-figures", acrossName(spec.Profile, seed, secure), c)
+		if err := renderLocked(dir, expostsweep.PaperFigures(exps), spec, rows); err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+}
+
+// renderLocked renders figs into dir under the folder's lock, their
+// captions completed from spec (profile, CI level).
+func renderLocked(dir string, figs []plots.FigureSpec, spec *experiments.Spec, rows []results.SummaryRow) error {
 	lock, err := runner.Lock(dir)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer lock.Release()
-	for _, fs := range cicoverage.PaperFigures() {
-		has := false
-		for _, r := range rows {
-			has = has || slices.Contains(fs.Methods, r.Method)
-		}
-		if !has {
-			continue // no run requested these methods
-		}
+	for _, fs := range figs {
+		fs.Caption = runner.FigureCaption(spec, fs.Caption)
 		if err := plots.Render(dir, fs, rows); err != nil {
-			return "", err
+			return err
 		}
 	}
-	return dir, nil
+	return nil
 }
 
 // runSecure runs fn, first saying on stderr what a run with secure noise

@@ -48,7 +48,7 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // ReservedIDs are names the harness writes itself at the top of an output
 // folder, which a spec id may not take.
-var ReservedIDs = []string{"index.json", "index.md", "wkl-figures", "report"}
+var ReservedIDs = []string{"index.json", "index.md", "wkl-figures", "af17-figures", "report"}
 
 // Spec is a resolved experiment specification.
 type Spec struct {

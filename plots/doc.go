@@ -10,13 +10,28 @@
 // # Layout
 //
 // A figure ([FigureSpec]) is one metric against x, one panel per dataset
-// tiled left to right, one line per method. Methods keep the same color,
-// marker and jitter slot in every panel. Render adds the figure title above
-// the panels and a shared legend to their right, so the legend never covers
+// tiled left to right (or in Columns, or in the paper's order of
+// sub-figures with Panels), one line per method. Render adds the figure
+// title above the panels, under it a caption stating the profile, the
+// replicates per point and what the error bars are ([Caption]), and a
+// shared legend to the right of the panels, so the legend never covers
 // data. With FigureSpec.MetricPanels a figure instead shows several metrics
 // of one dataset side by side (one panel each), and FigureSpec.Reference
 // draws one method, such as a non-private fit, as a horizontal line in
 // every panel.
+//
+// # Reading values off a figure
+//
+// A method is drawn with one colour and marker in every panel, and in
+// every figure of a paper when its kind passes a style table
+// ([FigureSpec.Styles], [PaletteStyle]). The x axis is ticked at the swept
+// values only (a label is left out only where it would touch its
+// neighbour), and a linear y axis carries five to ten round labels. Jitter
+// keeps every point nearer its own x than any other swept value and within
+// [MaxJitterSpan] of the x range. Labels too long for their side are
+// wrapped, then set smaller; a y label is drawn centred on its data area,
+// once per row of panels when all panels share it. [Measure] returns where
+// each panel's data area falls, for tests that labels leave it room.
 //
 // # Synthetic data
 //

@@ -7,11 +7,11 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -38,18 +38,36 @@ type FigureSpec struct {
 	// Title is the figure title, e.g. "Figure 1a: AUC vs privacy level".
 	// Render draws it above the panels; optional.
 	Title string
+	// Caption is the line under the title that says what every point is:
+	// the profile run, the replicates per point and what the error bars
+	// are. Render requires Caption.Profile; the runner fills it (and
+	// CILevel) from the spec when a kind leaves them empty.
+	Caption Caption
 	// Metric selects the rows with SummaryRow.Metric == Metric. Required
 	// unless Metrics is set.
 	Metric string
 	// Metrics, when not empty, draws several metrics in one figure (e.g. the
 	// privacy breakdown of Ligett et al. 2017, Figure 3: testing vs
 	// generating loss): one line per (method, metric), labelled
-	// "method: metric" and ordered method-major. Metric must then be empty;
-	// Methods still selects and orders the methods.
+	// "method: <metric label>" and ordered method-major. A method keeps its
+	// colour and marker across its metrics; metric k of Metrics is drawn
+	// with line pattern k (solid, dashed, dotted, dash-dotted). Metric must
+	// then be empty; Methods still selects and orders the methods.
 	Metrics []string
+	// MetricLabels names metrics of Metrics in the legend ("ε of the
+	// tests" rather than test_eps); a metric without an entry is shown by
+	// its column name.
+	MetricLabels map[string]string
 	// XLabel and YLabel are the axis labels. Empty XLabel means the XName of
-	// panel's first row; empty YLabel means Metric.
+	// panel's first row; empty YLabel means Metric. A label too long for
+	// its axis is wrapped onto a second line, then set smaller. When every
+	// panel has the same y label, only the panels of the first column show
+	// it.
 	XLabel, YLabel string
+	// XLabels label a panel's x axis by the XName of its rows when XLabel
+	// is empty (a figure across sweeps: "eps1" → "ε1 (zCDP: ρ1 = ε1²/2)");
+	// an XName without an entry labels its axis itself.
+	XLabels map[string]string
 	// LogX and LogY put the axis on a log10 scale. Points whose x (LogX) or
 	// mean (LogY) is ≤ 0 are then skipped.
 	LogX, LogY bool
@@ -57,25 +75,42 @@ type FigureSpec struct {
 	// rows of other methods are not drawn. Empty means all methods, in order
 	// of first appearance among the matching rows. No duplicates.
 	Methods []string
+	// Styles fixes the colour, marker and line pattern of methods, so that a
+	// method is drawn alike in every figure of a paper whatever the other
+	// methods of the figure (a kind keeps one table per paper, keyed by
+	// method; see [PaletteStyle]). A label "<method>/<variant>" without an
+	// entry of its own takes the colour of <method> and the marker and
+	// line pattern of its variant. Methods without an entry get the
+	// palette style of their index in Methods.
+	Styles map[string]Style
 	// Jitter shifts each method's points horizontally by a fixed,
 	// deterministic offset so that the error bars of different methods at the
-	// same x do not overlap. Method k of M (in Methods order, 0-based) is
-	// drawn at
+	// same x do not overlap. Method k of the M methods with rows in the
+	// panel (in Methods order, 0-based) is drawn at
 	//
 	//	x + Jitter · s · (2k/(M−1) − 1)
 	//
-	// where s is the distance from x to the nearest other x in the panel (1
-	// when there is a single x); on a log x axis the shift is in log10 units,
-	// i.e. multiplicative. The offsets are symmetric around x and span
-	// ±Jitter·s. Zero means no jitter; must be in [0, 0.5) so that groups at
-	// neighbouring x values stay apart.
+	// where s is the smallest gap between two neighbouring x of the panel
+	// (1 when there is a single x), but at most MaxJitterSpan·(largest x −
+	// smallest x)/Jitter, so the spread never exceeds MaxJitterSpan of the
+	// data range each way; on a log x axis all of this is in log10 units,
+	// i.e. multiplicative. The offsets are symmetric around x and span at
+	// most ±Jitter·s: every point stays nearer its own x than any other x
+	// of the panel (its x cell). Zero means no jitter; must be in
+	// [0, 0.5).
 	Jitter float64
-	// RefLine, when not nil, draws a dashed horizontal reference line at
-	// y = *RefLine (e.g. 0.5 for the AUC of a random classifier). The y axis
-	// is extended to include it. Skipped on a log y axis when ≤ 0.
-	RefLine *float64
-	// DiagonalRef draws a dashed y = x reference line across the panel.
-	DiagonalRef bool
+	// RefLines are horizontal reference lines (e.g. 0.5 for the AUC of a
+	// random classifier, a theoretical bound), each label in its own grey
+	// line pattern with one legend entry (lines of several panels sharing
+	// a label share both). The y axis is extended to include them. A line
+	// ≤ 0 is skipped on a log y axis.
+	RefLines []RefLine
+	// DiagonalRef draws a dashed y = x reference line across the panel,
+	// clipped to its axes; the y axis is extended to the x range of the
+	// data so that the line is seen over all of it. DiagonalLabel is its
+	// legend entry; empty means "y = x".
+	DiagonalRef   bool
+	DiagonalLabel string
 	// Width and Height are the size of one panel in inches; zero means
 	// DefaultWidth × DefaultHeight. Must be ≥ 0.
 	Width, Height float64
@@ -85,12 +120,18 @@ type FigureSpec struct {
 	// of Wang, Kifer & Lee 2019, Figures 1–4). A row with a non-finite SD
 	// (a single value) gets no bar.
 	ErrorBars string
-	// PanelBy, when not nil, groups rows into panels by the key it returns
-	// for each row (the panel's title), in order of first appearance; nil
-	// gives one panel per dataset. With several swept quantities in one
-	// figure, leave XLabel empty: each panel's x axis is then labelled with
-	// the XName of its rows.
-	PanelBy func(results.SummaryRow) string
+	// PanelBy, when not nil, puts rows into panels by the keys it returns
+	// for each row (the panels' titles; a row may be drawn in several
+	// panels, or none), in order of first appearance; nil gives one panel
+	// per dataset. With several swept quantities in one figure, leave
+	// XLabel empty: each panel's x axis is then labelled with the XName of
+	// its rows.
+	PanelBy func(results.SummaryRow) []string
+	// Panels, when not empty, fixes the panels and their order (filled row
+	// by row, Columns to a row), as a paper lays out its sub-figures: a
+	// listed panel without rows is drawn empty and titled "not run", and
+	// rows of panels not listed are not drawn. No duplicates.
+	Panels []string
 	// Columns is the number of panels per row of the figure; zero puts all
 	// panels in one row. Must be ≥ 0.
 	Columns int
@@ -111,6 +152,53 @@ type FigureSpec struct {
 	// (e.g. the non-private fit beside private learners). It must not be
 	// one of Methods.
 	Reference string
+}
+
+// MaxJitterSpan caps the jitter: no point is moved by more than this
+// fraction of the panel's x range (see FigureSpec.Jitter).
+const MaxJitterSpan = 0.03
+
+// RefLine is a horizontal reference line of a figure.
+type RefLine struct {
+	// Y is where the line is drawn. Required, finite.
+	Y float64
+	// Label is its legend entry; empty means "reference (y = <Y>)".
+	Label string
+	// Panel, when not empty, draws the line only in the panel with this
+	// key (a per-dataset quantity such as the norm of one dataset's
+	// optimum); empty means every panel.
+	Panel string
+}
+
+// Caption says, under a figure's title, how each point was made. Render
+// draws it as one line (wrapped to the figure's width):
+//
+//	<Profile> profile · <Replicates> · bars: <Bars>
+//
+// then Note, if any, on the lines below.
+type Caption struct {
+	// Profile is the spec profile whose runs the figure draws ("paper",
+	// "quick", ...). Required by Render. A profile other than "paper" is
+	// marked "(reduced settings, not the paper's)" so that a quick figure
+	// cannot pass for a reproduction.
+	Profile string
+	// Replicates says what each point is a mean over, e.g. "20 replicates
+	// per point". Empty means "n = N per point" from the N of the rows
+	// drawn with an error bar (of all rows drawn when none has a bar),
+	// "n = N1–N2 per point" when they differ.
+	Replicates string
+	// Bars says what the error bars are. Empty means, by ErrorBars: "ci",
+	// "<CILevel>% bootstrap CI of the mean" ("bootstrap CI of the mean"
+	// when CILevel is zero); "sd", "±1 sd over the replicates"; and
+	// "none (one value per point)" when no point has a bar.
+	Bars string
+	// CILevel is the level of the rows' intervals, in (0, 1); zero when
+	// not known. The runner sets it from output.ci_level.
+	CILevel float64
+	// Note is drawn under the caption line: what the figure must say and
+	// the reader cannot see (e.g. that two lines coincide by
+	// construction, or that a loss is counted twice).
+	Note string
 }
 
 // MetricPanel is one panel of a figure with FigureSpec.MetricPanels: the
@@ -140,6 +228,11 @@ func (spec FigureSpec) validate() error {
 		}
 		seenMetric[m] = true
 	}
+	for m := range spec.MetricLabels {
+		if !seenMetric[m] {
+			errs = append(errs, fmt.Errorf("metric labels: %q is not one of metrics", m))
+		}
+	}
 	if !(spec.Jitter >= 0 && spec.Jitter < 0.5) {
 		errs = append(errs, fmt.Errorf("jitter: must be in [0, 0.5) (got %v)", spec.Jitter))
 	}
@@ -149,11 +242,16 @@ func (spec FigureSpec) validate() error {
 	if !(spec.Height >= 0) || math.IsInf(spec.Height, 0) {
 		errs = append(errs, fmt.Errorf("height: must be finite and >= 0 (got %v)", spec.Height))
 	}
-	if spec.RefLine != nil && (math.IsNaN(*spec.RefLine) || math.IsInf(*spec.RefLine, 0)) {
-		errs = append(errs, fmt.Errorf("ref_line: must be finite (got %v)", *spec.RefLine))
+	for i, r := range spec.RefLines {
+		if !finite(r.Y) {
+			errs = append(errs, fmt.Errorf("ref_lines[%d]: must be finite (got %v)", i, r.Y))
+		}
 	}
 	if spec.ErrorBars != "" && spec.ErrorBars != "ci" && spec.ErrorBars != "sd" {
 		errs = append(errs, fmt.Errorf("error bars: %q is not \"ci\" or \"sd\"", spec.ErrorBars))
+	}
+	if l := spec.Caption.CILevel; !(l == 0 || l > 0 && l < 1) {
+		errs = append(errs, fmt.Errorf("caption: ci level %v is not in (0, 1)", l))
 	}
 	if spec.Columns < 0 {
 		errs = append(errs, fmt.Errorf("columns: %d is negative", spec.Columns))
@@ -165,6 +263,11 @@ func (spec FigureSpec) validate() error {
 		}
 		seen[m] = true
 	}
+	for m, st := range spec.Styles {
+		if st.Color == nil || st.Shape == nil {
+			errs = append(errs, fmt.Errorf("styles[%q]: colour and shape required", m))
+		}
+	}
 	if spec.Reference != "" && seen[spec.Reference] {
 		errs = append(errs, fmt.Errorf("reference: %q is also one of methods", spec.Reference))
 	}
@@ -174,6 +277,16 @@ func (spec FigureSpec) validate() error {
 			errs = append(errs, fmt.Errorf("metric panels[%d]: empty or duplicate metric %q", i, mp.Metric))
 		}
 		seenPanel[mp.Metric] = true
+	}
+	listed := make(map[string]bool, len(spec.Panels))
+	for i, p := range spec.Panels {
+		if listed[p] {
+			errs = append(errs, fmt.Errorf("panels[%d]: duplicate panel %q", i, p))
+		}
+		listed[p] = true
+	}
+	if len(spec.Panels) > 0 && len(spec.MetricPanels) > 0 {
+		errs = append(errs, errors.New("panels and metric panels: set one, not both"))
 	}
 	return errors.Join(errs...)
 }
@@ -187,6 +300,7 @@ type point struct {
 	// interval is not finite or not ordered (no bar is drawn).
 	CILow, CIHigh float64
 	HasCI         bool
+	N             int // the row's N, for the caption
 }
 
 // series is one method's line in one panel.
@@ -203,7 +317,14 @@ type panelData struct {
 	XName     string // of the panel's first row
 	YLabel    string // the panel's own y label (MetricPanels); empty: the figure's
 	Synthetic bool
+	NotRun    bool     // listed in FigureSpec.Panels but no row falls in it
 	Series    []series // in method order; methods without points are absent
+	// Present are the indices (in figureData.Methods) of the methods with
+	// a row in the panel, finite or not, in order: their jitter slots.
+	Present []int
+	// XValues are the distinct x of the panel's points, sorted: the ticks
+	// of its x axis.
+	XValues []float64
 	// Ref is the mean of the Reference method's row in the panel; NaN
 	// when the panel has none, or its mean is not finite.
 	Ref float64
@@ -213,9 +334,13 @@ type panelData struct {
 // any gonum/plot object is made.
 type figureData struct {
 	Methods []string // figure-wide method order
-	Panels  []panelData
-	XLabel  string
-	YLabel  string
+	// Bases are the method of each entry of Methods and Variants the
+	// index of its metric (several-metric figures; else 0), for styles.
+	Bases    []string
+	Variants []int
+	Panels   []panelData
+	XLabel   string
+	YLabel   string
 }
 
 // layout filters rows to spec.Metric and arranges them into panels and
@@ -225,17 +350,19 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 	if err := spec.validate(); err != nil {
 		return figureData{}, fmt.Errorf("plots: figure %q: %w", spec.Name, err)
 	}
+	var bases []string
+	var variants []int
 	if len(spec.Metrics) > 0 {
 		metrics := spec.Metrics
-		if spec, rows = combineMetrics(spec, rows); len(rows) == 0 {
+		if spec, rows, bases, variants = combineMetrics(spec, rows); len(rows) == 0 {
 			return figureData{}, fmt.Errorf("plots: figure %q: no rows with metrics %q for methods %q", spec.Name, metrics, spec.Methods)
 		}
 	}
-	panelOf := func(r results.SummaryRow) string {
+	panelsOf := func(r results.SummaryRow) []string {
 		if spec.PanelBy != nil {
 			return spec.PanelBy(r)
 		}
-		return r.Dataset
+		return []string{r.Dataset}
 	}
 	match := func(r results.SummaryRow) bool { return r.Metric == spec.Metric }
 	what := fmt.Sprintf("metric %q", spec.Metric)
@@ -247,7 +374,7 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 			metrics = append(metrics, mp.Metric)
 		}
 		match = func(r results.SummaryRow) bool { _, ok := labels[r.Metric]; return ok }
-		panelOf = func(r results.SummaryRow) string { return labels[r.Metric] }
+		panelsOf = func(r results.SummaryRow) []string { return []string{labels[r.Metric]} }
 		what = fmt.Sprintf("metrics %q", metrics)
 	}
 	var matched []results.SummaryRow
@@ -279,6 +406,10 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 			}
 		}
 	}
+	fig.Bases, fig.Variants = bases, variants
+	if fig.Bases == nil {
+		fig.Bases, fig.Variants = fig.Methods, make([]int, len(fig.Methods))
+	}
 	if len(spec.MetricPanels) > 0 {
 		// The panels in the order MetricPanels lists them.
 		for _, mp := range spec.MetricPanels {
@@ -290,12 +421,16 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 			fig.Panels = append(fig.Panels, panelData{Dataset: label, YLabel: label, Ref: math.NaN()})
 		}
 	}
+	for _, key := range spec.Panels {
+		panelIndex[key] = len(fig.Panels)
+		fig.Panels = append(fig.Panels, panelData{Dataset: key, Ref: math.NaN(), NotRun: true})
+	}
 
-	// Group by dataset (order of first appearance), then by method.
-	cells := make(map[[2]string][]point) // (dataset, method) → points
+	// Group by panel (order of first appearance), then by method.
+	cells := make(map[[2]string][]point) // (panel, method) → points
 	type cellKey struct {
-		dataset, method string
-		x               float64
+		panel, method string
+		x             float64
 	}
 	seen := make(map[cellKey]bool)
 	refSeen := make(map[string]bool)
@@ -305,48 +440,57 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 		if !selected && !isRef {
 			continue // not selected by spec.Methods
 		}
-		panel := panelOf(r)
-		p, ok := panelIndex[panel]
-		if !ok {
-			p = len(fig.Panels)
-			panelIndex[panel] = p
-			fig.Panels = append(fig.Panels, panelData{Dataset: panel, Ref: math.NaN()})
-		}
-		if fig.Panels[p].XName == "" && !isRef {
-			fig.Panels[p].XName = r.XName
-		}
-		if r.DataSource == "synthetic" {
-			fig.Panels[p].Synthetic = true
-		}
-		if isRef {
-			if refSeen[panel] {
-				return figureData{}, fmt.Errorf("plots: figure %q: two rows of reference %q in panel %q", spec.Name, spec.Reference, panel)
+		for _, panel := range panelsOf(r) {
+			p, ok := panelIndex[panel]
+			if !ok {
+				if len(spec.Panels) > 0 {
+					continue // not one of the listed panels
+				}
+				p = len(fig.Panels)
+				panelIndex[panel] = p
+				fig.Panels = append(fig.Panels, panelData{Dataset: panel, Ref: math.NaN()})
 			}
-			refSeen[panel] = true
-			if finite(r.Mean) && !(spec.LogY && r.Mean <= 0) {
-				fig.Panels[p].Ref = r.Mean
+			pd := &fig.Panels[p]
+			pd.NotRun = false
+			if pd.XName == "" && !isRef {
+				pd.XName = r.XName
 			}
-			continue
+			if r.DataSource == "synthetic" {
+				pd.Synthetic = true
+			}
+			if mi, ok := methodIndex[r.Method]; ok && !isRef && !slices.Contains(pd.Present, mi) {
+				pd.Present = append(pd.Present, mi)
+			}
+			if isRef {
+				if refSeen[panel] {
+					return figureData{}, fmt.Errorf("plots: figure %q: two rows of reference %q in panel %q", spec.Name, spec.Reference, panel)
+				}
+				refSeen[panel] = true
+				if finite(r.Mean) && !(spec.LogY && r.Mean <= 0) {
+					pd.Ref = r.Mean
+				}
+				continue
+			}
+			k := cellKey{panel, r.Method, r.X}
+			if seen[k] {
+				return figureData{}, fmt.Errorf("plots: figure %q: duplicate row for panel %q, method %q, %s = %v",
+					spec.Name, panel, r.Method, r.XName, r.X)
+			}
+			seen[k] = true
+			if !finite(r.X) || !finite(r.Mean) || (spec.LogX && r.X <= 0) || (spec.LogY && r.Mean <= 0) {
+				continue // nothing drawable: a failed cell or outside the log axis
+			}
+			pt := point{X: r.X, XPlot: r.X, Mean: r.Mean, CILow: r.CILow, CIHigh: r.CIHigh, N: r.N}
+			if spec.ErrorBars == "sd" {
+				pt.CILow, pt.CIHigh = r.Mean-r.SD, r.Mean+r.SD
+			}
+			pt.HasCI = finite(pt.CILow) && finite(pt.CIHigh) && pt.CILow <= pt.CIHigh
+			key := [2]string{panel, r.Method}
+			cells[key] = append(cells[key], pt)
 		}
-		k := cellKey{panel, r.Method, r.X}
-		if seen[k] {
-			return figureData{}, fmt.Errorf("plots: figure %q: duplicate row for panel %q, method %q, %s = %v",
-				spec.Name, panel, r.Method, r.XName, r.X)
-		}
-		seen[k] = true
-		if !finite(r.X) || !finite(r.Mean) || (spec.LogX && r.X <= 0) || (spec.LogY && r.Mean <= 0) {
-			continue // nothing drawable: a failed cell or outside the log axis
-		}
-		pt := point{X: r.X, XPlot: r.X, Mean: r.Mean, CILow: r.CILow, CIHigh: r.CIHigh}
-		if spec.ErrorBars == "sd" {
-			pt.CILow, pt.CIHigh = r.Mean-r.SD, r.Mean+r.SD
-		}
-		pt.HasCI = finite(pt.CILow) && finite(pt.CIHigh) && pt.CILow <= pt.CIHigh
-		key := [2]string{panel, r.Method}
-		cells[key] = append(cells[key], pt)
 	}
 
-	if len(fig.Panels) == 0 {
+	if len(fig.Panels) == 0 || !slices.ContainsFunc(fig.Panels, func(p panelData) bool { return !p.NotRun }) {
 		return figureData{}, fmt.Errorf("plots: figure %q: no rows with metric %q for methods %q",
 			spec.Name, spec.Metric, spec.Methods)
 	}
@@ -359,8 +503,14 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 			}
 			slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.X, b.X) })
 			pd.Series = append(pd.Series, series{Method: m, Index: mi, Points: pts})
+			for _, p := range pts {
+				pd.XValues = append(pd.XValues, p.X)
+			}
 		}
-		applyJitter(pd, len(fig.Methods), spec.Jitter, spec.LogX)
+		slices.Sort(pd.XValues)
+		pd.XValues = slices.Compact(pd.XValues)
+		slices.Sort(pd.Present)
+		applyJitter(pd, spec.Jitter, spec.LogX)
 		if spec.LogY {
 			clampLogCI(pd)
 		}
@@ -369,10 +519,11 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 }
 
 // combineMetrics rewrites a several-metric figure as a one-metric figure
-// whose "methods" are the (method, metric) pairs.
-func combineMetrics(spec FigureSpec, rows []results.SummaryRow) (FigureSpec, []results.SummaryRow) {
+// whose "methods" are the (method, metric) pairs, and returns the method
+// and the metric index of each pair.
+func combineMetrics(spec FigureSpec, rows []results.SummaryRow) (FigureSpec, []results.SummaryRow, []string, []int) {
 	const combined = "\x00combined"
-	label := func(method, metric string) string { return method + ": " + metric }
+	label := func(method, metric string) string { return method + ": " + cmp.Or(spec.MetricLabels[metric], metric) }
 	var out []results.SummaryRow
 	var methods []string
 	seen := map[string]bool{}
@@ -394,26 +545,36 @@ func combineMetrics(spec FigureSpec, rows []results.SummaryRow) (FigureSpec, []r
 	if len(spec.Methods) > 0 {
 		methods = spec.Methods
 	}
-	var pairs []string
+	var pairs, bases []string
+	var variants []int
 	for _, m := range methods {
-		for _, k := range spec.Metrics {
-			pairs = append(pairs, label(m, k))
+		for k, metric := range spec.Metrics {
+			pairs, bases, variants = append(pairs, label(m, metric)), append(bases, m), append(variants, k)
 		}
 	}
 	if spec.YLabel == "" {
-		spec.YLabel = strings.Join(spec.Metrics, ", ")
+		var names []string
+		for _, m := range spec.Metrics {
+			names = append(names, cmp.Or(spec.MetricLabels[m], m))
+		}
+		spec.YLabel = strings.Join(names, ", ")
 	}
 	spec.Metric, spec.Metrics, spec.Methods = combined, nil, pairs
-	return spec, out
+	return spec, out, bases, variants
 }
 
 // applyJitter sets XPlot for every point of the panel. The offset, in axis
-// units (log10 units on a log axis), is jitterOffset(index, nMethods)·
-// jitter·s, where s is the local spacing: the distance from x to the nearest
-// other distinct x of the panel (1 when the panel has a single x, where the
-// axis range then scales with the offsets anyway). Offsets are fixed by
-// method index, not random, and symmetric around x.
-func applyJitter(pd *panelData, nMethods int, jitter float64, logX bool) {
+// units (log10 units on a log axis), is jitterOffset(k, n)·jitter·s for
+// the k-th of the n methods with rows in the panel (pd.Present: a method
+// whose cells all failed keeps its slot, and the slots are symmetric
+// around x whichever methods a panel shows), where s is the smallest gap between neighbouring distinct x of
+// the panel, capped so that jitter·s ≤ MaxJitterSpan·(x range) (1 when the
+// panel has a single x, where the axis range then scales with the offsets
+// anyway). Since jitter < ½, every point stays nearer its own x than any
+// other x. Offsets are fixed by method index, not random, and symmetric
+// around x.
+func applyJitter(pd *panelData, jitter float64, logX bool) {
+	nMethods := len(pd.Present)
 	if jitter == 0 || nMethods < 2 {
 		return
 	}
@@ -421,35 +582,24 @@ func applyJitter(pd *panelData, nMethods int, jitter float64, logX bool) {
 	if logX {
 		fwd, inv = math.Log10, func(t float64) float64 { return math.Pow(10, t) }
 	}
-	var xs []float64
-	for _, s := range pd.Series {
-		for _, p := range s.Points {
-			xs = append(xs, fwd(p.X))
-		}
+	ts := make([]float64, len(pd.XValues))
+	for i, x := range pd.XValues {
+		ts[i] = fwd(x)
 	}
-	slices.Sort(xs)
-	xs = slices.Compact(xs)
-	spacing := func(t float64) float64 {
-		if len(xs) < 2 {
-			return 1
+	s := 1.0
+	if len(ts) > 1 {
+		s = math.Inf(1)
+		for i := 1; i < len(ts); i++ {
+			s = math.Min(s, ts[i]-ts[i-1])
 		}
-		i, _ := slices.BinarySearch(xs, t)
-		gap := math.Inf(1)
-		if i > 0 {
-			gap = t - xs[i-1]
-		}
-		if i+1 < len(xs) {
-			gap = math.Min(gap, xs[i+1]-t)
-		}
-		return gap
+		s = math.Min(s, MaxJitterSpan*(ts[len(ts)-1]-ts[0])/jitter)
 	}
 	for si := range pd.Series {
-		s := &pd.Series[si]
-		off := jitterOffset(s.Index, nMethods) * jitter
-		for pi := range s.Points {
-			p := &s.Points[pi]
-			t := fwd(p.X)
-			p.XPlot = inv(t + off*spacing(t))
+		sr := &pd.Series[si]
+		off := jitterOffset(slices.Index(pd.Present, sr.Index), nMethods) * jitter * s
+		for pi := range sr.Points {
+			p := &sr.Points[pi]
+			p.XPlot = inv(fwd(p.X) + off)
 		}
 	}
 }
@@ -502,9 +652,21 @@ type figure struct {
 	data   figureData
 	panels []*plot.Plot
 	parts  [][]seriesParts // parallel to data.Panels[i].Series
+	// guides are the reference lines of each panel, kept for tests.
+	guides [][]plot.Plotter
+	// xTicks are the panels' x tickers, whose label spacing Render fits
+	// to the drawn axis length.
+	xTicks []*sweptTicks
+	// yLabels are the panels' y axis labels ("" for none). Render draws
+	// them itself, centred on the data area: gonum/plot centres a y label
+	// on the linear midpoint of the axis range, which on a log axis lies
+	// near the top, and then shrinks the data area to make the label fit.
+	yLabels []string
 	// legend holds one entry per method drawn in any panel, then the
 	// reference lines, for Render's shared legend.
 	legend []legendEntry
+	// caption is the line under the title; note the lines under it.
+	caption, note string
 }
 
 type legendEntry struct {
@@ -515,8 +677,8 @@ type legendEntry struct {
 // Build returns the panels of spec drawn from rows, one *plot.Plot per
 // dataset in order of first appearance among the rows with spec.Metric,
 // together with the dataset names, without saving anything. Each panel has
-// its own legend of the methods it shows; the figure title is not included
-// (Render draws it above the panels).
+// its own legend of the methods it shows; the figure title and caption are
+// not included (Render draws them above the panels).
 //
 // Rows with a non-finite X or Mean are skipped (the line then joins the
 // neighbouring points); a row whose CILow..CIHigh is not finite or not ordered is
@@ -535,6 +697,7 @@ func Build(spec FigureSpec, rows []results.SummaryRow) ([]*plot.Plot, []string, 
 		names[i] = p.Dataset
 	}
 	for i, p := range fig.panels {
+		p.Y.Label.Text = fig.yLabels[i]
 		for j, s := range fig.data.Panels[i].Series {
 			sp := fig.parts[i][j]
 			p.Legend.Add(s.Method, sp.Line, sp.Points)
@@ -545,54 +708,13 @@ func Build(spec FigureSpec, rows []results.SummaryRow) ([]*plot.Plot, []string, 
 
 // Colors of the figure. Dark colors stay legible with thin error bars.
 var (
-	seriesColors   = plotutil.DarkColors
 	syntheticColor = color.RGBA{R: 170, A: 255}
 	refColor       = color.Gray{Y: 110}
 )
 
-// style is how one method's series is drawn.
-type style struct {
-	color  color.Color
-	glyph  draw.GlyphDrawer
-	dashes []vg.Length // nil: solid
-}
-
-// variantDashes are the line patterns of the variants of a method.
-var variantDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
-
-// methodStyles returns the style of each method label. Labels of the form
-// "<method>/<variant>" (a cv-tuning spec with several learners:
-// "alphaSplit/noisy-gd") all carry one: a method keeps one color across
-// its variants, and a variant keeps one line pattern and marker across
-// methods, so that both can be read off the figure. Other labels get the
-// color and marker of their index.
-func methodStyles(methods []string) []style {
-	out := make([]style, len(methods))
-	var bases, variants []string
-	paired := len(methods) > 0
-	for _, m := range methods {
-		b, v, ok := strings.Cut(m, "/")
-		if !ok {
-			paired = false
-			break
-		}
-		if !slices.Contains(bases, b) {
-			bases = append(bases, b)
-		}
-		if !slices.Contains(variants, v) {
-			variants = append(variants, v)
-		}
-	}
-	for i, m := range methods {
-		if !paired {
-			out[i] = style{color: seriesColors[i%len(seriesColors)], glyph: plotutil.Shape(i)}
-			continue
-		}
-		b, v, _ := strings.Cut(m, "/")
-		bi, vi := slices.Index(bases, b), slices.Index(variants, v)
-		out[i] = style{color: seriesColors[bi%len(seriesColors)], glyph: plotutil.Shape(vi), dashes: variantDashes[vi%len(variantDashes)]}
-	}
-	return out
+// panelSize returns the panel size of spec in points.
+func panelSize(spec FigureSpec) (w, h vg.Length) {
+	return vg.Length(cmp.Or(spec.Width, DefaultWidth)) * vg.Inch, vg.Length(cmp.Or(spec.Height, DefaultHeight)) * vg.Inch
 }
 
 // build makes the gonum/plot objects for spec without legends.
@@ -603,29 +725,45 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	}
 	fig := &figure{data: data}
 	drawn := make([]*seriesParts, len(data.Methods)) // first parts of each method, for the legend
-	styles := methodStyles(data.Methods)
-	var (
-		refH      *hLine
-		refMethod *hLine // the Reference method's line
-		refDiag   *plotter.Function
-	)
+	styles := methodStyles(data.Methods, data.Bases, data.Variants, spec.Styles)
+	cols := len(data.Panels)
+	if spec.Columns > 0 && spec.Columns < cols {
+		cols = spec.Columns
+	}
+	sharedY := true // every panel has the figure's y label
 	for _, pd := range data.Panels {
+		sharedY = sharedY && pd.YLabel == ""
+	}
+	panelW, panelH := panelSize(spec)
+	var (
+		refs      = make([]*hLine, len(spec.RefLines))
+		refMethod *hLine // the Reference method's line
+		refDiag   *diagLine
+	)
+	for pi, pd := range data.Panels {
 		p := plot.New()
 		p.Title.Text = pd.Dataset
-		if pd.Synthetic {
+		switch {
+		case pd.NotRun:
+			p.Title.Text = pd.Dataset + "\n(not run)"
+		case pd.Synthetic:
 			p.Title.Text = pd.Dataset + "\n" + SyntheticLabel
 			p.Title.TextStyle.Color = syntheticColor
 		}
 		p.X.Label.Text = data.XLabel
 		if p.X.Label.Text == "" {
-			p.X.Label.Text = pd.XName
+			p.X.Label.Text = cmp.Or(spec.XLabels[pd.XName], pd.XName)
 		}
 		p.Y.Label.Text = cmp.Or(pd.YLabel, data.YLabel)
+		if sharedY && pi%cols != 0 {
+			p.Y.Label.Text = "" // one y label per row of panels
+		}
 		p.Legend.Top = true
 		p.Legend.TextStyle.Font.Size = vg.Points(10)
 		p.Add(plotter.NewGrid())
 
 		var parts []seriesParts
+		var guides []plot.Plotter
 		for _, s := range pd.Series {
 			sp, err := newSeriesParts(s, styles[s.Index])
 			if err != nil {
@@ -641,36 +779,51 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 			}
 		}
 		empty := len(pd.Series) == 0
-		if empty {
+		if empty && !pd.NotRun {
 			p.Title.Text += "\n(no finite values)"
 		}
 
-		if spec.RefLine != nil && !(spec.LogY && *spec.RefLine <= 0) && !empty {
-			h := &hLine{Y: *spec.RefLine, LineStyle: refStyle()}
+		for i, r := range spec.RefLines {
+			if (spec.LogY && r.Y <= 0) || empty || (r.Panel != "" && r.Panel != pd.Dataset) {
+				continue
+			}
+			// Lines with one label share its style and legend entry.
+			first := slices.IndexFunc(spec.RefLines, func(o RefLine) bool { return r.Label != "" && o.Label == r.Label })
+			if first < 0 {
+				first = i
+			}
+			h := &hLine{Y: r.Y, LineStyle: refStyle(refSlot(spec.RefLines, first))}
 			p.Add(h)
-			if refH == nil {
-				refH = h
+			guides = append(guides, h)
+			if refs[first] == nil {
+				refs[first] = h
 			}
 		}
 		if !math.IsNaN(pd.Ref) && !empty {
 			h := &hLine{Y: pd.Ref, LineStyle: methodRefStyle()}
 			p.Add(h)
+			guides = append(guides, h)
 			if refMethod == nil {
 				refMethod = h
 			}
 		}
 		if spec.DiagonalRef && !empty {
-			f := plotter.NewFunction(func(x float64) float64 { return x })
-			f.LineStyle = refStyle()
-			p.Add(f)
+			d := &diagLine{Min: pd.XValues[0], Max: pd.XValues[len(pd.XValues)-1], LineStyle: refStyle(0)}
+			p.Add(d)
+			guides = append(guides, d)
 			if refDiag == nil {
-				refDiag = f
+				refDiag = d
 			}
 		}
 
-		setScales(p, spec, empty)
+		xt := setAxes(p, spec, pd, empty)
+		fitLabels(p, panelW, panelH)
+		fig.xTicks = append(fig.xTicks, xt)
+		fig.yLabels = append(fig.yLabels, p.Y.Label.Text)
+		p.Y.Label.Text = ""
 		fig.panels = append(fig.panels, p)
 		fig.parts = append(fig.parts, parts)
+		fig.guides = append(fig.guides, guides)
 	}
 	for i, sp := range drawn {
 		if sp != nil {
@@ -680,17 +833,92 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	if refMethod != nil {
 		fig.legend = append(fig.legend, legendEntry{spec.Reference + " (reference)", []plot.Thumbnailer{refMethod}})
 	}
-	if refH != nil {
-		fig.legend = append(fig.legend, legendEntry{fmt.Sprintf("reference (y = %.4g)", refH.Y), []plot.Thumbnailer{refH}})
+	for i, h := range refs {
+		if h != nil {
+			name := cmp.Or(spec.RefLines[i].Label, fmt.Sprintf("reference (y = %.4g)", h.Y))
+			fig.legend = append(fig.legend, legendEntry{name, []plot.Thumbnailer{h}})
+		}
 	}
 	if refDiag != nil {
-		fig.legend = append(fig.legend, legendEntry{"y = x", []plot.Thumbnailer{refDiag}})
+		fig.legend = append(fig.legend, legendEntry{cmp.Or(spec.DiagonalLabel, "y = x"), []plot.Thumbnailer{refDiag}})
 	}
+	fig.caption, fig.note = captionText(spec, data), spec.Caption.Note
 	return fig, nil
 }
 
-func refStyle() draw.LineStyle {
-	return draw.LineStyle{Color: refColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+// captionText is the caption line of spec (see [Caption]).
+func captionText(spec FigureSpec, data figureData) string {
+	c := spec.Caption
+	var parts []string
+	if c.Profile != "" {
+		prof := c.Profile + " profile"
+		if c.Profile != "paper" {
+			prof += " (reduced settings, not the paper's)"
+		}
+		parts = append(parts, prof)
+	}
+	lo, hi, barred := math.MaxInt, math.MinInt, false
+	for _, pd := range data.Panels {
+		for _, s := range pd.Series {
+			for _, p := range s.Points {
+				barred = barred || p.HasCI
+			}
+		}
+	}
+	for _, pd := range data.Panels {
+		for _, s := range pd.Series {
+			for _, p := range s.Points {
+				if p.HasCI || !barred {
+					lo, hi = min(lo, p.N), max(hi, p.N)
+				}
+			}
+		}
+	}
+	switch {
+	case c.Replicates != "":
+		parts = append(parts, c.Replicates)
+	case lo == hi:
+		parts = append(parts, fmt.Sprintf("n = %d per point", lo))
+	case lo < hi:
+		parts = append(parts, fmt.Sprintf("n = %d–%d per point", lo, hi))
+	}
+	bars := c.Bars
+	switch {
+	case bars != "":
+	case !barred:
+		bars = "none (one value per point)"
+	case spec.ErrorBars == "sd":
+		bars = "±1 sd over the replicates"
+	case c.CILevel > 0:
+		bars = fmt.Sprintf("%s%% bootstrap CI of the mean", strconv.FormatFloat(100*c.CILevel, 'g', 4, 64))
+	default:
+		bars = "bootstrap CI of the mean"
+	}
+	parts = append(parts, "bars: "+bars)
+	return strings.Join(parts, " · ")
+}
+
+// refSlot is the style slot of reference line i: the number of distinct
+// labels before it.
+func refSlot(lines []RefLine, i int) int {
+	var labels []string
+	for j, r := range lines[:i] {
+		l := r.Label
+		if l == "" {
+			l = fmt.Sprint("\x00", j)
+		}
+		if !slices.Contains(labels, l) {
+			labels = append(labels, l)
+		}
+	}
+	return len(labels)
+}
+
+// refStyle is the grey line pattern of reference line i (dashed, dotted,
+// long-dashed, …).
+func refStyle(i int) draw.LineStyle {
+	dashes := [][]vg.Length{{vg.Points(4), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}, {vg.Points(9), vg.Points(3)}}
+	return draw.LineStyle{Color: refColor, Width: vg.Points(1.2), Dashes: dashes[i%len(dashes)]}
 }
 
 // methodRefStyle is the line of a Reference method: black, dash-dotted,
@@ -700,8 +928,7 @@ func methodRefStyle() draw.LineStyle {
 }
 
 // newSeriesParts makes the line, markers and error bars of one series.
-func newSeriesParts(s series, st style) (seriesParts, error) {
-	c, glyph := st.color, st.glyph
+func newSeriesParts(s series, st Style) (seriesParts, error) {
 	xys := make(plotter.XYs, len(s.Points))
 	var bars ciBars
 	for i, p := range s.Points {
@@ -714,11 +941,11 @@ func newSeriesParts(s series, st style) (seriesParts, error) {
 	if err != nil {
 		return seriesParts{}, err
 	}
-	line.Color = c
+	line.Color = st.Color
 	line.Width = vg.Points(1.25)
-	line.Dashes = st.dashes
-	pts.Color = c
-	pts.Shape = glyph
+	line.Dashes = st.Dashes
+	pts.Color = st.Color
+	pts.Shape = st.Shape
 	pts.Radius = vg.Points(3)
 	sp := seriesParts{Line: line, Points: pts}
 	if len(bars) > 0 {
@@ -726,7 +953,7 @@ func newSeriesParts(s series, st style) (seriesParts, error) {
 		if err != nil {
 			return seriesParts{}, err
 		}
-		eb.Color = c
+		eb.Color = st.Color
 		eb.Width = vg.Points(0.9)
 		eb.CapWidth = vg.Points(4)
 		sp.Bars = eb
@@ -734,21 +961,33 @@ func newSeriesParts(s series, st style) (seriesParts, error) {
 	return sp, nil
 }
 
-// setScales applies log scales and makes degenerate ranges drawable.
-func setScales(p *plot.Plot, spec FigureSpec, empty bool) {
+// setAxes applies log scales, makes degenerate ranges drawable and sets
+// the tickers: the x axis ticked at the panel's swept values, the y axis
+// with enough labels to read values off. It returns the x ticker.
+func setAxes(p *plot.Plot, spec FigureSpec, pd panelData, empty bool) *sweptTicks {
 	if empty {
-		return // axes stay linear: there is no positive range to show
+		return nil // axes stay linear: there is no positive range to show
 	}
+	xt := &sweptTicks{Values: pd.XValues, Log: spec.LogX, Style: p.X.Tick.Label}
+	p.X.Tick.Marker = xt
+	// The axis spans every swept value, whatever the offsets.
+	p.X.Min, p.X.Max = math.Min(p.X.Min, pd.XValues[0]), math.Max(p.X.Max, pd.XValues[len(pd.XValues)-1])
 	if spec.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = logTicks{}
 		widenLog(&p.X)
 	}
 	if spec.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
 		widenLog(&p.Y)
+	} else {
+		p.Y.Tick.Marker = linearTicks{}
 	}
+	// An estimate of the x axis length for the label spacing; Render sets
+	// the drawn length.
+	w, _ := panelSize(spec)
+	xt.Length = w - vg.Inch
+	return xt
 }
 
 // widenLog widens a single-valued log axis range by a factor √10 each way;

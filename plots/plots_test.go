@@ -143,9 +143,10 @@ func TestBuild_SyntheticIfAnyRow(t *testing.T) {
 func TestLayout_JitterDeterministicAndSymmetric(t *testing.T) {
 	t.Parallel()
 	methods := []string{"a", "b", "c", "d", "e"}
-	// Uneven spacing: the local spacing is the nearest-neighbour gap.
+	// Uneven spacing: the offsets scale with the smallest gap (1), the same
+	// at every x.
 	xs := []float64{1, 2, 4, 10}
-	gaps := []float64{1, 1, 2, 6}
+	gaps := []float64{1, 1, 1, 1}
 	rows := fakeRows("auc", []string{"d1"}, methods, xs)
 	const jitter = 0.15
 	spec := FigureSpec{Name: "t", Metric: "auc", Jitter: jitter}
@@ -180,23 +181,37 @@ func TestLayout_JitterDeterministicAndSymmetric(t *testing.T) {
 		}
 	}
 
-	// Jitter is by figure-wide method index: dropping method "a" from the
-	// rows leaves the slots of the others unchanged.
-	var fewer []results.SummaryRow
-	for _, r := range rows {
-		if r.Method != "a" {
-			fewer = append(fewer, r)
+	// A method keeps its slot in a panel where all its cells failed (NaN
+	// means): the slots are of the methods with rows, finite or not.
+	failed := slices.Clone(rows)
+	for i := range failed {
+		if failed[i].Method == "a" {
+			failed[i].Mean = math.NaN()
 		}
 	}
-	spec.Methods = methods
-	f3, err := layout(spec, fewer)
+	f3, err := layout(spec, failed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for si, s := range f3.Panels[0].Series {
 		if want := f1.Panels[0].Series[si+1]; s.Method != want.Method || s.Points[0].XPlot != want.Points[0].XPlot {
-			t.Errorf("series %s moved without method a: %v vs %v", s.Method, s.Points[0].XPlot, want.Points[0].XPlot)
+			t.Errorf("series %s moved when method a failed: %v vs %v", s.Method, s.Points[0].XPlot, want.Points[0].XPlot)
 		}
+	}
+	// A panel showing some of the figure's methods spreads them
+	// symmetrically around x (the LR panel of a figure of LR and SVM
+	// methods), so that every x stays inside the axis.
+	spec.Methods = append(slices.Clone(methods), "svm1", "svm2")
+	f4, err := layout(spec, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, s := range f4.Panels[0].Series {
+		sum += s.Points[0].XPlot - s.Points[0].X
+	}
+	if math.Abs(sum) > 1e-12 {
+		t.Errorf("offsets of a panel with 5 of 7 methods sum to %v, want 0", sum)
 	}
 }
 
@@ -225,11 +240,13 @@ func TestLayout_LogXJitterIsMultiplicative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Decade spacing: offsets ±0.2 decades, i.e. x·10^(∓0.2).
+	// Decade spacing over two decades: 0.2 of the gap would be ±0.2
+	// decades; the cap MaxJitterSpan·2 decades = 0.06 decades wins, i.e.
+	// x·10^(∓0.06).
 	for _, s := range f.Panels[0].Series {
 		sign := jitterOffset(s.Index, 2)
 		for _, p := range s.Points {
-			if want := p.X * math.Pow(10, sign*0.2); !closeTo(p.XPlot, want) {
+			if want := p.X * math.Pow(10, sign*MaxJitterSpan*2); !closeTo(p.XPlot, want) {
 				t.Errorf("%s at %v: XPlot %v, want %v", s.Method, p.X, p.XPlot, want)
 			}
 		}
@@ -338,7 +355,11 @@ func TestBuild_Errors(t *testing.T) {
 		{"no metric", FigureSpec{Name: "f"}, rows, "metric: required"},
 		{"jitter too big", FigureSpec{Name: "f", Metric: "auc", Jitter: 0.5}, rows, "jitter"},
 		{"negative width", FigureSpec{Name: "f", Metric: "auc", Width: -1}, rows, "width"},
-		{"NaN ref line", FigureSpec{Name: "f", Metric: "auc", RefLine: &nan}, rows, "ref_line"},
+		{"NaN ref line", FigureSpec{Name: "f", Metric: "auc", RefLines: []RefLine{{Y: nan}}}, rows, "ref_lines[0]"},
+		{"duplicate panel", FigureSpec{Name: "f", Metric: "auc", Panels: []string{"d", "d"}}, rows, "panels[1]"},
+		{"style without shape", FigureSpec{Name: "f", Metric: "auc", Styles: map[string]Style{"a": {Color: PaletteColor(0)}}}, rows, `styles["a"]`},
+		{"label of no metric", FigureSpec{Name: "f", Metrics: []string{"auc"}, MetricLabels: map[string]string{"x": "y"}}, rows, "metric labels"},
+		{"bad ci level", FigureSpec{Name: "f", Metric: "auc", Caption: Caption{CILevel: 95}}, rows, "ci level"},
 		{"duplicate method", FigureSpec{Name: "f", Metric: "auc", Methods: []string{"a", "a"}}, rows, "methods[1]"},
 		{"duplicate cell", FigureSpec{Name: "f", Metric: "auc"}, append(slices.Clone(rows), rows[0]), "duplicate row"},
 		{"bad error bars", FigureSpec{Name: "f", Metric: "auc", ErrorBars: "se"}, rows, "error bars"},
@@ -359,7 +380,7 @@ func TestBuild_RefLinesAndLogAxes(t *testing.T) {
 	t.Parallel()
 	ref := 0.5
 	rows := fakeRows("auc", []string{"d"}, []string{"a", "b"}, []float64{0.1, 1, 10})
-	spec := FigureSpec{Name: "f", Metric: "auc", LogX: true, RefLine: &ref, DiagonalRef: true, Jitter: 0.1}
+	spec := FigureSpec{Name: "f", Metric: "auc", LogX: true, RefLines: []RefLine{{Y: ref}}, DiagonalRef: true, Jitter: 0.1}
 	fig, err := build(spec, rows)
 	if err != nil {
 		t.Fatal(err)
@@ -392,13 +413,12 @@ func TestLogTicks(t *testing.T) {
 		wantLabels []string
 	}{
 		{0.01, 10, []string{"0.01", "0.1", "1", "10"}},
-		{0.01, 1, []string{"0.01", "0.1", "1"}},
-		// Fewer than three powers of ten: 1-2-5 multiples are labelled too.
+		// Fewer than four powers of ten: 1-2-5 multiples are labelled too.
+		{0.01, 1, []string{"0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"}},
 		{0.05, 2, []string{"0.05", "0.1", "0.2", "0.5", "1", "2"}},
-		// Under a decade: 1-2-5 multiples are labelled.
-		{0.2, 0.8, []string{"0.2", "0.5"}},
 		{0.5, 3, []string{"0.5", "1", "2"}},
-		// Too narrow for 1-2-5: all multiples inside.
+		// Under a decade and fewer than three 1-2-5 labels: all multiples.
+		{0.2, 0.8, []string{"0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8"}},
 		{0.31, 0.45, []string{"0.4"}},
 		{0.25, 0.45, []string{"0.3", "0.4"}},
 	}
@@ -434,7 +454,7 @@ func TestRender_Files(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "figs") // Render creates it
 	rows := fakeRows("auc", []string{"adult", "kdd-synth"}, []string{"a", "b", "c"}, []float64{0.1, 0.5, 1, 2})
 	ref := 0.5
-	spec := FigureSpec{Name: "fig-test", Title: "Figure T: AUC", Metric: "auc", Jitter: 0.15, LogX: true, RefLine: &ref}
+	spec := FigureSpec{Name: "fig-test", Title: "Figure T: AUC", Metric: "auc", Jitter: 0.15, LogX: true, RefLines: []RefLine{{Y: ref}}, Caption: Caption{Profile: "quick"}}
 	if err := Render(dir, spec, rows); err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +515,8 @@ func TestRender_Errors(t *testing.T) {
 	}{
 		{"empty name", FigureSpec{Metric: "auc"}, "name: required"},
 		{"path name", FigureSpec{Name: "../x", Metric: "auc"}, "plain file name"},
-		{"no metric rows", FigureSpec{Name: "x", Metric: "nope"}, `"nope"`},
+		{"no profile", FigureSpec{Name: "x", Metric: "auc"}, "caption profile: required"},
+		{"no metric rows", FigureSpec{Name: "x", Metric: "nope", Caption: Caption{Profile: "paper"}}, `"nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -521,7 +542,7 @@ func TestRender_Demo(t *testing.T) {
 	spec := FigureSpec{
 		Name: "demo-auc", Title: "Figure 1a: AUC vs privacy level (demo rows)",
 		Metric: "auc", XLabel: "privacy level ε", YLabel: "AUC",
-		LogX: true, Jitter: 0.15, RefLine: &ref,
+		LogX: true, Jitter: 0.15, RefLines: []RefLine{{Y: ref, Label: "random classifier"}}, Caption: Caption{Profile: "quick", CILevel: 0.95},
 	}
 	if err := Render(*demoDir, spec, rows); err != nil {
 		t.Fatal(err)
@@ -539,6 +560,7 @@ func TestRender_Demo(t *testing.T) {
 	spec2 := FigureSpec{
 		Name: "demo-loglog", Title: "Ex-post ε vs requested ε (demo rows)", Metric: "eps_ratio",
 		XLabel: "requested ε", YLabel: "ex-post ε", LogX: true, LogY: true, DiagonalRef: true, Jitter: 0.15,
+		Caption: Caption{Profile: "paper", CILevel: 0.95},
 	}
 	if err := Render(*demoDir, spec2, rows2); err != nil {
 		t.Fatal(err)
@@ -555,7 +577,8 @@ func TestRender_DegeneratePanels(t *testing.T) {
 		{Dataset: "one", Method: "a", XName: "eps", X: 1, Metric: "m", Mean: 0.7, CILow: math.NaN(), CIHigh: math.NaN()},
 	}
 	spec := FigureSpec{Name: "degenerate", Title: "a rather long title for a figure that is only two small panels wide",
-		Metric: "m", LogX: true, LogY: true, RefLine: &ref, DiagonalRef: true, Jitter: 0.2, Width: 2, Height: 2}
+		Metric: "m", LogX: true, LogY: true, RefLines: []RefLine{{Y: ref}}, DiagonalRef: true, Jitter: 0.2, Width: 2, Height: 2,
+		Caption: Caption{Profile: "quick"}}
 	if err := Render(t.TempDir(), spec, rows); err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +642,7 @@ func TestLayout_SDBarsAndPanelBy(t *testing.T) {
 	}
 	more[0].SD = math.NaN()
 	rows = append(rows, more...)
-	model := func(r results.SummaryRow) string { return r.Dataset + ", " + r.Method[3:] }
+	model := func(r results.SummaryRow) []string { return []string{r.Dataset + ", " + r.Method[3:]} }
 	fig, err := layout(FigureSpec{Name: "f", Metric: "len", ErrorBars: "sd", PanelBy: model}, rows)
 	if err != nil {
 		t.Fatal(err)
@@ -663,7 +686,7 @@ func TestRender_Columns(t *testing.T) {
 	dir := t.TempDir()
 	rows := fakeRows("auc", []string{"a", "b", "c"}, []string{"m"}, []float64{1, 2})
 	size := func(cols int) (int, int) {
-		spec := FigureSpec{Name: fmt.Sprintf("grid%d", cols), Metric: "auc", Columns: cols}
+		spec := FigureSpec{Name: fmt.Sprintf("grid%d", cols), Metric: "auc", Columns: cols, Caption: Caption{Profile: "quick"}}
 		if err := Render(dir, spec, rows); err != nil {
 			t.Fatal(err)
 		}
@@ -688,21 +711,43 @@ func TestRender_Columns(t *testing.T) {
 // method and one line pattern and marker per variant; other labels keep
 // the color and marker of their index.
 func TestMethodStyles_Variants(t *testing.T) {
-	paired := methodStyles([]string{"alphaSplit/op", "alphaSplit/gd", "random/op", "random/gd"})
-	if paired[0].color != paired[1].color || paired[2].color != paired[3].color || paired[0].color == paired[2].color {
+	styles := func(labels []string, table map[string]Style) []Style {
+		return methodStyles(labels, labels, make([]int, len(labels)), table)
+	}
+	paired := styles([]string{"alphaSplit/op", "alphaSplit/gd", "random/op", "random/gd"}, nil)
+	if paired[0].Color != paired[1].Color || paired[2].Color != paired[3].Color || paired[0].Color == paired[2].Color {
 		t.Errorf("colors do not follow the method: %v", paired)
 	}
-	if paired[0].dashes != nil || paired[2].dashes != nil || paired[1].dashes == nil || len(paired[1].dashes) != len(paired[3].dashes) {
+	if paired[0].Dashes != nil || paired[2].Dashes != nil || paired[1].Dashes == nil || len(paired[1].Dashes) != len(paired[3].Dashes) {
 		t.Errorf("line patterns do not follow the variant: %v", paired)
 	}
-	if paired[0].glyph != paired[2].glyph || paired[0].glyph == paired[1].glyph {
+	if paired[0].Shape != paired[2].Shape || paired[0].Shape == paired[1].Shape {
 		t.Errorf("markers do not follow the variant: %v", paired)
 	}
-	plain := methodStyles([]string{"stability", "alphaSplit", "a/b"})
+	plain := styles([]string{"stability", "alphaSplit", "a/b"}, nil)
 	for i, s := range plain {
-		if s.color != seriesColors[i] || s.dashes != nil {
+		if s.Color != PaletteColor(i) || s.Dashes != nil {
 			t.Errorf("label %d: %v, want index color, solid", i, s)
 		}
+	}
+	// A table fixes a method's style whatever the other methods; a
+	// "<method>/<variant>" label takes its method's colour.
+	table := map[string]Style{"random": PaletteStyle(7), "stability": PaletteStyle(3)}
+	for _, labels := range [][]string{{"stability", "random"}, {"random", "x", "stability"}} {
+		got := styles(labels, table)
+		for i, l := range labels {
+			if want, ok := table[l]; ok && got[i].Color != want.Color {
+				t.Errorf("%v: %s drawn in %v, want %v", labels, l, got[i].Color, want.Color)
+			}
+		}
+	}
+	if got := styles([]string{"random/op", "random/gd", "other"}, table); got[0].Color != PaletteColor(7) || got[1].Color != PaletteColor(7) || got[1].Dashes == nil {
+		t.Errorf("variants of a table method: %v", got)
+	}
+	// Several metrics: one colour and marker per method, a line pattern per metric.
+	got := methodStyles([]string{"a: ci", "a: vi", "b: ci", "b: vi"}, []string{"a", "a", "b", "b"}, []int{0, 1, 0, 1}, map[string]Style{"b": PaletteStyle(5)})
+	if got[0].Color != got[1].Color || got[0].Shape != got[1].Shape || got[0].Dashes != nil || got[1].Dashes == nil || got[2].Color != PaletteColor(5) || got[3].Color != PaletteColor(5) {
+		t.Errorf("several metrics: %v", got)
 	}
 }
 
@@ -762,7 +807,7 @@ func TestLayout_MetricPanelsAndReference(t *testing.T) {
 	if got := f.legend[len(f.legend)-1].name; got != "exact (reference)" {
 		t.Errorf("last legend entry %q", got)
 	}
-	if got := f.panels[1].Y.Label.Text; got != "error rate" {
+	if got := f.yLabels[1]; got != "error rate" {
 		t.Errorf("y label %q", got)
 	}
 	synth := spec

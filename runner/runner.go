@@ -490,6 +490,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	}
 	figDir := filepath.Join(dir, "figures")
 	for _, fs := range exp.Figures() {
+		fs.Caption = FigureCaption(spec, fs.Caption)
 		if err := plots.Render(figDir, fs, summary); err != nil {
 			return fmt.Errorf("runner: figure %s: %w", fs.Name, err)
 		}
@@ -596,4 +597,21 @@ func hashExecutable() string {
 		return "unknown"
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// FigureCaption completes the caption of a figure of spec's run: the
+// profile applied (marked when a quick profile fell back to the paper's
+// settings) and the level of the summary's intervals, where the kind left
+// them empty.
+func FigureCaption(spec *experiments.Spec, c plots.Caption) plots.Caption {
+	if c.Profile == "" {
+		c.Profile = spec.Profile
+		if spec.ProfileFallback {
+			c.Profile = "paper" // no quick profile: the paper's settings ran
+		}
+	}
+	if c.CILevel == 0 {
+		c.CILevel = spec.Output.CILevel
+	}
+	return c
 }

@@ -341,3 +341,28 @@ func TestRun_NoiseReportExternal(t *testing.T) {
 		})
 	}
 }
+
+// TestFigureCaption: the runner states the profile a figure was run with
+// (a quick profile that fell back to the spec's own settings is the
+// paper's) and the level of its intervals, unless the kind stated them.
+func TestFigureCaption(t *testing.T) {
+	t.Parallel()
+	spec := func(profile string, fallback bool) *experiments.Spec {
+		return &experiments.Spec{Profile: profile, ProfileFallback: fallback, Output: experiments.OutputSpec{CILevel: 0.9}}
+	}
+	tests := []struct {
+		name string
+		spec *experiments.Spec
+		in   plots.Caption
+		want plots.Caption
+	}{
+		{"quick", spec("quick", false), plots.Caption{}, plots.Caption{Profile: "quick", CILevel: 0.9}},
+		{"fallback", spec("quick", true), plots.Caption{}, plots.Caption{Profile: "paper", CILevel: 0.9}},
+		{"kind's own", spec("quick", false), plots.Caption{Profile: "mine", CILevel: 0.5, Note: "n"}, plots.Caption{Profile: "mine", CILevel: 0.5, Note: "n"}},
+	}
+	for _, tt := range tests {
+		if got := FigureCaption(tt.spec, tt.in); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}

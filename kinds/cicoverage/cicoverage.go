@@ -68,6 +68,7 @@
 package cicoverage
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -856,8 +857,10 @@ func (e *Experiment) xLabel() string {
 func (e *Experiment) Figures() []plots.FigureSpec {
 	ci := e.spec.ConfidenceIntervals
 	target := 1 - ci.Alpha
+	styles := figureStyles(e.methods)
 	cov := plots.FigureSpec{Name: "coverage", Title: e.spec.Title + ": coverage (dashed: 1−α)", Metric: "coverage",
-		XLabel: e.xLabel(), YLabel: "coverage", Methods: slices.Clone(ci.Methods), Jitter: 0.2, RefLine: &target}
+		XLabel: e.xLabel(), YLabel: "coverage", Methods: slices.Clone(ci.Methods), Styles: styles, Jitter: 0.2,
+		RefLines: []plots.RefLine{{Y: target, Label: fmt.Sprintf("target 1−α = %g", target)}}}
 	figs := []plots.FigureSpec{cov}
 	what := "mean over coordinates"
 	if ci.Sweep == "d" {
@@ -870,13 +873,51 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 		}
 		figs = append(figs, plots.FigureSpec{
 			Name:    f.name,
-			Title:   fmt.Sprintf("%s, %s: %s (%s; bars ±1 sd of the CI length)", f.paper, f.title, e.spec.Title, what),
-			Metrics: []string{"ci_length", "vi_length"}, Methods: ms,
+			Title:   fmt.Sprintf("%s, %s: %s (%s)", f.paper, f.title, e.spec.Title, what),
+			Caption: lengthCaption(f),
+			Metrics: []string{"ci_length", "vi_length"}, MetricLabels: lengthLabels, Methods: ms, Styles: styles,
 			XLabel: e.xLabel(), YLabel: "interval length", Jitter: 0.1,
-			ErrorBars: "sd", PanelBy: e.modelPanel,
+			ErrorBars: "sd", PanelBy: func(r results.SummaryRow) []string { return []string{e.modelPanel(r)} },
 		})
 	}
 	return figs
+}
+
+// lengthLabels name the interval lengths in the figures' legends.
+var lengthLabels = map[string]string{"ci_length": "CI length", "vi_length": "VI length"}
+
+// lengthCaption is the caption of a length figure: the paper's error bars,
+// and in Figure 1 that the two variability intervals are one.
+func lengthCaption(c comparison) plots.Caption {
+	cap := plots.Caption{Bars: "±1 sd of the CI length over the replicates (the paper's); a VI is one interval per x, no bar"}
+	if c.sides[0].perturbation == c.sides[1].perturbation && c.sides[0].perturbation == ObjPert {
+		cap.Note = "DP and zCDP objective perturbation share one fit at ε1 (Algorithm 1 is ε1²/2-zCDP, Theorem 2), " +
+			"so their variability intervals coincide by construction: the zCDP VI (dashed) lies on the DP VI."
+	}
+	return cap
+}
+
+// figureStyles gives each method a fixed colour and marker in every figure
+// of the paper, from its attributes: the colour by privacy and
+// perturbation (DP obj blue, zCDP obj red, DP output green, zCDP output
+// orange), the marker by model (LR ring, SVM triangle). Methods with other
+// attributes get the figures' free palette styles.
+func figureStyles(ms []Method) map[string]plots.Style {
+	colour := map[[2]string]int{
+		{string(dpci.DP), string(ObjPert)}: 0, {string(dpci.ZCDP), string(ObjPert)}: 1,
+		{string(dpci.DP), string(OutPert)}: 2, {string(dpci.ZCDP), string(OutPert)}: 3,
+	}
+	shape := map[dpci.Model]int{dpci.LR: 0, dpci.SVM: 2}
+	out := map[string]plots.Style{}
+	for _, m := range ms {
+		a := m.Attributes()
+		c, ok1 := colour[[2]string{a.Privacy, a.Perturbation}]
+		sh, ok2 := shape[a.Model]
+		if ok1 && ok2 {
+			out[m.Name()] = plots.Style{Color: plots.PaletteColor(c), Shape: plots.PaletteShape(sh)}
+		}
+	}
+	return out
 }
 
 // comparisons are the four comparisons of Section 7.3 (Figures 1–4):
@@ -929,33 +970,111 @@ func registryModels() []dpci.Model {
 	return models
 }
 
-// PaperFigures returns Figures 1–4 across runs, as the paper gathers
-// panels of several tables' sweeps into one figure: drawn from the summary
-// rows of several ci-coverage runs (concatenated), one panel per (dataset,
-// model) in order of first appearance, each with its own swept quantity on
-// the x axis, in a grid of four columns. The methods of each figure are
-// the registered methods with the attributes it compares; methods a run
-// did not request are simply absent. The paper's figures show nine panels
-// chosen from these.
+// PaperFigures returns Figures 1–4 across runs, laid out as the paper's
+// 3×3 grids of sub-figures (a)–(i): drawn from the summary rows of several
+// ci-coverage runs (concatenated), each panel a (dataset, model, swept
+// quantity) of [PaperPanels], with its own swept quantity on the x axis.
+// A panel whose sweep no run made is drawn empty and titled "not run";
+// rows of other (dataset, model, sweep) cells are not drawn. The methods
+// of each figure are the registered methods with the attributes it
+// compares; methods a run did not request are simply absent.
 func PaperFigures() []plots.FigureSpec {
 	var figs []plots.FigureSpec
 	all := methods.all()
 	for _, f := range comparisons {
+		layout := PaperPanels[f.name]
+		keys := make([]string, len(layout))
+		for i, p := range layout {
+			keys[i] = p.key(i)
+		}
+		cap := lengthCaption(f)
+		cap.Note = strings.TrimSpace("Interval length: of the first coordinate for the d sweep, else the mean over the coordinates. " +
+			"Sub-figures as the paper's captions and text place them; where they do not say which learner or dataset a panel shows, " +
+			"as PaperPanels documents. " + cap.Note)
 		figs = append(figs, plots.FigureSpec{
-			Name: f.name,
-			Title: fmt.Sprintf("Wang, Kifer & Lee 2019, %s: %s — CI vs VI length (bars ±1 sd of the CI length; "+
-				"first coordinate for the d sweep, else mean over coordinates)", f.paper, f.title),
-			Metrics: []string{"ci_length", "vi_length"}, Methods: f.pick(all), YLabel: "interval length",
-			Jitter: 0.1, ErrorBars: "sd", PanelBy: sweepPanel, Columns: 4, Width: 4, Height: 3.2,
+			Name:    f.name,
+			Title:   fmt.Sprintf("Wang, Kifer & Lee 2019, %s: %s — CI vs VI length", f.paper, f.title),
+			Caption: cap,
+			Metrics: []string{"ci_length", "vi_length"}, MetricLabels: lengthLabels, Methods: f.pick(all), Styles: figureStyles(all),
+			YLabel: "interval length", XLabels: sweepLabels,
+			Jitter: 0.1, ErrorBars: "sd", Panels: keys, PanelBy: func(r results.SummaryRow) []string { return paperPanelOf(layout, r) },
+			Columns: 3, Width: 4, Height: 3.2,
 		})
 	}
 	return figs
 }
 
-// sweepPanel is modelPanel with the swept quantity, for figures across
-// runs.
-func sweepPanel(r results.SummaryRow) string {
-	return modelPanel(r) + " (" + r.XName + " sweep)"
+// sweepLabels are the x labels of the swept quantities.
+var sweepLabels = map[string]string{
+	"n": "n (records)", "d": "d (features, without the constant)",
+	"eps1": "ε1 (zCDP: ρ1 = ε1²/2)", "eps2": "ε2 (zCDP: ρ2 = ε2²/2)", "eps3": "ε3 (zCDP: ρ3 = ε3²/2)",
+}
+
+// PaperPanel is one sub-figure of Wang, Kifer & Lee's Figures 1–4: the
+// dataset (registry name), the model and the swept quantity it plots.
+type PaperPanel struct {
+	Dataset string
+	Model   dpci.Model
+	Sweep   string // "n", "d", "eps1", "eps2" or "eps3"
+}
+
+// paperNames are the datasets' names in the paper's sub-captions.
+var paperNames = map[string]string{"kddcup99": "KDDCUP99", "adult": "Adult", "bank": "Banking", "ipums-us": "US", "ipums-br": "BR"}
+
+// key is the panel's key and title, e.g. "(f) BR, LR (eps1 sweep)".
+func (p PaperPanel) key(i int) string {
+	return fmt.Sprintf("(%c) %s, %s (%s sweep)", 'a'+i, cmp.Or(paperNames[p.Dataset], p.Dataset), strings.ToUpper(string(p.Model)), p.Sweep)
+}
+
+// PaperPanels are the sub-figures (a)–(i) of Figures 1–4, by figure name.
+// Figure 1's are the paper's sub-captions. Figures 2–4 have none in the
+// text; their captions fix (a)–(d) as the n and d sweeps ("n = 450,000
+// in Figures 2a and 2b": KDDCUP99 n sweeps, LR then SVM; then Adult's d
+// sweeps) and give the dataset and fixed budgets of (e)–(i), so the swept
+// quantity: Figure 2 (e)–(f) Adult and US ε1, (g) ε2 and (h)–(i) ε3 on
+// "BR, Banking"; Figure 3 (e)–(f) Adult and US ε1, (g)–(h) ε2 on BR and
+// Banking, (i) ε3; Figure 4 (e)–(f) Banking ε1, (g) Adult ε2, (h)–(i)
+// Adult and US ε3. Inferred, not stated: the learner of a single panel of
+// a dataset's sweep (LR is drawn), 4e–4f as LR then SVM, which of BR and
+// Banking 2h, 2i, 3g, 3h and 3i show (BR first, as listed; 3i as 2i,
+// Banking).
+var PaperPanels = map[string][]PaperPanel{
+	"figure1-dp-vs-zcdp-obj": {
+		{"kddcup99", dpci.LR, "n"}, {"adult", dpci.LR, "d"}, {"adult", dpci.SVM, "d"},
+		{"bank", dpci.LR, "eps1"}, {"bank", dpci.SVM, "eps1"}, {"ipums-br", dpci.LR, "eps1"},
+		{"ipums-us", dpci.LR, "eps2"}, {"ipums-us", dpci.SVM, "eps2"}, {"ipums-br", dpci.SVM, "eps3"},
+	},
+	"figure2-dp-vs-zcdp-output": {
+		{"kddcup99", dpci.LR, "n"}, {"kddcup99", dpci.SVM, "n"}, {"adult", dpci.LR, "d"},
+		{"adult", dpci.SVM, "d"}, {"adult", dpci.LR, "eps1"}, {"ipums-us", dpci.LR, "eps1"},
+		{"ipums-br", dpci.LR, "eps2"}, {"ipums-br", dpci.LR, "eps3"}, {"bank", dpci.LR, "eps3"},
+	},
+	"figure3-obj-vs-output-dp": {
+		{"kddcup99", dpci.LR, "n"}, {"kddcup99", dpci.SVM, "n"}, {"adult", dpci.LR, "d"},
+		{"adult", dpci.SVM, "d"}, {"adult", dpci.LR, "eps1"}, {"ipums-us", dpci.LR, "eps1"},
+		{"ipums-br", dpci.LR, "eps2"}, {"bank", dpci.LR, "eps2"}, {"bank", dpci.LR, "eps3"},
+	},
+	"figure4-obj-vs-output-zcdp": {
+		{"kddcup99", dpci.LR, "n"}, {"kddcup99", dpci.SVM, "n"}, {"adult", dpci.LR, "d"},
+		{"adult", dpci.SVM, "d"}, {"bank", dpci.LR, "eps1"}, {"bank", dpci.SVM, "eps1"},
+		{"adult", dpci.LR, "eps2"}, {"adult", dpci.LR, "eps3"}, {"ipums-us", dpci.LR, "eps3"},
+	},
+}
+
+// paperPanelOf returns the key of the panel of layout a summary row falls
+// in (none when its dataset, model and sweep are not one of them).
+func paperPanelOf(layout []PaperPanel, r results.SummaryRow) []string {
+	name, _, _ := strings.Cut(r.Method, ":")
+	m, _, ok := methods.lookup(name)
+	if !ok {
+		return nil
+	}
+	for i, p := range layout {
+		if p.Dataset == r.Dataset && p.Model == m.Attributes().Model && p.Sweep == r.XName {
+			return []string{p.key(i)}
+		}
+	}
+	return nil
 }
 
 // modelPanel puts a summary row in the panel of its dataset and its

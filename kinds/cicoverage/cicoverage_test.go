@@ -345,8 +345,8 @@ func TestFigures_Series(t *testing.T) {
 	if got := modelPanel(results.SummaryRow{Dataset: "adult", Method: "zcdp-output-svm: vi_length"}); got != "adult, SVM" {
 		t.Errorf("modelPanel = %q, want %q", got, "adult, SVM")
 	}
-	if figs[0].RefLine == nil || *figs[0].RefLine != 0.95 {
-		t.Errorf("coverage reference line %v, want 0.95", figs[0].RefLine)
+	if len(figs[0].RefLines) != 1 || figs[0].RefLines[0].Y != 0.95 {
+		t.Errorf("coverage reference lines %v, want 0.95", figs[0].RefLines)
 	}
 }
 

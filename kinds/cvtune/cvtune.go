@@ -516,10 +516,30 @@ func labels(arms []arm) []string {
 	return out
 }
 
+// FigureStyles are the colour and marker of each selection method of
+// Chaudhuri & Vinterbo 2013 in every figure of the paper's specs (the
+// classifier's and the histogram's): stability red rings, alphaSplit
+// green squares, dataSplit blue triangles, random orange plusses, control
+// purple dots. A "<method>/<learner>" label keeps its method's colour.
+var FigureStyles = map[string]plots.Style{
+	Stability{}.Name():  {Color: plots.PaletteColor(1), Shape: plots.PaletteShape(0)},
+	AlphaSplit{}.Name(): {Color: plots.PaletteColor(2), Shape: plots.PaletteShape(1)},
+	DataSplit{}.Name():  {Color: plots.PaletteColor(0), Shape: plots.PaletteShape(2)},
+	Random{}.Name():     {Color: plots.PaletteColor(3), Shape: plots.PaletteShape(3)},
+	Control{}.Name():    {Color: plots.PaletteColor(4), Shape: plots.PaletteShape(4)},
+}
+
+// foldsCaption says what a point of a cross-validated figure is a mean
+// over.
+func foldsCaption(cv CVSpec) plots.Caption {
+	return plots.Caption{Replicates: fmt.Sprintf("%d × %d-fold CV: n = %d test folds per point", cv.Repetitions, cv.Folds, cv.Repetitions*cv.Folds)}
+}
+
 // Figures implements runner.Experiment: Chaudhuri & Vinterbo 2013,
 // Figure 1a (AUC), 1b (MSE) and 2 (chosen regularizer index).
 func (e *Experiment) Figures() []plots.FigureSpec {
-	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: labels(e.arms), Jitter: 0.15}
+	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: labels(e.arms), Styles: FigureStyles,
+		Jitter: 0.15, Caption: foldsCaption(e.spec.CV)}
 	mk := func(name, title, metric, ylabel string) plots.FigureSpec {
 		f := base
 		f.Name, f.Title, f.Metric, f.YLabel = name, title, metric, ylabel

@@ -318,7 +318,8 @@ func (e *Hist) Summary(rows []results.Row) []results.SummaryRow {
 // exact ISE (synthetic densities), the test-fold ISE estimate and the chosen
 // bin width against α, one panel per source.
 func (e *Hist) Figures() []plots.FigureSpec {
-	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: labels(e.arms), Jitter: 0.15}
+	base := plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: labels(e.arms), Styles: FigureStyles,
+		Jitter: 0.15, Caption: foldsCaption(e.spec.CV)}
 	mk := func(name, title, metric, ylabel string, logY bool) plots.FigureSpec {
 		f := base
 		f.Name, f.Title, f.Metric, f.YLabel, f.LogY = name, title, metric, ylabel, logY

@@ -58,7 +58,6 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/external"
-	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/runner/specdata"
@@ -416,74 +415,6 @@ func (e *Experiment) Summary(rows []results.Row) []results.SummaryRow {
 		Experiment: e.spec.ID, XName: "alpha", XCol: "alpha", Metrics: Metrics,
 		Bootstrap: e.spec.Output.Bootstrap, Level: e.spec.Output.CILevel, Seed: e.spec.Seed,
 	})
-}
-
-// Figures implements runner.Experiment: Ligett et al. 2017 Figures 1–4.
-// Ridge panels are the paper's (a)/(c), logistic (b)/(d).
-func (e *Experiment) Figures() []plots.FigureSpec {
-	af := e.spec.AccuracyFirst
-	first, second := "a", "c"
-	if af.Task == "logistic" {
-		first, second = "b", "d"
-	}
-	// pick returns the spec's methods whose role has the attribute, in
-	// legend order (the spec's order among equals: theory, then
-	// theory-<generator>, which share the theory method's role).
-	pick := func(has func(figureRole) bool) []string {
-		var out []string
-		for _, name := range af.Methods {
-			if m, ok := e.methods[name]; ok && has(m.figures) {
-				out = append(out, name)
-			}
-		}
-		slices.SortStableFunc(out, func(a, b string) int { return e.methods[a].figures.order - e.methods[b].figures.order })
-		return out
-	}
-	search := pick(func(r figureRole) bool { return r.search })
-	cal := " [" + af.Calibration + " calibration]"
-	base := plots.FigureSpec{XLabel: "requested excess risk α", Jitter: 0.15}
-	mk := func(name, title, metric, ylabel string, logY bool, methods []string) plots.FigureSpec {
-		f := base
-		f.Name, f.Title, f.Metric, f.YLabel, f.LogY, f.Methods = name, title+cal, metric, ylabel, logY, methods
-		return f
-	}
-	var figs []plots.FigureSpec
-	eps := "ex-post privacy loss ε"
-	if e.cal == expost.AuthorsCode {
-		eps += " (test loss counted twice, as in the paper's figures)"
-	}
-	if ms := pick(func(r figureRole) bool { return r.vsTheory }); len(ms) > 1 {
-		figs = append(figs, mk("fig1"+first+"-expost-vs-theory", "Figure 1"+first+": ex-post privacy loss, noise reduction vs theory", "expost_eps", eps, true, ms))
-	}
-	if ms := search; len(ms) > 0 {
-		figs = append(figs, mk("fig1"+second+"-expost-vs-doubling", "Figure 1"+second+": ex-post privacy loss, noise reduction vs doubling", "expost_eps", eps, true, ms))
-	}
-	for _, m := range search {
-		letter := first
-		if e.methods[m].figures.second {
-			letter = second
-		}
-		f := mk("fig2"+letter+"-accuracy-"+m, "Figure 2"+letter+": achieved excess risk, "+m+" (dashed: requested α)", "excess_risk", "excess risk", false, []string{m})
-		f.DiagonalRef = true
-		figs = append(figs, f)
-	}
-	if ms := search; len(ms) > 0 {
-		f := mk("fig3"+first+"-privacy-breakdown", "Figure 3"+first+": privacy loss from testing vs generating hypotheses", "", "ε", true, ms)
-		f.Metric, f.Metrics = "", []string{"test_eps", "hypothesis_eps"}
-		figs = append(figs, f)
-		bound := e.probs[0].Radius()
-		g := mk("fig4"+first+"-norms", "Figure 4"+first+": L2 norm of the output hypothesis (dashed: theoretical maximum "+boundName(af.Task)+")", "norm", "‖θ‖₂", false, ms)
-		g.RefLine = &bound
-		figs = append(figs, g)
-	}
-	return figs
-}
-
-func boundName(task string) string {
-	if task == "ridge" {
-		return "1/√λ"
-	}
-	return "√(2 log 2/λ)"
 }
 
 // Datasets implements runner.Experiment.

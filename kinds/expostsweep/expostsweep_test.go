@@ -210,7 +210,7 @@ func TestLogisticSweep(t *testing.T) {
 					t.Errorf("α = %s: noise reduction ε %v not below theory %v", a, nr, th)
 				}
 			}
-			for _, f := range []string{"fig1b-expost-vs-theory", "fig1d-expost-vs-doubling", "fig2b-accuracy-noise-reduction", "fig2d-accuracy-doubling", "fig3b-privacy-breakdown", "fig4b-norms"} {
+			for _, f := range []string{"fig1-expost", "fig2-accuracy", "fig3b-privacy-breakdown", "fig4b-norms", "risk-factor-b"} {
 				if _, err := os.Stat(filepath.Join(dir, "figures", f+".png")); err != nil {
 					t.Errorf("figure %s: %v", f, err)
 				}
@@ -250,7 +250,7 @@ func TestRidgeSweep(t *testing.T) {
 			if succ < 7 {
 				t.Errorf("noise reduction succeeded in %d of 8 trials", succ)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "figures", "fig1a-expost-vs-theory.svg")); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, "figures", "fig3a-privacy-breakdown.svg")); err != nil {
 				t.Error(err)
 			}
 		})

@@ -145,27 +145,26 @@ func TestFigures_FromRoles(t *testing.T) {
 		want    map[string]string
 	}{
 		{"paper order", []string{"noise-reduction", "doubling", "theory", "theory-output"}, map[string]string{
-			"fig1b-expost-vs-theory":         "noise-reduction,theory,theory-output",
-			"fig1d-expost-vs-doubling":       "noise-reduction,doubling",
-			"fig2b-accuracy-noise-reduction": "noise-reduction",
-			"fig2d-accuracy-doubling":        "doubling",
-			"fig3b-privacy-breakdown":        "noise-reduction,doubling",
-			"fig4b-norms":                    "noise-reduction,doubling",
+			"fig1-expost":             "noise-reduction,doubling,theory,theory-output",
+			"fig2-accuracy":           "noise-reduction,doubling",
+			"fig3b-privacy-breakdown": "noise-reduction,doubling",
+			"fig4b-norms":             "noise-reduction,doubling",
+			"risk-factor-b":           "noise-reduction,doubling",
 		}},
 		{"reversed", []string{"theory-output", "theory", "doubling", "noise-reduction"}, map[string]string{
-			"fig1b-expost-vs-theory":         "noise-reduction,theory,theory-output",
-			"fig1d-expost-vs-doubling":       "noise-reduction,doubling",
-			"fig2b-accuracy-noise-reduction": "noise-reduction",
-			"fig2d-accuracy-doubling":        "doubling",
-			"fig3b-privacy-breakdown":        "noise-reduction,doubling",
-			"fig4b-norms":                    "noise-reduction,doubling",
+			"fig1-expost":             "noise-reduction,doubling,theory,theory-output",
+			"fig2-accuracy":           "noise-reduction,doubling",
+			"fig3b-privacy-breakdown": "noise-reduction,doubling",
+			"fig4b-norms":             "noise-reduction,doubling",
+			"risk-factor-b":           "noise-reduction,doubling",
 		}},
 		{"theory alone", []string{"theory"}, map[string]string{}},
 		{"doubling alone", []string{"doubling"}, map[string]string{
-			"fig1d-expost-vs-doubling": "doubling",
-			"fig2d-accuracy-doubling":  "doubling",
-			"fig3b-privacy-breakdown":  "doubling",
-			"fig4b-norms":              "doubling",
+			"fig1-expost":             "doubling",
+			"fig2-accuracy":           "doubling",
+			"fig3b-privacy-breakdown": "doubling",
+			"fig4b-norms":             "doubling",
+			"risk-factor-b":           "doubling",
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -375,14 +375,22 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	cv := e.spec.CV
 	for _, ds := range e.data {
 		out = append(out, plots.FigureSpec{
-			Name:   "accuracy-" + ds.Name,
-			Title:  fmt.Sprintf("%s: private learners against ε (%d × %d-fold CV; bars: %g%% bootstrap CI of the mean)", ds.Name, cv.Repetitions, cv.Folds, 100*e.spec.Output.CILevel),
-			XLabel: "privacy level ε", LogX: true, Jitter: 0.12,
-			Methods: slices.Clone(e.spec.Comparison.Learners), Reference: ref, Datasets: []string{ds.Name},
+			Name:    "accuracy-" + ds.Name,
+			Title:   ds.Name + ": private learners against ε",
+			Caption: plots.Caption{Replicates: fmt.Sprintf("%d × %d-fold CV: n = %d test folds per point", cv.Repetitions, cv.Folds, cv.Repetitions*cv.Folds)},
+			XLabel:  "privacy level ε", LogX: true, Jitter: 0.12,
+			Methods: slices.Clone(e.spec.Comparison.Learners), Styles: learnerStyles, Reference: ref, Datasets: []string{ds.Name},
 			MetricPanels: []plots.MetricPanel{{Metric: "auc", Label: "test AUC"}, {Metric: "error_rate", Label: "test error rate"}, {Metric: "mse", Label: "test MSE (Brier)"}},
 		})
 	}
 	return out
+}
+
+// learnerStyles fix the colour and marker of the built-in learners in
+// every figure of the kind.
+var learnerStyles = map[string]plots.Style{
+	cvtune.ObjectivePerturbation{}.Name(): {Color: plots.PaletteColor(1), Shape: plots.PaletteShape(0)},
+	cvtune.OutputPerturbation{}.Name():    {Color: plots.PaletteColor(2), Shape: plots.PaletteShape(1)},
 }
 
 // Datasets implements runner.Experiment.

@@ -339,9 +339,22 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 	}
 	return []plots.FigureSpec{{
 		Name: "tails", Title: "Nguyen 2019, Sections 3.1–3.4: empirical error tail vs the stated bound (randomized response: flipped bits; Laplace, Gaussian: ‖noise‖∞; exponential: utility gap)",
-		Metrics: []string{"tail", "bound"}, Methods: methods, XLabel: "ε", YLabel: "P(error ≥ threshold)",
-		LogX: true, LogY: true, Columns: 2,
+		Caption: plots.Caption{Replicates: fmt.Sprintf("%d replicates of %d draws per point", e.spec.Mechanisms.Replicates, e.spec.Mechanisms.Draws),
+			Bars: fmt.Sprintf("%g%% bootstrap CI of the mean tail over the replicates (the bound has none)", 100*e.spec.Output.CILevel)},
+		Metrics: []string{"tail", "bound"}, MetricLabels: map[string]string{"tail": "empirical tail", "bound": "stated bound"},
+		Methods: methods, Styles: levelStyles(methods), XLabel: "ε", YLabel: "P(error ≥ threshold)",
+		LogX: true, LogY: true, Columns: 2, Width: 4.5, Height: 3.4,
 	}}
+}
+
+// levelStyles gives each tail level its palette style, in the spec's
+// order of levels.
+func levelStyles(levels []string) map[string]plots.Style {
+	out := make(map[string]plots.Style, len(levels))
+	for i, l := range levels {
+		out[l] = plots.PaletteStyle(i)
+	}
+	return out
 }
 
 // Datasets implements runner.Experiment: no data.

@@ -225,11 +225,18 @@ func (e *Experiment) Summary(rows []results.Row) []results.SummaryRow {
 // Figures implements runner.Experiment: one panel per mechanism, the
 // audited lower bound of each variant and the claimed ε against ε.
 func (e *Experiment) Figures() []plots.FigureSpec {
+	variants := append([]string{Correct}, e.spec.Audit.Variants...)
+	styles := make(map[string]plots.Style, len(variants))
+	for i, v := range variants {
+		styles[v] = plots.PaletteStyle(i)
+	}
 	return []plots.FigureSpec{{
 		Name:    "audit",
 		Title:   fmt.Sprintf("Privacy audit: Clopper–Pearson %g%% lower bound on ε (correct and broken variants) vs the claimed ε", 100*e.spec.Audit.Confidence),
-		Metrics: Metrics, Methods: append([]string{Correct}, e.spec.Audit.Variants...),
-		XLabel: "privacy parameter ε (zCDP: ρ = ε²/2)", YLabel: "ε", Columns: 4,
+		Caption: plots.Caption{Replicates: "one audit per point", Bars: "none (each point is one Clopper–Pearson bound)"},
+		Metrics: Metrics, MetricLabels: map[string]string{"eps_lower": "audited lower bound", "claimed_eps": "claimed ε"},
+		Methods: variants, Styles: styles,
+		XLabel: "privacy parameter ε (zCDP: ρ = ε²/2)", YLabel: "ε", Columns: 6, Width: 2.8, Height: 2.3,
 	}}
 }
 
