@@ -44,3 +44,36 @@ func TestCompareVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimsCommand: `dprepro claims OUT` re-decides a finished run's
+// claims from its rows and summary, giving the claims.csv the run wrote.
+func TestClaimsCommand(t *testing.T) {
+	bin := sharedBinary(t)
+	out := t.TempDir()
+	args := []string{"run", "wkl-table4-bank", "--profile", "quick", "--out", out}
+	if d := os.Getenv("DPREPRO_DATA"); d != "" {
+		args = append(args, "--data-dir", d)
+	}
+	if code, _, stderr := runBin(t, bin, nil, args...); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	path := filepath.Join(out, "wkl-table4-bank", "quick-seed2019", "claims.csv")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runBin(t, bin, nil, "claims", out)
+	if code != 0 || !strings.Contains(stdout, "held") {
+		t.Fatalf("claims: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("claims.csv re-decided differs from the run's (%v)", err)
+	}
+	if code, _, stderr := runBin(t, bin, nil, "claims", filepath.Join(out, "nothing")); code != 2 {
+		t.Fatalf("claims of a missing folder: exit %d\n%s", code, stderr)
+	}
+}

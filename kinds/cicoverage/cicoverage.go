@@ -1148,4 +1148,4 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 // of the rows, the bootstrap replicate and the row type (interval or
 // variability fit), at one dataset and x; the paper's claims comparing two
 // methods are decided on differences paired by them.
-func (e *Experiment) PairKey() []string { return []string{"replicate", "row_type"} }
+func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }

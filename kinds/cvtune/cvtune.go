@@ -694,7 +694,7 @@ func maxNaN(a, b float64) float64 {
 // of the rows, the repetition and fold, at one dataset and α; the paper's
 // claims comparing two methods are decided on differences paired by them
 // (every method sees the same folds).
-func (e *Experiment) PairKey() []string { return []string{"rep", "fold"} }
+func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
 
 // PairKey implements runner.Pairer, as Experiment.PairKey.
-func (e *Hist) PairKey() []string { return []string{"rep", "fold"} }
+func (e *Hist) PairKey() []string { return HistKind{}.PairKey() }

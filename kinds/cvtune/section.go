@@ -26,6 +26,10 @@ type Kind struct{}
 // Name implements runner.Kind.
 func (Kind) Name() string { return Name }
 
+// PairKey implements runner.Pairer for the kind: the rows.csv columns that
+// identify a replicate at one dataset and x (see the Experiment's).
+func (Kind) PairKey() []string { return []string{"rep", "fold"} }
+
 // NewSection implements runner.Kind: the [cv] and [tuning] tables with
 // their defaults.
 func (Kind) NewSection() experiments.Section {
@@ -42,6 +46,10 @@ type HistKind struct{}
 
 // Name implements runner.Kind.
 func (HistKind) Name() string { return HistName }
+
+// PairKey implements runner.Pairer for the kind: the rows.csv columns that
+// identify a replicate at one dataset and x (see the Experiment's).
+func (HistKind) PairKey() []string { return []string{"rep", "fold"} }
 
 // NewSection implements runner.Kind: the [cv], [tuning] and [histogram]
 // tables with their defaults.

@@ -502,4 +502,4 @@ func maxFloat(xs []float64) float64 {
 // of the expost-sweep rows: the trial, at one dataset and x;
 // the paper's claims comparing two methods are decided on differences
 // paired by them.
-func (e *Experiment) PairKey() []string { return []string{"trial"} }
+func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }

@@ -21,6 +21,10 @@ type Kind struct{}
 // Name implements runner.Kind.
 func (Kind) Name() string { return Name }
 
+// PairKey implements runner.Pairer for the kind: the rows.csv columns that
+// identify a replicate at one dataset and x (see the Experiment's).
+func (Kind) PairKey() []string { return []string{"trial"} }
+
 // NewSection implements runner.Kind: the [accuracy_first] table with its
 // defaults.
 func (Kind) NewSection() experiments.Section {

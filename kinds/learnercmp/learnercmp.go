@@ -528,4 +528,4 @@ func rowGuarantee(r results.Row) privacy.Guarantee {
 // of the learner-comparison rows: the repetition and fold, at one dataset and x;
 // the paper's claims comparing two methods are decided on differences
 // paired by them.
-func (e *Experiment) PairKey() []string { return []string{"repetition", "fold"} }
+func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }

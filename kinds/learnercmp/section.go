@@ -20,6 +20,10 @@ type Kind struct{}
 // Name implements runner.Kind.
 func (Kind) Name() string { return Name }
 
+// PairKey implements runner.Pairer for the kind: the rows.csv columns that
+// identify a replicate at one dataset and x (see the Experiment's).
+func (Kind) PairKey() []string { return []string{"repetition", "fold"} }
+
 // NewSection implements runner.Kind: the [cv] and [comparison] tables
 // with their defaults.
 func (Kind) NewSection() experiments.Section {
