@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/dprepro/dprepro/internal/testdeps"
 	"time"
 )
 
@@ -41,10 +43,7 @@ func Require(t testing.TB) string {
 	p, why := Find()
 	if p == "" {
 		msg := "no headless Chromium (" + why + "); install Debian's chromium (apt-get install chromium, or scripts/debian-deps.sh)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testdeps.Missing(t, msg)
 	}
 	return p
 }
