@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // Set holds the pools of one experiment's external methods (the [[methods]]
@@ -134,3 +135,22 @@ func (s *Set) Close() error {
 	}
 	return nil
 }
+
+// Runs gives an experiment whose spec may declare external methods what
+// the runner asks of it for them: embedded in the experiment, it
+// implements runner.Opener (the workers log to the run and read data from
+// its scratch directory; Close ends them) and runner.Versioner (the
+// versions their hellos stated, for the manifest) through Methods.
+type Runs struct {
+	// Methods are the spec's external methods.
+	Methods *Set
+}
+
+// Open implements runner.Opener.
+func (r Runs) Open(w runner.Workspace) error { return r.Methods.Open(w.Scratch, w.Log) }
+
+// Close implements runner.Opener: it ends the workers.
+func (r Runs) Close() error { return r.Methods.Close() }
+
+// MethodVersions implements runner.Versioner.
+func (r Runs) MethodVersions() map[string]string { return r.Methods.Versions() }

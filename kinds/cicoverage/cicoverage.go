@@ -110,26 +110,15 @@ var Metrics = []string{"coverage", "ci_length", "vi_length"}
 
 // Experiment is a loaded ci-coverage spec.
 type Experiment struct {
-	spec    *Spec
-	data    []*datasets.Dataset
-	points  []*point
-	methods []Method     // the spec's, in its order
-	models  []dpci.Model // the methods' models, in order of first appearance
-	units   []string
-	byKey   map[string]unit
-	ext     *external.Set // the spec's external methods
+	spec          *Spec
+	data          []*datasets.Dataset
+	points        []*point
+	methods       []Method     // the spec's, in its order
+	models        []dpci.Model // the methods' models, in order of first appearance
+	units         []string
+	byKey         map[string]unit
+	external.Runs // the spec's external methods: runner.Opener and Versioner
 }
-
-// Open implements runner.Opener: the external methods' workers log to the
-// run and read data from its scratch directory.
-func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
-
-// Close implements runner.Opener: it ends the external methods' workers.
-func (e *Experiment) Close() error { return e.ext.Close() }
-
-// MethodVersions implements runner.Versioner: the versions the external
-// methods' workers stated.
-func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
 
 // point is one (dataset, swept value): the (sub)dataset, its θ₀ per model
 // and the budgets.
@@ -182,7 +171,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			ext.Close()
 		}
 	}()
-	e := &Experiment{spec: spec, byKey: map[string]unit{}, ext: ext}
+	e := &Experiment{spec: spec, byKey: map[string]unit{}, Runs: external.Runs{Methods: ext}}
 	ms, err := lookupMethods(es, ci.Methods, ext)
 	if err != nil {
 		return nil, err

@@ -349,7 +349,7 @@ func TestExternalMethod_WeightsAreReplicateCounts(t *testing.T) {
 			t.Errorf("release status %q, ε′ %v, cost %+v", rel.Status, rel.EpsilonPrime, rel.Cost)
 		}
 	}
-	sc, err := e.ext.Scratch()
+	sc, err := e.Methods.Scratch()
 	if err != nil {
 		t.Fatal(err)
 	}

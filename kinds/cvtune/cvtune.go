@@ -45,26 +45,15 @@ var LearnerColumns = func() []string {
 
 // Experiment is a loaded cv-tuning spec.
 type Experiment struct {
-	spec     *Spec
-	data     []*datasets.Dataset
-	folds    map[string][][]int // "dataset/rep" -> fold -> row indices
-	arms     []arm
-	explicit bool // the spec lists tuning.learners
-	units    []string
-	byKey    map[string]unit
-	ext      *external.Set // the spec's external methods
+	spec          *Spec
+	data          []*datasets.Dataset
+	folds         map[string][][]int // "dataset/rep" -> fold -> row indices
+	arms          []arm
+	explicit      bool // the spec lists tuning.learners
+	units         []string
+	byKey         map[string]unit
+	external.Runs // the spec's external methods: runner.Opener and Versioner
 }
-
-// Open implements runner.Opener: the external learners' workers log to
-// the run and read data from its scratch directory.
-func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
-
-// Close implements runner.Opener: it ends the external learners' workers.
-func (e *Experiment) Close() error { return e.ext.Close() }
-
-// MethodVersions implements runner.Versioner: the versions the external
-// methods' workers stated.
-func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
 
 // arm is one (method, learner) pair of a spec.
 type arm struct {
@@ -187,7 +176,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
-	e := &Experiment{spec: spec, ext: ext, folds: map[string][][]int{}, byKey: map[string]unit{}, explicit: len(spec.Tuning.Learners) > 0}
+	e := &Experiment{spec: spec, Runs: external.Runs{Methods: ext}, folds: map[string][][]int{}, byKey: map[string]unit{}, explicit: len(spec.Tuning.Learners) > 0}
 	for i, s := range sels {
 		for _, l := range ls {
 			if _, ok := s.(StabilityUser); ok {

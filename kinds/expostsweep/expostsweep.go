@@ -83,17 +83,17 @@ var Metrics = []string{
 
 // Experiment is a loaded expost-sweep spec.
 type Experiment struct {
-	spec    *Spec
-	cal     expost.Calibration
-	gen     accfirst.Generator       // accuracy_first.generator
-	grid    accfirst.TheoryGenerator // grid_generator (default: gen), whose theorem gives E
-	methods map[string]resolved      // accuracy_first.methods, bound to their generators
-	ext     *external.Set            // the spec's external generators
-	data    []*datasets.Dataset
-	probs   []accfirst.Problem
-	sets    []accfirst.Setting // per dataset
-	units   []string
-	byKey   map[string]unit
+	spec          *Spec
+	cal           expost.Calibration
+	gen           accfirst.Generator       // accuracy_first.generator
+	grid          accfirst.TheoryGenerator // grid_generator (default: gen), whose theorem gives E
+	methods       map[string]resolved      // accuracy_first.methods, bound to their generators
+	external.Runs                          // the spec's external generators: runner.Opener and Versioner
+	data          []*datasets.Dataset
+	probs         []accfirst.Problem
+	sets          []accfirst.Setting // per dataset
+	units         []string
+	byKey         map[string]unit
 }
 
 type unit struct {
@@ -127,14 +127,14 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	if err := e.cal.Validate(); err != nil {
 		return nil, es.ErrorAt("accuracy_first.calibration", "accuracy_first.calibration", err)
 	}
-	e.ext = external.NewSet(es)
+	e.Methods = external.NewSet(es)
 	built := false
 	defer func() {
 		if !built { // end the workers the handshakes started
-			e.ext.Close()
+			e.Methods.Close()
 		}
 	}()
-	gl, err := startGenerators(es, &spec.AccuracyFirst, e.ext)
+	gl, err := startGenerators(es, &spec.AccuracyFirst, e.Methods)
 	if err != nil {
 		return nil, err
 	}
@@ -249,18 +249,6 @@ func startGenerators(es *experiments.Spec, af *AccuracyFirstSpec, set *external.
 	}
 	return gl, nil
 }
-
-// Open implements runner.Opener: the external generators' workers log to
-// the run and read data from its scratch directory.
-func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
-
-// Close implements runner.Opener: it ends the external generators'
-// workers.
-func (e *Experiment) Close() error { return e.ext.Close() }
-
-// MethodVersions implements runner.Versioner: the versions the external
-// methods' workers stated.
-func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
 
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }

@@ -91,26 +91,15 @@ var Metrics = []string{"auc", "error_rate", "mse"}
 
 // Experiment is a loaded learner-comparison spec.
 type Experiment struct {
-	spec     *Spec
-	data     []*datasets.Dataset
-	folds    map[string][][]int // "dataset/rep" -> fold -> row indices
-	learners []cvtune.Learner   // comparison.learners, configured
-	ref      cvtune.Learner     // the reference, or nil
-	units    []string
-	byKey    map[string]unit
-	ext      *external.Set // the spec's external learners
+	spec          *Spec
+	data          []*datasets.Dataset
+	folds         map[string][][]int // "dataset/rep" -> fold -> row indices
+	learners      []cvtune.Learner   // comparison.learners, configured
+	ref           cvtune.Learner     // the reference, or nil
+	units         []string
+	byKey         map[string]unit
+	external.Runs // the spec's external learners: runner.Opener and Versioner
 }
-
-// Open implements runner.Opener: the external learners' workers log to
-// the run and read data from its scratch directory.
-func (e *Experiment) Open(w runner.Workspace) error { return e.ext.Open(w.Scratch, w.Log) }
-
-// Close implements runner.Opener: it ends the external learners' workers.
-func (e *Experiment) Close() error { return e.ext.Close() }
-
-// MethodVersions implements runner.Versioner: the versions the external
-// methods' workers stated.
-func (e *Experiment) MethodVersions() map[string]string { return e.ext.Versions() }
 
 type unit struct {
 	key  string // the unit key (runner.Unit)
@@ -132,16 +121,16 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 		return nil, err
 	}
 	c := &spec.Comparison
-	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}, ext: external.NewSet(es)}
+	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}, Runs: external.Runs{Methods: external.NewSet(es)}}
 	built := false
 	defer func() {
 		if !built { // end the workers the handshakes started
-			e.ext.Close()
+			e.Methods.Close()
 		}
 	}()
 	cfg := c.learnerConfig(spec.Data.RowNorm)
 	for i, name := range c.Learners {
-		l, err := cvtune.LookupLearner(e.ext, name, cfg)
+		l, err := cvtune.LookupLearner(e.Methods, name, cfg)
 		if err != nil {
 			var se *experiments.SpecError
 			if errors.As(err, &se) {
