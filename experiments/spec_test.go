@@ -275,6 +275,8 @@ func TestParse_CIErrors(t *testing.T) {
 		{"vi_fits = 200", "vi_fits = 200\nalpha = 1.0", "wkl.toml:17: confidence_intervals.alpha: must be in (0, 1) (got 1)"},
 		{"vi_fits = 200", "vi_fits = 200\neps2 = 0.0", "wkl.toml:17: confidence_intervals.eps2: must be finite and > 0 (got 0)"},
 		{"vi_fits = 200", "vi_fits = 200\nn1 = -5", "wkl.toml:17: confidence_intervals.n1: must be >= 0 (0 keeps all records) (got -5)"},
+		{"vi_fits = 200", "vi_fits = 200\nsigma_floor = 0.0", "wkl.toml:17: confidence_intervals.sigma_floor: must be finite and > 0 (got 0)"},
+		{"vi_fits = 200", "vi_fits = 200\nsigma_floor = -1.0", "wkl.toml:17: confidence_intervals.sigma_floor: must be finite and > 0 (got -1)"},
 		{"vi_fits = 200", "vi_fits = 200\nrho1 = 0.125", "wkl.toml:17: confidence_intervals.rho1: unknown key"},
 		{"intercept = false", "intercept = true", "wkl.toml:8: data.intercept: must be false for ci-coverage"},
 		{"intercept = false", "intercept = false\nrow_norm = \"l1-max\"", `wkl.toml:9: data.row_norm: must be l2-max, l2-clip or l2-unit for ci-coverage (got "l1-max")`},

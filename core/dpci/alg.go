@@ -139,9 +139,12 @@ const (
 	covRelease     = "gradient covariance (Algorithm 2)"
 )
 
-// privMatrices computes H̃ and Σ̃ at theta (Algorithm 3 lines 3–6,
-// Algorithm 5 lines 2–5).
-func privMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h, sigma *mat.SymDense, err error) {
+// PrivMatrices releases H̃ and Σ̃ at theta (Algorithm 3 lines 3–6,
+// Algorithm 5 lines 2–5): [PrivSPDMat] on [Hessian] with budget p.Phi2
+// and sensitivity [SensHessian], then on [GradCov] with p.Phi3 and
+// [SensGradCov], both from rng in that order. Σ̃'s eigenvalue floor is
+// [Params.CovFloor] (2c unless p.SigmaFloor says otherwise); H̃'s is 2c.
+func PrivMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h, sigma *mat.SymDense, err error) {
 	n := rows.SumWeights()
 	hm, err := Hessian(rows, p, theta)
 	if err != nil {
@@ -162,7 +165,7 @@ func privMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h,
 	if err != nil {
 		return nil, nil, err
 	}
-	if sigma, err = PrivSPDMat(nil, rng, sm, ss, p.Phi3, p.C, p.Privacy); err != nil {
+	if sigma, err = PrivSPDMatFloor(nil, rng, sm, ss, p.Phi3, p.CovFloor(), p.Privacy); err != nil {
 		return nil, nil, fmt.Errorf("dpci: gradient covariance: %w", err)
 	}
 	return h, sigma, nil
@@ -195,7 +198,7 @@ func ObjectivePerturbation(ctx context.Context, rng *rand.Rand, rows *erm.Rows, 
 	if err != nil {
 		return Result{}, err
 	}
-	h, sigma, err := privMatrices(rng, rows, p, fit.W)
+	h, sigma, err := PrivMatrices(rng, rows, p, fit.W)
 	if err != nil {
 		return Result{}, err
 	}
@@ -237,7 +240,7 @@ func OutputPerturbation(ctx context.Context, rng *rand.Rand, rows *erm.Rows, p P
 	if err != nil {
 		return Result{}, err
 	}
-	h, sigma, err := privMatrices(rng, rows, p, theta)
+	h, sigma, err := PrivMatrices(rng, rows, p, theta)
 	if err != nil {
 		return Result{}, err
 	}

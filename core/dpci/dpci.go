@@ -67,6 +67,24 @@ type Params struct {
 	// Fit configures the solver ([erm.Fit]); the zero value gives its
 	// defaults (GradTol 1e-10).
 	Fit erm.FitOptions
+	// SigmaFloor is the eigenvalue floor of the private gradient
+	// covariance Σ̃ as a multiple of C. Zero means 2, the floor 2c the
+	// paper's text gives (Algorithm 2 line 12, as Algorithm 3 line 6 and
+	// Algorithm 5 line 5 apply it). Any value > 0 is a calibration variant:
+	// 1 (Σ̃ floored at c) is the one that brings the coverages to the
+	// published Tables 2–4 (docs/analysis.md). The floor is
+	// post-processing; it does not change the guarantee. The Hessian's
+	// floor stays 2c. Otherwise finite and > 0.
+	SigmaFloor float64
+}
+
+// CovFloor returns the eigenvalue floor of Σ̃: SigmaFloor·C, or 2C when
+// SigmaFloor is zero (see [Params.SigmaFloor]).
+func (p Params) CovFloor() float64 {
+	if p.SigmaFloor == 0 {
+		return 2 * p.C
+	}
+	return p.SigmaFloor * p.C
 }
 
 // defaultM is the paper's number of post-processing samples (Section 7).
@@ -125,6 +143,11 @@ func (p Params) Validate() error {
 	}
 	if p.M < 0 {
 		errs = append(errs, fmt.Errorf("dpci: m must be >= 0 (got %d)", p.M))
+	}
+	if p.SigmaFloor != 0 {
+		if err := checkPos("sigma floor", p.SigmaFloor); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

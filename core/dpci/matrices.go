@@ -142,11 +142,25 @@ func SensGradCov(p Params, n float64, theta []float64) (float64, error) {
 //
 // [Wang, Kifer & Lee 2019]: https://arxiv.org/abs/1804.03794
 func PrivSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, c float64, privacy Privacy) (*mat.SymDense, error) {
+	if err := checkPos("c", c); err != nil {
+		return nil, fmt.Errorf("dpci: PrivSPDMat: %w", err)
+	}
+	return PrivSPDMatFloor(dst, rng, m, sens, phi, 2*c, privacy)
+}
+
+// PrivSPDMatFloor is [PrivSPDMat] with the eigenvalue floor of line 12
+// given explicitly: the output's eigenvalues are max(Λ, floor) instead of
+// max(Λ, 2c). The floor is post-processing of the noisy matrix, so the
+// guarantee is PrivSPDMat's whatever its value. It exists for the
+// calibration variant of the gradient covariance ([Params.SigmaFloor]),
+// which floors Σ̃ at c where the paper's text says 2c; floor must be
+// finite and > 0.
+func PrivSPDMatFloor(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, floor float64, privacy Privacy) (*mat.SymDense, error) {
 	d := m.SymmetricDim()
 	for _, a := range []struct {
 		name string
 		v    float64
-	}{{"sensitivity", sens}, {"phi", phi}, {"c", c}} {
+	}{{"sensitivity", sens}, {"phi", phi}, {"floor", floor}} {
 		if err := checkPos(a.name, a.v); err != nil {
 			return nil, fmt.Errorf("dpci: PrivSPDMat: %w", err)
 		}
@@ -178,7 +192,7 @@ func PrivSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, c
 			noisy.SetSym(i, j, v+(eta[i*d+j]+eta[j*d+i])/2)
 		}
 	}
-	return clampEig(dst, noisy, 2*c)
+	return clampEig(dst, noisy, floor)
 }
 
 // clampEig returns V·diag(max(Λ, floor))·Vᵀ for the symmetric s = VΛVᵀ

@@ -292,3 +292,51 @@ func TestPrivSPDMat_NoiseScale(t *testing.T) {
 		})
 	}
 }
+
+// TestPrivMatrices_SigmaFloor: Params.SigmaFloor moves only Σ̃'s floor.
+// With c = 0.5 every eigenvalue of Σ on this ball data lies below c, and
+// at φ = 1e30 (zCDP noise ~1e-16) the releases are their clamps: H̃ = H
+// (whose eigenvalues are ≥ 2c already, Eq. 5) whatever the floor, Σ̃ = 2c·I
+// by default (the paper's text) and SigmaFloor·c·I otherwise.
+func TestPrivMatrices_SigmaFloor(t *testing.T) {
+	rng := randx.New(1, "dpci", "sigma-floor")
+	X, y := plantedData(rng, 200, []float64{1, -0.5, 0.25})
+	rows := mustRows(X, y)
+	theta := []float64{0.3, -0.2, 0.1}
+	for _, tc := range []struct {
+		floor, want float64
+	}{{0, 1}, {2, 1}, {1, 0.5}, {0.1, 0.05}} {
+		p := Params{Model: LR, C: 0.5, Privacy: ZCDP, Phi1: 1, Phi2: 1e30, Phi3: 1e30, Alpha: 0.05, SigmaFloor: tc.floor}
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.CovFloor(); got != tc.want {
+			t.Errorf("SigmaFloor %v: CovFloor = %v, want %v", tc.floor, got, tc.want)
+		}
+		h, sigma, err := PrivMatrices(randx.New(2, "dpci", "sigma-floor", "release"), rows, p, theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hm, err := Hessian(rows, p, theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			for j := 0; j < 3; j++ {
+				wantH, wantS := hm.At(i, j), 0.0
+				if i == j {
+					wantS = tc.want
+				}
+				if math.Abs(h.At(i, j)-wantH) > 1e-12 || math.Abs(sigma.At(i, j)-wantS) > 1e-12 {
+					t.Fatalf("SigmaFloor %v: H̃[%d,%d] = %v (want %v), Σ̃[%d,%d] = %v (want %v)", tc.floor, i, j, h.At(i, j), wantH, i, j, sigma.At(i, j), wantS)
+				}
+			}
+		}
+	}
+	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
+		p := Params{Model: LR, C: 0.5, Privacy: DP, Phi1: 1, Phi2: 1, Phi3: 1, Alpha: 0.05, SigmaFloor: bad}
+		if p.Validate() == nil {
+			t.Errorf("SigmaFloor %v: Validate accepted it", bad)
+		}
+	}
+}

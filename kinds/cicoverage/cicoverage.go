@@ -448,7 +448,11 @@ func dot(a, b []float64) float64 {
 // solver options fit.
 func (e *Experiment) problem(fit erm.FitOptions) Problem {
 	ci := e.spec.ConfidenceIntervals
-	return Problem{C: ci.C, H: ci.H, Alpha: ci.Alpha, MCSamples: ci.MCSamples, Fit: fit}
+	var floor float64
+	if ci.SigmaFloor != nil {
+		floor = *ci.SigmaFloor
+	}
+	return Problem{C: ci.C, H: ci.H, Alpha: ci.Alpha, MCSamples: ci.MCSamples, SigmaFloor: floor, Fit: fit}
 }
 
 // rho is the ρ = ε²/2 that Section 7 pairs with ε ("we set ρ = ε²/2").
@@ -1105,7 +1109,12 @@ func (e *Experiment) Datasets() []results.DatasetInfo {
 
 // Warnings implements runner.Experiment.
 func (e *Experiment) Warnings() []string {
-	return specdata.Warnings(e.data)
+	w := specdata.Warnings(e.data)
+	if f := e.spec.ConfidenceIntervals.SigmaFloor; f != nil {
+		w = append(w, fmt.Sprintf("calibration variant sigma_floor = %v: the private gradient covariance's eigenvalues are floored at %v·c, not at the 2c of the paper's text (Algorithm 2 line 12 as Algorithms 3 and 5 apply it); "+
+			"the privacy guarantee is the same (the floor is post-processing), the intervals are narrower (docs/analysis.md)", *f, *f))
+	}
+	return w
 }
 
 // Ledger implements runner.Experiment: per method and x, the cost of one

@@ -122,6 +122,10 @@ type Problem struct {
 	// MCSamples is the number m of Monte Carlo samples of Algorithms 3 and
 	// 5; ≥ 1.
 	MCSamples int
+	// SigmaFloor is the floor of Σ̃'s eigenvalues as a multiple of C, as
+	// [dpci.Params.SigmaFloor]: 0 is the paper's 2c; the spec's
+	// confidence_intervals.sigma_floor sets another.
+	SigmaFloor float64
 	// Fit are the solver options: a warm start at θ₀, a workspace reused
 	// within the unit (one goroutine) and the unit's context.
 	Fit erm.FitOptions

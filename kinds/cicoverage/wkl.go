@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-
-	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
@@ -133,7 +130,7 @@ func (w wkl) String() string { return w.name }
 // ϕᵢ = ρᵢ = εᵢ²/2 under zCDP (Section 7).
 func (w wkl) params(b Budget, pr Problem) dpci.Params {
 	return dpci.Params{Model: w.model, H: pr.H, C: pr.C, Privacy: w.privacy, Alpha: pr.Alpha, M: pr.MCSamples,
-		Phi1: w.phi(b.Eps1), Phi2: w.phi(b.Eps2), Phi3: w.phi(b.Eps3)}
+		Phi1: w.phi(b.Eps1), Phi2: w.phi(b.Eps2), Phi3: w.phi(b.Eps3), SigmaFloor: pr.SigmaFloor}
 }
 
 // status is the row status of a release from a fit with solver status s.
@@ -195,7 +192,7 @@ func (m objPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	}
 	p := m.params(b, d.Problem)
 	rng := d.Streams(string(m.privacy) + "-obj-ci")
-	h, sigma, err := privMatrices(rng, d.Rows, p, f.res.W)
+	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, f.res.W)
 	if err != nil {
 		return Release{}, err
 	}
@@ -249,7 +246,7 @@ func (m outPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	if err != nil {
 		return Release{}, err
 	}
-	h, sigma, err := privMatrices(rng, d.Rows, p, theta)
+	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, theta)
 	if err != nil {
 		return Release{}, err
 	}
@@ -272,34 +269,4 @@ func (m outPert) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error
 		return Estimate{}, err
 	}
 	return Estimate{Theta: theta, Status: status(hat.Status), EpsilonPrime: math.NaN()}, nil
-}
-
-// privMatrices releases the Hessian and gradient covariance at theta
-// (Algorithm 2 twice, budgets p.Phi2 and p.Phi3), as dpci's Algorithms 3
-// and 5 do.
-func privMatrices(rng *rand.Rand, rows *erm.Rows, p dpci.Params, theta []float64) (h, sigma *mat.SymDense, err error) {
-	n := rows.SumWeights()
-	hm, err := dpci.Hessian(rows, p, theta)
-	if err != nil {
-		return nil, nil, err
-	}
-	sh, err := dpci.SensHessian(p, n)
-	if err != nil {
-		return nil, nil, err
-	}
-	if h, err = dpci.PrivSPDMat(nil, rng, hm, sh, p.Phi2, p.C, p.Privacy); err != nil {
-		return nil, nil, err
-	}
-	sm, err := dpci.GradCov(rows, p, theta)
-	if err != nil {
-		return nil, nil, err
-	}
-	ss, err := dpci.SensGradCov(p, n, theta)
-	if err != nil {
-		return nil, nil, err
-	}
-	if sigma, err = dpci.PrivSPDMat(nil, rng, sm, ss, p.Phi3, p.C, p.Privacy); err != nil {
-		return nil, nil, err
-	}
-	return h, sigma, nil
 }
