@@ -256,3 +256,39 @@ func TestRidgeSweep(t *testing.T) {
 		})
 	}
 }
+
+// TestSummary_RiskFactorOfMean: summary.csv's expost_risk_factor is
+// e^(mean expost_eps) of its cell with the exponentiated CI (the paper's
+// reporting, Section 4), not the mean of the rows' per-trial e^ε.
+func TestSummary_RiskFactorOfMean(t *testing.T) {
+	e := load(t, logisticSpec, "paper")
+	_, _, dir := run(t, e, 2)
+	sum, err := results.ReadSummaryCSV(filepath.Join(dir, "summary.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cell struct {
+		ds, m string
+		x     float64
+	}
+	eps := map[cell]results.SummaryRow{}
+	for _, s := range sum {
+		if s.Metric == "expost_eps" {
+			eps[cell{s.Dataset, s.Method, s.X}] = s
+		}
+	}
+	checked := 0
+	for _, s := range sum {
+		if s.Metric != "expost_risk_factor" {
+			continue
+		}
+		e := eps[cell{s.Dataset, s.Method, s.X}]
+		if s.Mean != math.Exp(e.Mean) || s.CILow != math.Exp(e.CILow) || s.CIHigh != math.Exp(e.CIHigh) || !math.IsNaN(s.SD) || s.N != e.N {
+			t.Errorf("%s α=%v: risk factor %v [%v, %v] sd %v n %d, want e^(%v [%v, %v]) n %d", s.Method, s.X, s.Mean, s.CILow, s.CIHigh, s.SD, s.N, e.Mean, e.CILow, e.CIHigh, e.N)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no expost_risk_factor rows in the summary")
+	}
+}

@@ -287,8 +287,9 @@ func figures(cols []column, prefix, paper string, single func(string) string) []
 
 	f = perColumn(base)
 	f.Name, f.Title, f.Metric, f.LogY = single("risk-factor"), title("privacy risk factor e^ε of the output"), "expost_risk_factor", true
-	f.YLabel, f.Methods = "e^ε (mean over trials)", search
-	f.Caption.Note = "The paper's headline (Section 4, ridge): at α = 0.05 noise reduction has e^ε ≈ 10.0 and doubling ≈ 495; at α = 0.075, 4.65 and 56.6. " + calNote
+	f.YLabel, f.Methods = "e^(mean ε over trials)", search
+	f.Caption.Note = "Each point is e raised to the mean ex-post ε of its trials, as the paper reports it; its bar is the CI of that mean ε, exponentiated. " +
+		"The paper's headline (Section 4, ridge): at α = 0.05 noise reduction has e^ε ≈ 10.0 and doubling ≈ 495; at α = 0.075, 4.65 and 56.6. " + calNote
 	figs = append(figs, f)
 	return figs
 }
