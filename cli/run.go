@@ -348,7 +348,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
 		default:
 			fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
-			if s.Kind == cicoverage.Name {
+			if e, ok := exp.(*cicoverage.Experiment); ok && !e.Variant() {
 				ciDirs = append(ciDirs, dir)
 				if ciSpec == nil {
 					ciSpec = s

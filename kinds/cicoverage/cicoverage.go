@@ -461,6 +461,12 @@ func rho(eps float64) float64 { return eps * eps / 2 }
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
+// Variant reports whether the run is a calibration variant of the paper's
+// algorithms (confidence_intervals.sigma_floor set). Figures 1–4 drawn
+// across runs ([PaperFigures]) take the paper's calibration only, so a
+// variant never shares a panel with the run it varies.
+func (e *Experiment) Variant() bool { return e.spec.ConfidenceIntervals.SigmaFloor != nil }
+
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
 
