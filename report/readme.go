@@ -20,7 +20,8 @@ const (
 // ReadmeSummary returns a short Markdown account of r's claims, per paper
 // and run: how many held, and each claim that did not hold or was
 // inconclusive, with the x at which it failed and the gist of its written
-// analysis. analysisPath prefixes the analyses' anchors in links (e.g.
+// analysis (once per paper: a later claim with the same analysis says "as
+// above" and links it). analysisPath prefixes the analyses' anchors in links (e.g.
 // "docs/analysis.md").
 func ReadmeSummary(r *Report, analysisPath string) string {
 	var b strings.Builder
@@ -33,6 +34,7 @@ func ReadmeSummary(r *Report, analysisPath string) string {
 			label = p.Reference
 		}
 		fmt.Fprintf(&b, "**%s** — %s.\n\n", label, countsText(p.Counts))
+		told := map[string]bool{} // analyses whose gist this paper's list gave already
 		for _, run := range p.Runs {
 			if run.Counts.Total() == 0 {
 				continue
@@ -56,9 +58,13 @@ func ReadmeSummary(r *Report, analysisPath string) string {
 						if r.Analyses != nil {
 							gist = r.Analyses.Gist(c.Anchor)
 						}
-						if gist != "" {
+						switch {
+						case told[c.Anchor]:
+							b.WriteString(" — as above")
+						case gist != "":
 							fmt.Fprintf(&b, " — %s", strings.TrimSuffix(gist, "."))
 						}
+						told[c.Anchor] = true
 						fmt.Fprintf(&b, " ([analysis](%s#%s))", analysisPath, c.Anchor)
 					default:
 						b.WriteString(" — no analysis written yet")
