@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -76,8 +77,12 @@ func TestReportInBrowser(t *testing.T) {
 	out := t.TempDir()
 	data := os.Getenv("DPREPRO_DATA")
 	if *updateScreenshot {
-		if code, _, stderr := dprepro(t, "reproduce", "--profile", "quick", "--out", out, "--workers", "2", "--data-dir", data, "--heartbeat", "1m"); code != 0 {
-			t.Fatalf("reproduce: exit %d: %s", code, stderr)
+		// The real binary, stamped with its VCS revision (-buildvcs=true),
+		// so the report's header names the build the screenshot shows
+		// rather than the test binary's "(devel)".
+		cmd := exec.Command(buildBinary(t), "reproduce", "--profile", "quick", "--out", out, "--workers", "2", "--data-dir", data, "--heartbeat", "1m")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("reproduce: %v: %s", err, b)
 		}
 	} else {
 		if code, _, stderr := dprepro(t, "run", "cv13-magic", "wkl-table3-adult", "wkl-table4-bank", "--profile", "quick", "--out", out, "--workers", "2", "--data-dir", data); code != 0 {
