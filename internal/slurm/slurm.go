@@ -48,6 +48,7 @@ type Cluster struct {
 
 	t       testing.TB
 	env     []string
+	paths   map[string]string // command name -> path
 	daemons []*daemon
 }
 
@@ -97,7 +98,7 @@ func Start(t testing.TB) *Cluster {
 	}
 
 	dir := t.TempDir()
-	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), t: t}
+	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), t: t, paths: paths}
 	c.env = append(os.Environ(), "SLURM_CONF="+c.Conf)
 	// Registered after t.TempDir, so it runs before the folder is removed.
 	t.Cleanup(c.stop)
@@ -285,7 +286,11 @@ func (c *Cluster) Command(name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
+	path := name
+	if p, ok := c.paths[name]; ok {
+		path = p
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = c.env
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
