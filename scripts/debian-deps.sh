@@ -3,12 +3,19 @@
 # this user can install (root, or sudo without a password):
 #   python3-numpy  the external-method example (examples/python-method)
 #   chromium       the HTML report in a real browser (cli TestReportInBrowser)
+#   slurm-wlm, munge  scripts/slurm-array.sh on a real single-node Slurm
+#                  (cli TestSlurmArrayScript_RealScheduler; it starts munged,
+#                  slurmctld and slurmd itself, nothing is enabled here)
 # Without them those tests skip with a message saying what to install,
 # except under CI=true, where they fail (.ci/run runs this first).
 set -euo pipefail
 missing=()
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+# The daemons live in /usr/sbin, which a non-root PATH may not list.
+has() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
+{ has slurmctld && has slurmd && has sbatch; } || missing+=(slurm-wlm)
+has munged || missing+=(munge)
 [ ${#missing[@]} -eq 0 ] && exit 0
 SUDO=""
 if [ "$(id -u)" != 0 ]; then

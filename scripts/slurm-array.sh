@@ -19,8 +19,23 @@
 #   dprepro run SPEC --profile PROFILE --shard auto --workers CPUS --out SHARD_DIR/<task>
 # and picks its shard index and count from SLURM_ARRAY_TASK_ID/_MIN/_COUNT
 # (--shard auto: the binary reads them only when asked to).
-# The merge job runs after every task succeeded (afterok), and refuses to
-# write a result if a shard is missing or unfinished.
+# The merge job runs once every task has ended (afterany), and refuses to
+# write a result if a shard is missing or unfinished. Not afterok: Slurm
+# keeps an array's worst exit code, so once a task has failed or been
+# cancelled, afterok on the array can never be met, even after that task
+# was requeued and finished.
+#
+# A task that dies (scancel, time limit, node failure, pre-emption) leaves
+# a checkpoint of its finished units and resumes from it when requeued
+# (both jobs are submitted with --requeue, which sites with JobRequeue=0
+# require for that):
+#   scontrol requeue ARRAY_i
+# Requeued while other tasks still run, the merge waits for it. Requeued
+# after the array has ended, the merge has already run and refused (its
+# log names the unfinished shard): when the task has finished, requeue the
+# merge job too (scontrol requeue MERGE). Slurm delays a requeued job's
+# start (its BeginTime); `scontrol update JobId=ID StartTime=now` lifts it.
+# (Tested on a real single-node Slurm: cli TestSlurmArrayScript_RealScheduler.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 spec="${1:?usage: scripts/slurm-array.sh SPEC.toml [SHARDS] [PROFILE]}"
@@ -41,15 +56,16 @@ for ((i = 0; i < shards; i++)); do dirs="${dirs:+$dirs,}$shard_dir/$i"; done
 
 # shellcheck disable=SC2086
 array=$(sbatch --parsable ${SBATCH_ARGS:-} \
-  --job-name="dprepro-$id" --array="0-$((shards - 1))" --cpus-per-task="$cpus" \
+  --job-name="dprepro-$id" --array="0-$((shards - 1))" --cpus-per-task="$cpus" --requeue \
   --output="$shard_dir/slurm-%A_%a.log" --export=ALL \
   --wrap "bin/dprepro run '$spec' --profile '$profile' --shard auto --workers $cpus --heartbeat 60s --out '$shard_dir'/\$SLURM_ARRAY_TASK_ID")
 # shellcheck disable=SC2086
 merge=$(sbatch --parsable ${SBATCH_ARGS:-} \
-  --job-name="dprepro-$id-merge" --dependency="afterok:$array" --cpus-per-task="$cpus" \
+  --job-name="dprepro-$id-merge" --dependency="afterany:$array" --cpus-per-task="$cpus" --requeue \
   --output="$shard_dir/slurm-merge-%j.log" --export=ALL \
   --wrap "bin/dprepro merge '$spec' --profile '$profile' --workers $cpus --shards '$dirs' --out '$out'")
 # The merge runs the same bin/dprepro as the shards: a checkpoint records the
 # program's SHA-256, and shards of another build are refused.
 echo "submitted array job $array ($shards shards of $spec at the $profile profile) and merge job $merge"
 echo "shards write to $shard_dir/<i>; the merged run goes to $out/<spec id>/$profile-seed<seed>"
+echo "a task that dies resumes from its checkpoint when requeued: scontrol requeue ${array}_<i> (then the merge job too, if it has already run and refused)"
