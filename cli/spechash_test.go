@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dprepro/dprepro/experiments"
@@ -43,5 +45,49 @@ func TestBuiltin_HashesMatchReferences(t *testing.T) {
 				t.Errorf("resolved hash %.12s, reference %.12s", got, m.Spec.Hash)
 			}
 		})
+	}
+}
+
+// TestPublicVariants_MatchBase: each built-in ID-public spec is its base
+// spec ID under public bounds and nothing else: at every profile the two
+// resolve to the same spec but for the id, title, notes and data.scaling,
+// and they carry the same claims, so that the two runs measure what the
+// public bounds cost.
+func TestPublicVariants_MatchBase(t *testing.T) {
+	if err := registerBuiltins(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, id := range experiments.BuiltinIDs() {
+		base, ok := strings.CutSuffix(id, "-public")
+		if !ok {
+			continue
+		}
+		n++
+		for _, profile := range []string{"paper", "quick"} {
+			v, err := runner.Kinds.LoadBuiltin(id, profile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := runner.Kinds.LoadBuiltin(base, profile)
+			if err != nil {
+				t.Fatalf("%s: no base spec %s: %v", id, base, err)
+			}
+			if !v.PublicScaling() || b.PublicScaling() {
+				t.Errorf("%s: public scaling %v, base %s %v", id, v.PublicScaling(), base, b.PublicScaling())
+			}
+			if !reflect.DeepEqual(v.Claims, b.Claims) {
+				t.Errorf("%s: its claims differ from %s's", id, base)
+			}
+			v.ID, v.Title, v.Notes, v.Data.Scaling = b.ID, b.Title, b.Notes, b.Data.Scaling
+			if v.Hash() != b.Hash() {
+				vc, _ := v.Canonical()
+				bc, _ := b.Canonical()
+				t.Errorf("%s (%s): differs from %s beyond id, title, notes and scaling:\n%s\n---\n%s", id, profile, base, vc, bc)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d public variants, want cv13-adult, cv13-magic, wkl-table3-adult and wkl-table4-bank", n)
 	}
 }
