@@ -91,3 +91,39 @@ func TestPublicVariants_MatchBase(t *testing.T) {
 		t.Errorf("%d public variants, want cv13-adult, cv13-magic, wkl-table3-adult and wkl-table4-bank", n)
 	}
 }
+
+// TestReadme_PublicBoundsExample: the [data] block of the README's
+// "Privacy from the raw records" section is a valid data section: its
+// declarations land over adult's documented domain, and the spec runs
+// under public bounds.
+func TestReadme_PublicBoundsExample(t *testing.T) {
+	if err := registerBuiltins(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## Privacy from the raw records: public bounds\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Privacy from the raw records: public bounds" section`)
+	}
+	_, block, ok := strings.Cut(sec, "```toml\n")
+	if !ok {
+		t.Fatal("README.md: no toml block in the section")
+	}
+	data, _, ok := strings.Cut(block, "```")
+	if !ok {
+		t.Fatal("README.md: unterminated toml block")
+	}
+	src := "schema = 1\nid = \"readme\"\nkind = \"cv-tuning\"\nseed = 1\n\n" + data +
+		"\n[cv]\nrepetitions = 1\nfolds = 3\n\n[tuning]\nlambdas = [0.1]\nalphas = [1.0]\nmethods = [\"control\"]\n"
+	s, err := experiments.Parse("readme.toml", []byte(src), "", runner.Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Domain("adult")
+	if !s.PublicScaling() || d.Ranges["capital-gain"].Hi != 50000 || d.Ranges["age"].Hi != 90 || len(d.Levels["sex"]) != 2 || len(d.Levels["workclass"]) != 8 {
+		t.Errorf("public %v, domain %+v", s.PublicScaling(), d)
+	}
+}

@@ -46,8 +46,8 @@ const InterceptName = "(intercept)"
 
 // Preprocessing turns a raw [Table] into the design matrix X and target Y.
 // The zero value means: all attributes, full one-hot, maxabs column scaling,
-// no intercept, l2-max row scaling, target unchanged. The steps run in this
-// order:
+// no intercept, l2-max row scaling, target unchanged, data-dependent
+// scaling. The steps run in this order:
 //
 //  1. Columns: keep only the listed raw attributes (file order is kept).
 //  2. Log1p: map the listed numeric attributes through x ↦ log(1+x).

@@ -142,10 +142,10 @@ type DataSpec struct {
 	//   - "public": the declared domain alone (a range per numeric
 	//     attribute, the levels of each categorical one), every record
 	//     clipped into it, so the stated ε holds for the raw records. The
-	//     domain is the registry's documented one (`dprepro list` shows
-	//     which datasets have one; datasets.Entry.Domain) with Bounds and
-	//     Levels over it. column_scale must be "maxabs" or "none" and
-	//     target_scale "none".
+	//     domain is the registry's documented one (datasets.Entry.Domain:
+	//     adult, magic and bank have one) with Bounds and Levels over it.
+	//     column_scale must be "maxabs" or "none" and target_scale
+	//     "none".
 	// The manifest states which mode each run used. Written as "" (and
 	// left out of the canonical spec) when not set, so that a spec without
 	// the key keeps its hash.
