@@ -69,7 +69,7 @@ func TestFigures_PlotArea(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Kind == cicoverage.Name {
+			if s.Kind == cicoverage.Name && !s.PublicScaling() { // as ciFigures gathers them
 				ciRows = append(ciRows, rows...)
 			}
 			if e, ok := exp.(*expostsweep.Experiment); ok {

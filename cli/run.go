@@ -257,6 +257,9 @@ func loadSpecs(names []string, f *runFlags, seed int64, stderr io.Writer) ([]*ex
 		}
 		if f.secure {
 			s.Output.SecureNoise = true
+			if err := s.CheckSecureNoise(); err != nil {
+				return nil, usageError{err}
+			}
 		}
 		if s.ProfileFallback {
 			fmt.Fprintf(stderr, "dprepro: %s: the spec has no quick profile: --profile quick runs it as written\n", s.ID)
@@ -348,6 +351,11 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			fmt.Fprintf(stdout, "%s: shard %d/%d done in %s; when every shard is done: dprepro merge SPEC --shards DIR,DIR,...\n", s.ID, shard.Index, shard.Count, filepath.Join(dir, ".checkpoint"))
 		default:
 			fmt.Fprintf(stdout, "%s: wrote %s\n", s.ID, dir)
+			// The papers' figures across runs are drawn from the runs of
+			// the papers' calibration and preprocessing: a variant of a
+			// table (sigma_floor, public bounds) would put a second curve
+			// of the same method into its panels (its own figures are in
+			// its run folder).
 			if e, ok := exp.(*cicoverage.Experiment); ok && !e.Variant() {
 				ciDirs = append(ciDirs, dir)
 				if ciSpec == nil {

@@ -117,9 +117,15 @@
 //
 // # Privacy caveat
 //
-// Preprocessing scales by dataset-wide quantities (max |value|, means, max
-// row norm). The reproduced papers do the same, but these are
-// data-dependent, non-private steps: the differential-privacy guarantees of
-// the downstream mechanisms are stated for the preprocessed rows. This
-// harness is a simulation for reproducing experiments, not hardened DP.
+// By default (Preprocessing.Scaling "data-dependent") preprocessing scales
+// by dataset-wide quantities (max |value|, means, max row norm) and encodes
+// the categorical levels that occur. The reproduced papers do the same, but
+// these are data-dependent, non-private steps: the differential-privacy
+// guarantees of the downstream mechanisms are stated for the preprocessed
+// rows, not for the raw records. Scaling "public" takes every scale from a
+// declared [Domain] (documented for adult, magic and bank: Entry.Domain)
+// and clips each record into it, so that neighbouring raw datasets give
+// neighbouring design matrices and the guarantees hold for the raw records
+// ([PublicInfo]). This harness is a simulation for reproducing
+// experiments, not hardened DP.
 package datasets

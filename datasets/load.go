@@ -132,6 +132,10 @@ type Dataset struct {
 	Source Source
 	// Preprocess is the preprocessing applied, with defaults filled in.
 	Preprocess Preprocessing
+	// Public describes the bounds of the rows and what was clipped when
+	// Preprocess.Scaling is "public"; nil under data-dependent scaling.
+	// Its counts are those of the records before any subsample.
+	Public *PublicInfo
 	// Warnings are notes for the run's manifest and stderr about the real
 	// file, e.g. an unpinned file whose record count is far from the
 	// documented one ("ipums-us.txt: 1,000 records, documented 39,928").
@@ -219,7 +223,7 @@ func load(p Provider, opts Options) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
-	x, y, names, err := opts.Preprocess.apply(raw.Table, raw.Task)
+	x, y, names, pub, err := opts.Preprocess.encode(raw.Table, raw.Task)
 	if err != nil {
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
@@ -231,6 +235,7 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		Task:         raw.Task,
 		Source:       raw.Source,
 		Preprocess:   opts.Preprocess.WithDefaults(),
+		Public:       pub,
 		Warnings:     slices.Clone(raw.Warnings),
 	}, nil
 }

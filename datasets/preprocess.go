@@ -34,14 +34,20 @@ const (
 	TargetScaleL1Max  = "l1-max" // same as TargetScaleMaxAbs: for a scalar the ℓ1 norm is |y|
 )
 
+// Scaling choices for [Preprocessing.Scaling].
+const (
+	ScalingDataDependent = "data-dependent"
+	ScalingPublic        = "public"
+)
+
 // InterceptName is the feature name of the constant column appended when
 // [Preprocessing.Intercept] is set.
 const InterceptName = "(intercept)"
 
 // Preprocessing turns a raw [Table] into the design matrix X and target Y.
 // The zero value means: all attributes, full one-hot, maxabs column scaling,
-// no intercept, l2-max row scaling, target unchanged. The steps run in this
-// order:
+// no intercept, l2-max row scaling, target unchanged, data-dependent
+// scaling. The steps run in this order:
 //
 //  1. Columns: keep only the listed raw attributes (file order is kept).
 //  2. Log1p: map the listed numeric attributes through x ↦ log(1+x).
@@ -54,10 +60,14 @@ const InterceptName = "(intercept)"
 //  6. RowNorm over whole rows, intercept included.
 //  7. TargetLog1p, then TargetScale (regression only).
 //
-// Every scale factor (max |value|, mean, max row norm, max |y|) is computed
-// from the dataset itself. That is what the reproduced papers do, but it is a
-// data-dependent, non-private step: the privacy guarantees of the downstream
-// mechanisms hold for the preprocessed rows, not for the raw records.
+// Under the default Scaling, "data-dependent", every scale factor (max
+// |value|, mean, max row norm, max |y|) and the one-hot levels are taken
+// from the dataset itself. That is what the reproduced papers do, but it is
+// a data-dependent, non-private step: the privacy guarantees of the
+// downstream mechanisms hold for the preprocessed rows, not for the raw
+// records (one record can change every row's scale). Scaling "public"
+// scales by a declared [Domain] instead and clips each record into it, so
+// that the guarantees hold for the raw records (see [PublicInfo]).
 //
 // Validate checks the option values; Load also checks the attribute names
 // against the dataset.
@@ -150,11 +160,49 @@ type Preprocessing struct {
 	// Ligett et al. (2017) divide y by its maximum absolute value. A
 	// classification target (±1) must be "none".
 	TargetScale string `toml:"target_scale"`
+
+	// Scaling says what the scale factors and one-hot levels are taken
+	// from:
+	//
+	//	"data-dependent" (default)  the dataset itself, as described above
+	//	"public"                    Domain and RowNormBound alone
+	//
+	// With "public" the steps are those above, with these changes. Each
+	// numeric value is clipped into its Domain range [lo, hi] (before
+	// log1p, whose range is then [log1p(lo), log1p(hi)]); "maxabs" divides
+	// by max(|lo|, |hi|) of the range, not of the column; each categorical
+	// attribute gets one indicator per Domain level (sorted), a level
+	// outside the list none; "l2-max" and "l1-max" divide every row by the
+	// public row bound R (RowNormBound, or else the bound the domain
+	// implies, PublicInfo.ImpliedRowBound), a row longer than R first
+	// scaled down to it. ColumnScale must be "maxabs" or "none" (the
+	// centred options need a mean, zscore a standard deviation, of the
+	// data) and TargetScale "none". Every row is then a function of its
+	// own record and of the declared domain: the scaled datasets of two
+	// raw datasets that differ in one record differ in one row.
+	Scaling string `toml:"scaling"`
+
+	// Domain is the declared public domain (Scaling "public" only): a
+	// range for every numeric attribute kept and the levels of every
+	// categorical one. The loader of a spec fills it from the registry's
+	// documented domain (Entry.Domain) and the spec's own declarations.
+	Domain Domain `toml:"-"`
+
+	// RowNormBound, when > 0, declares the bound R on the row norm after
+	// column scaling (intercept included; the ℓ1 norm for "l1-max"): rows
+	// longer than R are scaled down to it, then every row is divided by R.
+	// Zero means the bound the domain implies (no row is then clipped).
+	// Scaling "public" with RowNorm "l2-max" or "l1-max" only.
+	RowNormBound float64 `toml:"row_norm_bound"`
 }
 
 // WithDefaults returns p with empty option strings replaced by their
-// defaults (ColumnScale "maxabs", RowNorm "l2-max", TargetScale "none").
+// defaults (ColumnScale "maxabs", RowNorm "l2-max", TargetScale "none",
+// Scaling "data-dependent").
 func (p Preprocessing) WithDefaults() Preprocessing {
+	if p.Scaling == "" {
+		p.Scaling = ScalingDataDependent
+	}
 	if p.ColumnScale == "" {
 		p.ColumnScale = ScaleMaxAbs
 	}
@@ -181,6 +229,26 @@ func (p Preprocessing) Validate() error {
 	choice("column_scale", p.ColumnScale, ScaleMaxAbs, ScaleCenterMaxAbs, ScaleZScore, ScaleNone)
 	choice("row_norm", p.RowNorm, RowL2Max, RowL2Clip, RowL2Unit, RowL1Max, RowNone)
 	choice("target_scale", p.TargetScale, TargetScaleNone, TargetScaleMaxAbs, TargetScaleL1Max)
+	choice("scaling", p.Scaling, ScalingDataDependent, ScalingPublic)
+	if p.Scaling == ScalingPublic {
+		if p.ColumnScale != ScaleMaxAbs && p.ColumnScale != ScaleNone {
+			errs = append(errs, fmt.Errorf("preprocess.column_scale: %q takes a statistic of the data; with public scaling use %q or %q", p.ColumnScale, ScaleMaxAbs, ScaleNone))
+		}
+		if p.TargetScale != TargetScaleNone {
+			errs = append(errs, fmt.Errorf("preprocess.target_scale: %q divides by the data's max |y|; with public scaling use %q", p.TargetScale, TargetScaleNone))
+		}
+		if err := p.Domain.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	} else if len(p.Domain.Ranges)+len(p.Domain.Levels) > 0 {
+		errs = append(errs, errors.New("preprocess.domain: a declared domain is used only with public scaling"))
+	}
+	switch r := p.RowNormBound; {
+	case math.IsNaN(r) || math.IsInf(r, 0) || r < 0:
+		errs = append(errs, fmt.Errorf("preprocess.row_norm_bound: must be finite and > 0 (got %v)", r))
+	case r > 0 && (p.Scaling != ScalingPublic || (p.RowNorm != RowL2Max && p.RowNorm != RowL1Max)):
+		errs = append(errs, fmt.Errorf("preprocess.row_norm_bound: only with public scaling and row_norm %q or %q", RowL2Max, RowL1Max))
+	}
 	names := func(field string, list []string) {
 		seen := make(map[string]bool, len(list))
 		for i, s := range list {

@@ -62,6 +62,11 @@ type Entry struct {
 	// Dim is the number of design-matrix columns after full one-hot encoding
 	// of every attribute, before any intercept; 0 means unknown.
 	Dim int
+	// Domain is the documented public domain of the records (the range of
+	// each numeric attribute, the levels of each categorical one) that
+	// Preprocessing.Scaling "public" scales by; nil when the documentation
+	// gives none (see domain_builtin.go for the sources).
+	Domain *Domain
 
 	format *format
 	synth  *synthSchema
@@ -149,6 +154,10 @@ func (e *Entry) clone() Entry {
 	c.Attributes = slices.Clone(e.Attributes)
 	c.Numeric = slices.Clone(e.Numeric)
 	c.Categorical = slices.Clone(e.Categorical)
+	if e.Domain != nil {
+		d := e.Domain.Clone()
+		c.Domain = &d
+	}
 	return c
 }
 
@@ -250,6 +259,7 @@ func builtinEntries() []*Entry {
 		Records:   adultRecords,
 		Positives: adultPositives,
 		Dim:       adultDim,
+		Domain:    adultDomain,
 		format:    adultFormat,
 		synth:     adultSynth,
 	}).fill(), (&Entry{
@@ -271,6 +281,7 @@ func builtinEntries() []*Entry {
 		Records:   magicRecords,
 		Positives: magicPositives,
 		Dim:       magicDim,
+		Domain:    magicDomain,
 		format:    magicFormat,
 		synth:     magicSynth,
 	}).fill(), (&Entry{
@@ -314,6 +325,7 @@ func builtinEntries() []*Entry {
 		Records:   bankRecords,
 		Positives: bankPositives,
 		Dim:       bankDim,
+		Domain:    bankDomain,
 		format:    bankFormat,
 		synth:     bankSynth,
 	}).fill(), (&Entry{

@@ -133,6 +133,46 @@ type DataSpec struct {
 	// Files declares the user's own data files, [data.files.NAME], each
 	// loaded as dataset NAME when Datasets names it (see DataFile).
 	Files map[string]DataFile `toml:"files,omitempty"`
+
+	// Scaling says what the scale factors and one-hot levels come from
+	// (datasets.Preprocessing.Scaling):
+	//   - "data-dependent" (the default; the papers' preprocessing): the
+	//     records themselves, so the stated ε holds for the scaled rows
+	//     only, not for the raw records;
+	//   - "public": the declared domain alone (a range per numeric
+	//     attribute, the levels of each categorical one), every record
+	//     clipped into it, so the stated ε holds for the raw records. The
+	//     domain is the registry's documented one (datasets.Entry.Domain:
+	//     adult, magic and bank have one) with Bounds and Levels over it.
+	//     column_scale must be "maxabs" or "none" and target_scale
+	//     "none".
+	// The manifest states which mode each run used. Written as "" (and
+	// left out of the canonical spec) when not set, so that a spec without
+	// the key keeps its hash.
+	Scaling string `toml:"scaling,omitempty"`
+	// Bounds declares public ranges for scaling = "public", per dataset
+	// and numeric attribute, over the registry's documented domain:
+	//
+	//	[data.bounds.adult]
+	//	age = [17, 90]        # the raw value, before any log1p
+	Bounds map[string]map[string][]float64 `toml:"bounds,omitempty"`
+	// Levels declares the levels of categorical attributes for scaling =
+	// "public", per dataset, over the registry's documented domain:
+	//
+	//	[data.levels.adult]
+	//	sex = ["Female", "Male"]
+	Levels map[string]map[string][]string `toml:"levels,omitempty"`
+	// RowNormBound declares the bound R on the row norm after column
+	// scaling for scaling = "public" with row_norm "l2-max" or "l1-max":
+	// longer rows are scaled down to R, then every row is divided by R.
+	// Zero (the default) means the bound the declared domain implies, so
+	// that no row is clipped.
+	RowNormBound float64 `toml:"row_norm_bound,omitzero"`
+	// AcceptDataDependentScaling lets a run with secure noise
+	// (--secure-noise, output.secure_noise) use data-dependent scaling,
+	// which it otherwise refuses (see Spec.CheckSecureNoise). Default
+	// false.
+	AcceptDataDependentScaling bool `toml:"accept_data_dependent_scaling,omitempty"`
 }
 
 // OutputSpec configures summaries.
@@ -471,6 +511,7 @@ func (s *Spec) validate() []fieldErr {
 	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "center-maxabs", "zscore", "none")
 	oneOf("data.row_norm", s.Data.RowNorm, "l2-max", "l2-clip", "l2-unit", "l1-max", "none")
 	oneOf("data.target_scale", s.Data.TargetScale, "none", "maxabs")
+	errs = append(errs, s.validateScaling()...)
 	errs = append(errs, s.validateMethods()...)
 	errs = append(errs, s.validateClaims()...)
 	if s.Section != nil {

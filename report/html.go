@@ -418,7 +418,7 @@ and <span class="v missing">missing</span> when the run has none of its x (a qui
 {{range $m.Datasets}}<tr><th>{{.Name}}</th><td>{{if standIn .}}<span class="flag standin">SYNTHETIC stand-in for {{standIn .}}</span>{{if .Params.reason}} {{.Params.reason}}{{end}}{{else if eq .Source "real"}}<span class="flag real">real</span>{{else}}<span class="flag sim">simulated by design</span>{{end}}
 n = {{.N}}, d = {{.D}}{{if .Subsample}}, subsample {{.Subsample}}{{end}}{{if .Generator}} · generator <code>{{.Generator}}</code>{{end}}
 {{range .Files}}<div><code>{{.Name}}</code> sha256 <code>{{.SHA256}}</code> {{if .Verified}}(verified against the pinned digest){{else}}(no pinned digest){{end}} · {{.Records}} records, {{.Dropped}} dropped</div>{{end}}
-<div class="small muted">{{.Preproc}}</div></td></tr>{{end}}
+<div class="small muted">{{.Preproc}}</div>{{if .Scaling}}<div class="small"><b>{{.Scaling}}</b>{{with .Public}} · row bound R = {{printf "%.4g" .RowBound}} · {{.ClippedValues}} values clipped to their ranges, {{.OutOfDomain}} levels outside their lists, {{.ClippedRows}} rows clipped: {{.ClippedRecords}} of {{.Records}} records changed{{end}}</div>{{end}}</td></tr>{{end}}
 {{range $m.ExternalMethods}}<tr><th>method {{.Name}}</th><td>external: <code>{{range .Command}}{{.}} {{end}}</code>{{if .Version}} · version {{.Version}}{{end}}{{range .Files}}<div><code>{{.Path}}</code> <code>{{short .SHA256}}</code></div>{{end}}</td></tr>{{end}}
 </tbody></table></div>
 </details>

@@ -100,6 +100,41 @@ type DatasetInfo struct {
 	N         int               `json:"n"`
 	D         int               `json:"d"`
 	Preproc   string            `json:"preprocessing"`
+	// Scaling says whose records the stated ε covers:
+	// "data-dependent scaling: ε holds for the scaled rows only" (scale
+	// factors and one-hot levels computed from the records, the papers'
+	// preprocessing) or "public bounds: ε holds for the raw records"
+	// (experiments.StatementDataDependent, StatementPublic). Empty in
+	// manifests written before it existed.
+	Scaling string `json:"scaling,omitempty"`
+	// Public, for public scaling, records the declared domain used and
+	// what clipping changed; nil otherwise.
+	Public *PublicBounds `json:"public_bounds,omitempty"`
+}
+
+// PublicBounds is the manifest's record of a dataset's public scaling
+// (datasets.PublicInfo): the declared domain and what it clipped.
+type PublicBounds struct {
+	// Ranges lists each numeric attribute used with its declared range
+	// and source, e.g. "age [17, 90] (adult.names: AAGE>16; …)".
+	Ranges []string `json:"ranges,omitempty"`
+	// Levels lists each categorical attribute used with its number of
+	// declared levels and source.
+	Levels []string `json:"levels,omitempty"`
+	// RowBound is the bound R on the row norm the rows were divided by
+	// (declared, or implied by the domain), ImpliedRowBound the latter.
+	RowBound        float64 `json:"row_bound"`
+	ImpliedRowBound float64 `json:"implied_row_bound"`
+	// Records, ClippedValues, OutOfDomain, ClippedRows and ClippedRecords
+	// count the records encoded (before any subsample), the numeric
+	// values clipped to their ranges, the categorical values outside
+	// their levels (encoded as all zeros), the rows scaled down to
+	// RowBound, and the records changed by any of these.
+	Records        int `json:"records"`
+	ClippedValues  int `json:"clipped_values"`
+	OutOfDomain    int `json:"out_of_domain_levels"`
+	ClippedRows    int `json:"clipped_rows"`
+	ClippedRecords int `json:"clipped_records"`
 }
 
 // FileInfo names a real data file and its verified digest.

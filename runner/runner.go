@@ -266,6 +266,12 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if o.Workers < 1 {
 		return "", fmt.Errorf("runner: workers must be >= 1 (got %d)", o.Workers)
 	}
+	// Secure noise on data-dependent scaling that the spec does not
+	// accept: refused before any work (the command refuses it earlier,
+	// as a spec error; this catches a spec switched in code).
+	if err := spec.CheckSecureNoise(); err != nil {
+		return "", err
+	}
 	stderr := o.Stderr
 	if stderr == nil {
 		stderr = io.Discard

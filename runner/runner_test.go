@@ -292,6 +292,25 @@ func TestHeader_Changes(t *testing.T) {
 	}
 }
 
+// TestRun_SecureNoiseRefusesDataDependentScaling: Run refuses a spec
+// switched to secure noise in code on data-dependent scaling it does not
+// accept, before any work, with the spec's error.
+func TestRun_SecureNoiseRefusesDataDependentScaling(t *testing.T) {
+	e := newFake(3)
+	if len(e.spec.Data.Datasets) == 0 {
+		t.Fatal("the fake reads no dataset")
+	}
+	e.spec.Output.SecureNoise = true
+	out := t.TempDir()
+	_, err := Run(context.Background(), e, Options{OutDir: out, Workers: 1})
+	if !errors.Is(err, experiments.ErrDataDependentScaling) {
+		t.Fatalf("Run = %v, want ErrDataDependentScaling", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("the refused run wrote %d entries", len(entries))
+	}
+}
+
 // TestRun_NoiseReportExternal: the manifest's noise report of a run with
 // secure noise says that the spec's external methods draw their own noise,
 // not hardened by the harness; without external methods, or without
@@ -309,6 +328,7 @@ func TestRun_NoiseReportExternal(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newFake(3)
 			e.spec.Output.SecureNoise = c.secure
+			e.spec.Data.AcceptDataDependentScaling = c.secure // the fake's data are scaled as the papers do
 			if c.methods {
 				e.spec.Methods = []experiments.MethodSpec{
 					{Name: "py-a", Serves: experiments.ServesLearner, Command: []string{"python3", "a.py"}},

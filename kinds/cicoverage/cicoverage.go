@@ -376,7 +376,10 @@ func sampleKey(di int, name string, n, d int) string {
 }
 
 // subset keeps the records perm[:n] and the first d features of ds (0 keeps
-// all), appends the constant feature and scales the rows again.
+// all), appends the constant feature and scales the rows again. Under
+// public scaling (ds.Public) "l2-max" divides by the public bound of the
+// kept columns and the constant, not by the largest row norm of the
+// records, so that each row still depends on its own record only.
 func subset(ds *datasets.Dataset, perm []int, n, d int, rowNorm string) (*sample, int, int, error) {
 	N, P := ds.X.Dims()
 	if n == 0 {
@@ -399,14 +402,20 @@ func subset(ds *datasets.Dataset, perm []int, n, d int, rowNorm string) (*sample
 		row[d] = 1
 		y[i] = ds.Y[perm[i]]
 	}
-	scaleRows(x, rowNorm)
+	bound := 0.0
+	if ds.Public != nil {
+		b := ds.Public.L2Bound(d)
+		bound = math.Sqrt(b*b + 1)
+	}
+	scaleRows(x, rowNorm, bound)
 	return distinct(x, y), n, d, nil
 }
 
 // scaleRows applies the l2 row scalings of datasets.Preprocessing.RowNorm.
 // With the constant 1 appended every row has ‖x‖₂ ≥ 1, so l2-clip and
-// l2-unit coincide here.
-func scaleRows(x *mat.Dense, rowNorm string) {
+// l2-unit coincide here. A bound > 0 is a public bound on every row's
+// norm, which "l2-max" divides by instead of the largest row norm.
+func scaleRows(x *mat.Dense, rowNorm string, bound float64) {
 	n, _ := x.Dims()
 	norms := make([]float64, n)
 	maxNorm := 0.0
@@ -420,6 +429,9 @@ func scaleRows(x *mat.Dense, rowNorm string) {
 		switch rowNorm {
 		case "l2-max":
 			s = maxNorm
+			if bound > 0 {
+				s = math.Max(bound, norms[i]) // the max: rounding only
+			}
 		case "l2-clip":
 			s = math.Max(1, norms[i])
 		case "l2-unit":
@@ -461,11 +473,14 @@ func rho(eps float64) float64 { return eps * eps / 2 }
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
-// Variant reports whether the run is a calibration variant of the paper's
-// algorithms (confidence_intervals.sigma_floor set). Figures 1–4 drawn
-// across runs ([PaperFigures]) take the paper's calibration only, so a
+// Variant reports whether the run varies the paper's protocol: a
+// calibration variant (confidence_intervals.sigma_floor set) or public
+// bounds instead of the paper's data-dependent scaling. Figures 1–4 drawn
+// across runs ([PaperFigures]) take the paper's protocol only, so a
 // variant never shares a panel with the run it varies.
-func (e *Experiment) Variant() bool { return e.spec.ConfidenceIntervals.SigmaFloor != nil }
+func (e *Experiment) Variant() bool {
+	return e.spec.ConfidenceIntervals.SigmaFloor != nil || e.spec.PublicScaling()
+}
 
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }

@@ -135,7 +135,7 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 		}
 		params := map[string]string{"weights": fmt.Sprint(f.W), "a": fmt.Sprint(f.A), "b": fmt.Sprint(f.B), "records": strconv.Itoa(h.Records)}
 		e.sources = append(e.sources, &histSource{name: name, kind: datasets.KindSynthetic, x: x, f: f, key: "histogram.records", path: "histogram.records",
-			info: results.DatasetInfo{Name: name, Source: datasets.KindSynthetic, Generator: "beta-mixture", Params: params, N: h.Records, D: 1, Preproc: "none: drawn on [0, 1]"}})
+			info: results.DatasetInfo{Name: name, Source: datasets.KindSynthetic, Generator: "beta-mixture", Params: params, N: h.Records, D: 1, Preproc: "none: drawn on [0, 1]", Scaling: experiments.StatementPublic}})
 	}
 	loaded := map[string]*datasets.Dataset{}
 	for i, a := range h.Attributes {

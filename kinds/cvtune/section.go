@@ -82,6 +82,12 @@ type HistSection struct {
 	Histogram HistogramSpec `toml:"histogram"`
 }
 
+// ReadsRaw implements experiments.RawReader: the histogram-tuning kind
+// reads its attributes raw and maps them to [0, 1] by the public bounds of
+// histogram.attributes (clipping), so its guarantee holds for the raw
+// records whatever data.scaling says.
+func (h *HistSection) ReadsRaw(*experiments.Spec) bool { return true }
+
 // Spec is a resolved cv-tuning spec: the shared part and the section.
 type Spec struct {
 	*experiments.Spec

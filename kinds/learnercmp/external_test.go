@@ -106,7 +106,7 @@ func recorded(t *testing.T, record string) []map[string]any {
 func TestExternalLearner_ParamsLevelAndNoise(t *testing.T) {
 	t.Parallel()
 	record := t.TempDir() + "/params.jsonl"
-	src := extSpec(t, record, "subsample = 600", "subsample = 600\nrow_norm = \"l2-clip\"",
+	src := extSpec(t, record, "subsample = 600", "subsample = 600\nrow_norm = \"l2-clip\"\naccept_data_dependent_scaling = true",
 		"lambda = 0.01", "lambda = 0.01\nloss = \"huber\"\nhuber_h = 0.25", "[output]\n", "[output]\nsecure_noise = true\n")
 	e := load(t, src)
 	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/datasets"
@@ -39,7 +40,12 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 			Log1p:       d.Log1p,
 			TargetLog1p: d.TargetLog1p,
 			TargetScale: d.TargetScale,
+			Scaling:     d.Scaling,
 		},
+	}
+	if spec.Data.Scaling == datasets.ScalingPublic {
+		opts.Preprocess.Domain = spec.Domain(name)
+		opts.Preprocess.RowNormBound = d.RowNormBound
 	}
 	var ds *datasets.Dataset
 	var err error
@@ -115,7 +121,46 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 	for _, f := range ds.Source.Files {
 		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Verified: f.Verified, Records: f.Records, Dropped: f.Dropped})
 	}
+	info.Scaling = spec.ScalingStatement()
+	if p := ds.Public; p != nil {
+		info.Preproc += fmt.Sprintf(" scaling=public row_norm_bound=%v", d.RowNormBound)
+		info.Public = publicBounds(ds)
+	}
 	return info
+}
+
+// publicBounds is the manifest's record of the public scaling of ds: each
+// attribute used (in file order) with its declared range or number of
+// levels and their source, and what clipping changed.
+func publicBounds(ds *datasets.Dataset) *results.PublicBounds {
+	p, dom := ds.Public, ds.Preprocess.Domain
+	b := &results.PublicBounds{
+		RowBound: p.RowBound, ImpliedRowBound: p.ImpliedRowBound, Records: p.Records,
+		ClippedValues: p.ClippedValues, OutOfDomain: p.OutOfDomain, ClippedRows: p.ClippedRows, ClippedRecords: p.ClippedRecords,
+	}
+	source := func(a string) string {
+		if s := dom.Sources[a]; s != "" {
+			return " (" + s + ")"
+		}
+		return ""
+	}
+	seen := map[string]bool{}
+	for _, f := range ds.FeatureNames {
+		a, _, _ := strings.Cut(f, "=")
+		if in, ok := strings.CutPrefix(a, "log1p("); ok {
+			a = strings.TrimSuffix(in, ")")
+		}
+		if seen[a] || a == datasets.InterceptName {
+			continue
+		}
+		seen[a] = true
+		if r, ok := dom.Ranges[a]; ok {
+			b.Ranges = append(b.Ranges, fmt.Sprintf("%s [%v, %v]%s", a, r.Lo, r.Hi, source(a)))
+		} else if l, ok := dom.Levels[a]; ok {
+			b.Levels = append(b.Levels, fmt.Sprintf("%s: %d levels%s", a, len(l), source(a)))
+		}
+	}
+	return b
 }
 
 // Warnings returns the stderr warnings of the datasets: one for each that

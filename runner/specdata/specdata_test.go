@@ -158,3 +158,71 @@ func (stubKinds) Section(kind string) (experiments.Section, bool) {
 	return &stubSection{}, kind == "cv-tuning"
 }
 func (stubKinds) Names() []string { return []string{"cv-tuning"} }
+
+// TestLoad_PublicScaling: a data file under scaling = "public" is scaled
+// by the ranges and levels the spec declares for it, records outside are
+// clipped, and the manifest record says so; the default says that ε holds
+// for the scaled rows only.
+func TestLoad_PublicScaling(t *testing.T) {
+	t.Parallel()
+	s, _ := spec(t, "0", mineTSV)
+	if got := Info(s, mustLoad(t, s)); got.Scaling != experiments.StatementDataDependent || got.Public != nil {
+		t.Errorf("data-dependent: scaling %q, public %+v", got.Scaling, got.Public)
+	}
+	dir := filepath.Dir(filepath.Dir(mustFile(t, s)))
+	src := strings.Replace(strings.Replace(fileSpec, "SUB", "0", 1), "[data.files.mine]",
+		"scaling = \"public\"\n\n[data.bounds.mine]\nx = [0, 4]\n\n[data.levels.mine]\nc = [\"v\", \"u\"]\n\n[data.files.mine]", 1)
+	path := filepath.Join(dir, "public.toml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := experiments.Load(path, "", stubKinds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := mustLoad(t, ps)
+	// x, c=u, c=v, the intercept: the declared levels (w is not one).
+	if !slices.Equal(ds.FeatureNames, []string{"x", "c=u", "c=v", datasets.InterceptName}) {
+		t.Errorf("features %v", ds.FeatureNames)
+	}
+	info := Info(ps, ds)
+	p := info.Public
+	if info.Scaling != experiments.StatementPublic || p == nil {
+		t.Fatalf("public: scaling %q, public %+v", info.Scaling, p)
+	}
+	// Records x = 1, 2, 4, 5 (3 has a '?'): x = 5 clipped to 4; c = w
+	// (record 4) outside the declared levels.
+	if p.Records != 4 || p.ClippedValues != 1 || p.OutOfDomain != 1 || p.ClippedRecords != 2 || p.ClippedRows != 0 {
+		t.Errorf("counts %+v", *p)
+	}
+	if !slices.Equal(p.Ranges, []string{"x [0, 4] (declared in the spec)"}) || !slices.Equal(p.Levels, []string{"c: 2 levels (declared in the spec)"}) {
+		t.Errorf("declared domain %q, %q", p.Ranges, p.Levels)
+	}
+	if !strings.HasSuffix(info.Preproc, "scaling=public row_norm_bound=0") {
+		t.Errorf("preprocessing %q", info.Preproc)
+	}
+	// No declared range for x: the run cannot start, at the dataset.
+	ps.Data.Bounds = nil
+	if _, err := Load(ps, "mine", "", false); err == nil || !strings.Contains(err.Error(), "none for bounds.x") {
+		t.Errorf("without a range for x: %v", err)
+	}
+}
+
+func mustLoad(t *testing.T, s *experiments.Spec) *datasets.Dataset {
+	t.Helper()
+	ds, err := Load(s, "mine", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// mustFile returns the path of the spec's data file mine.
+func mustFile(t *testing.T, s *experiments.Spec) string {
+	t.Helper()
+	f, ok := s.DataFileOptions("mine")
+	if !ok {
+		t.Fatal("no data file mine")
+	}
+	return filepath.Join(f.Dir, f.Path)
+}
