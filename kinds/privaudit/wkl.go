@@ -208,7 +208,7 @@ func fmtVec(v []float64) string {
 	return s + ")"
 }
 
-// wklPairs caches the pairs: each costs a fit and 2×18 matrices on 5,000
+// wklPairs caches the pairs: each costs a fit and 24 matrices on 5,000
 // rows, and every unit of a target shares it.
 var wklPairs = struct {
 	sync.Mutex
@@ -248,7 +248,7 @@ func privSPD(name, kind string, privacy dpci.Privacy) target {
 		variants = []string{HalfNoise}
 	}
 	return target{
-		name: name, what: fmt.Sprintf("%s of logistic regression (Wang, Kifer & Lee Eq. %s) at θ = θ̂ on n = %d rows in R³, the replaced record chosen among 36 candidates to maximize ‖M(D) − M(D′)‖_F; sensitivity from dpci (%s), c = %g; s0 = ⟨M̃ − M(D), U⟩ with U = (M(D′) − M(D))/‖·‖_F, s1 = M̃₁₁",
+		name: name, what: fmt.Sprintf("%s of logistic regression (Wang, Kifer & Lee Eq. %s) at θ = θ̂ on n = %d rows in R³, the replaced records chosen among 24 candidates (12 directions × 2 labels) to maximize ‖M(D) − M(D′)‖_F; sensitivity from dpci (%s), c = %g; s0 = ⟨M̃ − M(D), U⟩ with U = (M(D′) − M(D))/‖·‖_F, s1 = M̃₁₁",
 			map[string]string{matHessian: "Hessian", matGradCov: "gradient covariance"}[kind],
 			map[string]string{matHessian: "5", matGradCov: "6"}[kind], wklN,
 			map[string]string{matHessian: "Lemma 3: 1/(2n)", matGradCov: "Lemma 2: 2·S(‖θ‖)²/n"}[kind], wklC),
