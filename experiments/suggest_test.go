@@ -92,7 +92,7 @@ func TestParse_DidYouMean(t *testing.T) {
 		{"mechanism", goodMech, `["laplace", "gaussian"]`, `["laplace", "gausian"]`,
 			`bad.toml:5: mechanisms.mechanisms[1]: unknown mechanism "gausian" (known: randomized-response, laplace, exponential, gaussian); did you mean "gaussian"?`},
 		{"audit variant", goodAudit, `["half-noise"]`, `["half-nois"]`,
-			`bad.toml:7: audit.variants[0]: unknown name "half-nois" (known: half-noise, sensitivity-x2, no-threshold-noise); did you mean "half-noise"?`},
+			`bad.toml:7: audit.variants[0]: unknown name "half-nois" (known: half-noise, sensitivity-x2, no-threshold-noise, keep-unsquared, scale-next-level, no-delta); did you mean "half-noise"?`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

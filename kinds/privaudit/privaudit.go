@@ -6,22 +6,38 @@
 // Audited: the Laplace, Gaussian ((ε, δ) and ρ-zCDP) and spherical Laplace
 // mechanisms, the exponential mechanism and report-noisy-max, randomized
 // response, objective perturbation (CMS11 Algorithm 2 with the logistic and
-// Huber losses, as the tuning experiments run it; Wang, Kifer & Lee
-// Algorithm 1 for LR and Huber SVM), output perturbation (CMS11 Algorithm 1
-// and Wang, Kifer & Lee Algorithm 4 under DP and zCDP, with the Huber loss
-// on a pair that attains the sensitivity bound), the noise-reduction
-// prefix release (Ligett et al. Algorithm 1), InteractiveAboveThreshold
-// (Ligett et al. Algorithm 2), the selection step of stability-based
-// validation (Chaudhuri & Vinterbo Algorithm 1), PrivSPDMat (Wang, Kifer &
-// Lee Algorithm 2, DP and zCDP) and the DP histogram (Chaudhuri & Vinterbo
+// Huber losses, as the tuning experiments run it, and in its Δ-regularized
+// branch; Wang, Kifer & Lee Algorithm 1 for LR and Huber SVM), output
+// perturbation (CMS11 Algorithm 1 and Wang, Kifer & Lee Algorithm 4 under
+// DP and zCDP, with the Huber loss on a pair that attains the sensitivity
+// bound), noise reduction (Ligett et al. Algorithm 1: the whole prefix, the
+// prefix up to a level t fixed in advance against ε_t, and one keep/add
+// step), InteractiveAboveThreshold (Ligett et al. Algorithm 2), the doubling
+// method's accuracy test (Ligett et al. Algorithm 4), the selection step of
+// stability-based validation (Chaudhuri & Vinterbo Algorithm 1), PrivSPDMat
+// (Wang, Kifer & Lee Algorithm 2, DP and zCDP, on the Hessian and the
+// gradient covariance) and the DP histogram (Chaudhuri & Vinterbo
 // Algorithm 5); and the floating-point-safe Laplace and Gaussian
 // constructions of --secure-noise (core/mech.SecureLaplace, SecureGaussian),
 // on seeded bits so that their rows replay. `dprepro audit --secure-noise`
 // audits every mechanism as it runs in secure mode (crypto/rand bits).
 //
+// Sensitivities that the experiments compute are not typed into the
+// targets: PrivSPDMat runs on the Hessian and gradient covariance that dpci
+// computes at n = 5,000 (the coverage experiments' quick shape) on a pair
+// searched for its worst case, with dpci's SensHessian and SensGradCov; the
+// doubling test uses accfirst's Claim A.12 sensitivity on its worst pair.
+// The primitive mechanisms (Laplace, Gaussian, …) take Δ as a parameter
+// and run on a pair that attains it. Exact privacy losses, which sampling
+// only approaches from below, are computed in the package's tests on the
+// same pairs (objective perturbation's log density ratio, the Laplace and
+// Gaussian closed forms).
+//
 // Each is also run in deliberately broken variants — half the noise scale,
 // the sensitivity off by a factor 2, AboveThreshold without threshold
-// noise — to measure that the audit catches such bugs. A correct mechanism
+// noise, noise reduction with the keep probability unsquared or the
+// per-level scale one level off, CMS11 without its extra regularization
+// Δ — to measure that the audit catches such bugs. A correct mechanism
 // whose lower bound exceeds its claim is a "violation" (a bug, or a false
 // alarm of probability ≤ 1 − confidence); a broken variant whose bound
 // exceeds the claim is "caught", otherwise "missed": the audit lacked the
@@ -63,7 +79,8 @@ var Mechanisms = []string{
 	"objpert-cms11-lr", "objpert-cms11-huber", "objpert-wkl-lr", "objpert-wkl-svm",
 	"outpert-cms11-huber", "outpert-wkl-dp", "outpert-wkl-zcdp",
 	"noise-reduction", "above-threshold", "stability-validation",
-	"privspdmat-dp", "privspdmat-zcdp", "histogram",
+	"privspdmat-dp", "privspdmat-zcdp", "privspdmat-cov-dp", "privspdmat-cov-zcdp", "histogram",
+	"noise-reduction-level", "noise-reduction-step", "objpert-cms11-delta", "doubling-test",
 }
 
 // Columns is the rows.csv schema of the kind.
@@ -286,7 +303,7 @@ func (e *Experiment) Datasets() []results.DatasetInfo { return nil }
 func (e *Experiment) Warnings() []string {
 	var w []string
 	if len(e.skipped) > 0 {
-		w = append(w, "not audited where the mechanism is not defined (gaussian-dp needs ε < 1; objpert-wkl needs ε′ > 0): "+strings.Join(e.skipped, ", "))
+		w = append(w, "not audited where the mechanism is not defined (gaussian-dp needs ε < 1; objpert-wkl needs ε′ > 0; objpert-cms11-delta audits the branch ε′ ≤ 0, ε ≤ 3.58): "+strings.Join(e.skipped, ", "))
 	}
 	if slices.ContainsFunc(e.spec.Audit.Mechanisms, func(m string) bool { return e.targets[m].zcdp }) {
 		w = append(w, fmt.Sprintf("zCDP mechanisms are audited against ρ + 2√(ρ ln(1/δ)) at δ = %g (ρ = ε²/2), a loose conversion", e.spec.Audit.Delta))

@@ -150,8 +150,9 @@ func (sec *Section) Workload(*experiments.Spec) experiments.Workload {
 		// Per draw: 2 sides × (1 + 1/4 selection) × stats × 8 bytes of
 		// statistics, and the selection's sorted copies; the largest
 		// drawsMul × stats of any target is 10 (above-threshold: 10 × 1),
-		// which gives 320 bytes; a fitting target (2 statistics) 52.
+		// which gives 320 bytes; a fitting target (2 statistics) 52, times
+		// its drawsMul (objpert-cms11-delta: 5), 260.
 		experiments.Term("audit.draws", experiments.Pos(a.Draws)*320, true, "draws × 320 bytes of released statistics per unit in flight (the largest target draws 10× as many)"),
-		experiments.Term("audit.fit_draws", experiments.Pos(a.FitDraws)*52, true, "fit_draws × 52 bytes of released statistics per unit in flight"),
+		experiments.Term("audit.fit_draws", experiments.Pos(a.FitDraws)*260, true, "fit_draws × 260 bytes of released statistics per unit in flight (the largest fitting target draws 5× as many)"),
 	}}
 }

@@ -40,7 +40,7 @@ const (
 )
 
 // Variants lists the broken variants in a fixed order.
-var Variants = []string{HalfNoise, Sensitivity2, NoThresholdNoise}
+var Variants = []string{HalfNoise, Sensitivity2, NoThresholdNoise, KeepUnsquared, ScaleNextLevel, NoDelta}
 
 // target is one mechanism of the harness under audit: the neighbouring
 // pair (D, D′) it runs on, the statistics of a release that the events are
@@ -393,8 +393,14 @@ func targets() map[string]target {
 				}, nil
 			},
 		},
-		privSPD("privspdmat-dp", dpci.DP),
-		privSPD("privspdmat-zcdp", dpci.ZCDP),
+		privSPD("privspdmat-dp", matHessian, dpci.DP),
+		privSPD("privspdmat-zcdp", matHessian, dpci.ZCDP),
+		privSPD("privspdmat-cov-dp", matGradCov, dpci.DP),
+		privSPD("privspdmat-cov-zcdp", matGradCov, dpci.ZCDP),
+		nrLevelTarget(),
+		nrStepTarget(),
+		objPertDelta(),
+		doublingTarget(),
 		{
 			name: "histogram", what: "Algorithm 5 of Chaudhuri & Vinterbo, 4 bins, counts (21,20,20,20) on D and (20,21,20,20) on D′ (one record moved); s0 = density of bin 1 − bin 2, s1 = density of bin 1",
 			stats: 2, variants: []string{HalfNoise},
@@ -547,32 +553,6 @@ func outPertWKL(name string, privacy dpci.Privacy) target {
 					return err
 				}
 				copy(dst, theta)
-				return nil
-			}, nil
-		},
-	}
-}
-
-// privSPD audits Algorithm 2 of Wang, Kifer & Lee (dpci.PrivSPDMat) on
-// M(D) = I + e₁e₁ᵀ and M(D′) = I + e₂e₂ᵀ, ‖M(D) − M(D′)‖_F = √2.
-func privSPD(name string, privacy dpci.Privacy) target {
-	return target{
-		name: name, what: "M(D) = I + e₁e₁ᵀ, M(D′) = I + e₂e₂ᵀ in 2×2 (sensitivity √2), c = 0.01; s0 = M₁₁ − M₂₂, s1 = M₁₁",
-		stats: 2, zcdp: privacy == dpci.ZCDP, variants: []string{HalfNoise},
-		sampler: func(x float64, v string, _ float64) (audit.Sampler, error) {
-			mul, _ := noiseScale(v)
-			phi := mul * x
-			if privacy == dpci.ZCDP {
-				phi = phi * phi / 2
-			}
-			m := [2]*mat.SymDense{mat.NewSymDense(2, []float64{2, 0, 0, 1}), mat.NewSymDense(2, []float64{1, 0, 0, 2})}
-			out := mat.NewSymDense(2, nil)
-			return func(dst []float64, rng *rand.Rand, side int) error {
-				if _, err := dpci.PrivSPDMat(out, rng, m[side], math.Sqrt2, phi, 0.01, privacy); err != nil {
-					return err
-				}
-				dst[0] = out.At(0, 0) - out.At(1, 1)
-				dst[1] = out.At(0, 0)
 				return nil
 			}, nil
 		},
