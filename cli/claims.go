@@ -68,8 +68,10 @@ func reclaim(dir string) (string, error) {
 		return "", err
 	}
 	var spec *experiments.Spec
+	from := ""
 	if name, ok := strings.CutPrefix(m.Spec.File, experiments.BuiltinPrefix); ok {
 		spec, err = runner.Kinds.LoadBuiltin(strings.TrimSuffix(name, ".toml"), m.Profile)
+		from = " — claims of the built-in spec compiled into this binary (after editing experiments/*.toml, rebuild: make build)"
 	} else {
 		spec, err = runner.Kinds.Load(m.Spec.File, m.Profile)
 	}
@@ -112,7 +114,7 @@ func reclaim(dir string) (string, error) {
 	for _, r := range rs {
 		c.Add(r.Verdict)
 	}
-	return fmt.Sprintf("%d held, %d not held, %d inconclusive, %d synthetic, %d missing (cells)", c.Held, c.NotHeld, c.Inconclusive, c.Synthetic, c.Missing), nil
+	return fmt.Sprintf("%d held, %d not held, %d inconclusive, %d synthetic, %d missing (cells)%s", c.Held, c.NotHeld, c.Inconclusive, c.Synthetic, c.Missing, from), nil
 }
 
 // readRowsCSV reads a rows.csv into rows keyed by column.

@@ -69,7 +69,7 @@ func TestFigures_PlotArea(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Kind == cicoverage.Name && !s.PublicScaling() { // as ciFigures gathers them
+			if inCIFigures(exp) { // as runSpecs gathers them for ciFigures
 				ciRows = append(ciRows, rows...)
 			}
 			if e, ok := exp.(*expostsweep.Experiment); ok {

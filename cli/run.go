@@ -356,7 +356,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			// table (sigma_floor, public bounds) would put a second curve
 			// of the same method into its panels (its own figures are in
 			// its run folder).
-			if e, ok := exp.(*cicoverage.Experiment); ok && !e.Variant() {
+			if inCIFigures(exp) {
 				ciDirs = append(ciDirs, dir)
 				if ciSpec == nil {
 					ciSpec = s
@@ -556,6 +556,14 @@ func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, ou
 	}
 	fmt.Fprintf(stdout, "%s: merged %d units from %d shards\n", s.ID, n, len(shards))
 	return nil
+}
+
+// inCIFigures reports whether a finished run enters Wang, Kifer & Lee's
+// Figures 1–4 drawn across runs: a ci-coverage run of the paper's protocol,
+// not a variant of it ([cicoverage.Experiment.Variant]).
+func inCIFigures(exp runner.Experiment) bool {
+	e, ok := exp.(*cicoverage.Experiment)
+	return ok && !e.Variant()
 }
 
 // ciFigures draws Figures 1–4 of Wang, Kifer & Lee from the summaries of

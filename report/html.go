@@ -348,7 +348,7 @@ and <span class="v missing">missing</span> when the run has none of its x (a qui
 <td class="statement small">{{.Statement}}</td><td class="small">{{$c := .}}{{range .Cells}}{{if eq .Verdict "not held"}}<div class="at">{{with $c.Run.XName}}{{.}} = {{end}}{{xval .X}}: {{template "value" (pair . $c.Rule)}}</div>{{end}}{{end}}</td>
 <td class="why">{{template "analysis" .}}</td></tr>
 {{end}}</tbody></table></div>
-{{else}}<p>No claim is contradicted by the data of these runs.</p>{{end}}
+{{else}}<p>{{.NoneNotHeld}}</p>{{end}}
 
 {{range .Papers}}
 <h2 id="{{.ID}}">{{.Label}}</h2>

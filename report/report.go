@@ -66,6 +66,18 @@ type Report struct {
 	Analyses *Analyses
 }
 
+// NoneNotHeld is what the report says when no claim is not held: that no
+// claim is contradicted, or — when none could be decided at all (every one
+// on stand-in data or at x the runs lack) — that nothing was decided, so
+// an all-stand-in run never reads like a pass.
+func (r *Report) NoneNotHeld() string {
+	c := r.Counts
+	if c.Held+c.NotHeld+c.Inconclusive == 0 {
+		return "No claim could be decided: every claim of these runs was on synthetic stand-in data or at values the runs do not have, so nothing here confirms or contradicts the papers."
+	}
+	return "No claim is contradicted by the data of these runs."
+}
+
 // Paper is the runs of one reproduced paper (those whose manifests have
 // the same spec.paper).
 type Paper struct {

@@ -279,3 +279,17 @@ func TestClaimVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestNoneNotHeld: a report whose claims were all on stand-ins (or at x
+// the runs lack) says nothing was decided instead of "no claim is
+// contradicted", which would read like a pass.
+func TestNoneNotHeld(t *testing.T) {
+	r := &Report{Counts: Counts{Synthetic: 334, Missing: 3}}
+	if got := r.NoneNotHeld(); !strings.Contains(got, "No claim could be decided") {
+		t.Errorf("all stand-ins: %q", got)
+	}
+	r.Counts.Held = 1
+	if got := r.NoneNotHeld(); !strings.Contains(got, "No claim is contradicted") {
+		t.Errorf("one held: %q", got)
+	}
+}

@@ -176,7 +176,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	p("\n## What did not reproduce, and why\n\n")
 	if len(r.NotHeld) == 0 {
-		p("No claim is contradicted by the data of these runs.\n\n")
+		p("%s\n\n", r.NoneNotHeld())
 	} else {
 		p("| run | claim | statement | not held at | why |\n|---|---|---|---|---|\n")
 		for _, c := range r.NotHeld {

@@ -479,7 +479,8 @@ func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 // across runs ([PaperFigures]) take the paper's protocol only, so a
 // variant never shares a panel with the run it varies.
 func (e *Experiment) Variant() bool {
-	return e.spec.ConfidenceIntervals.SigmaFloor != nil || e.spec.PublicScaling()
+	f := e.spec.ConfidenceIntervals.SigmaFloor
+	return f != nil && *f != 2 || e.spec.PublicScaling()
 }
 
 // Units implements runner.Experiment.
@@ -1131,9 +1132,13 @@ func (e *Experiment) Datasets() []results.DatasetInfo {
 // Warnings implements runner.Experiment.
 func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
-	if f := e.spec.ConfidenceIntervals.SigmaFloor; f != nil {
+	if f := e.spec.ConfidenceIntervals.SigmaFloor; f != nil && *f != 2 {
+		effect := "narrower"
+		if *f > 2 {
+			effect = "wider"
+		}
 		w = append(w, fmt.Sprintf("calibration variant sigma_floor = %v: the private gradient covariance's eigenvalues are floored at %v·c, not at the 2c of the paper's text (Algorithm 2 line 12 as Algorithms 3 and 5 apply it); "+
-			"the privacy guarantee is the same (the floor is post-processing), the intervals are narrower (docs/analysis.md)", *f, *f))
+			"the privacy guarantee is the same (the floor is post-processing), the intervals %s where the covariance has eigenvalues below the floor (docs/analysis.md)", *f, *f, effect))
 	}
 	return w
 }

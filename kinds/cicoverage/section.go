@@ -109,7 +109,8 @@ type CISpec struct {
 	// brings the coverages to the published Tables 2–4 (docs/analysis.md,
 	// "coverage above the paper's"). The floor is post-processing of the
 	// noisy matrix, so the privacy guarantee is the same. Unset (the
-	// default) is the paper's 2c and leaves a spec's identity unchanged.
+	// default) is the paper's 2c and leaves a spec's identity unchanged;
+	// 2 is the same floor written out.
 	SigmaFloor *float64 `toml:"sigma_floor,omitempty"`
 }
 
