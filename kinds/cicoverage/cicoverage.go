@@ -474,10 +474,10 @@ func rho(eps float64) float64 { return eps * eps / 2 }
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Variant reports whether the run varies the paper's protocol: a
-// calibration variant (confidence_intervals.sigma_floor set) or public
-// bounds instead of the paper's data-dependent scaling. Figures 1–4 drawn
-// across runs ([PaperFigures]) take the paper's protocol only, so a
-// variant never shares a panel with the run it varies.
+// calibration variant (confidence_intervals.sigma_floor set to other than
+// the text's 2) or public bounds instead of the paper's data-dependent
+// scaling. Figures 1–4 drawn across runs ([PaperFigures]) take the paper's
+// protocol only, so a variant never shares a panel with the run it varies.
 func (e *Experiment) Variant() bool {
 	f := e.spec.ConfidenceIntervals.SigmaFloor
 	return f != nil && *f != 2 || e.spec.PublicScaling()
