@@ -103,13 +103,13 @@ func TestCheck_ExitCodes(t *testing.T) {
 				otherSeed(m)
 				return inflate(r, 0.5, 100)
 			},
-			contains: []string{"FAIL", "2 of 2 cells", "out of tolerance", "make references"}},
+			contains: []string{"FAIL", "2 of 2 cells", "out of tolerance", "tolerance mode", "never refresh the references from them"}},
 		{name: "same means with CIs inflated to ±100", code: 1,
 			run: func(m *results.Manifest, r []results.SummaryRow) []results.SummaryRow {
 				otherSeed(m)
 				return inflate(r, 0, 100)
 			},
-			contains: []string{"FAIL", "spread grew", "make references"}},
+			contains: []string{"FAIL", "spread grew", "never refresh the references from them"}},
 		{name: "a cell missing", code: 1,
 			run:      func(m *results.Manifest, r []results.SummaryRow) []results.SummaryRow { return r[:1] },
 			contains: []string{"missing in run"}},
