@@ -399,44 +399,33 @@ func (e *Experiment) Summary(rows []results.Row) []results.SummaryRow {
 		}
 		finite[i] = c
 	}
-	return riskFactorOfMean(results.Summarize(finite, results.SummaryOptions{
-		Experiment: e.spec.ID, XName: "alpha", XCol: "alpha", Metrics: Metrics,
+	return withRiskFactorOfMean(results.Summarize(finite, results.SummaryOptions{
+		Experiment: e.spec.ID, XName: "alpha", XCol: "alpha", Metrics: slices.DeleteFunc(slices.Clone(Metrics), func(m string) bool { return m == "expost_risk_factor" }),
 		Bootstrap: e.spec.Output.Bootstrap, Level: e.spec.Output.CILevel, Seed: e.spec.Seed,
 	}))
 }
 
-// riskFactorOfMean makes the summary's expost_risk_factor the paper's
-// statistic: e raised to the mean ex-post loss of the cell, e^(mean ε),
-// with its CI the image of expost_eps's CI under exp (exp is monotone) and
-// sd not reported (NaN). Section 4 of Ligett et al. 2017 quotes "the
-// privacy risk factor e^ε" of the losses its Figures 1–2 plot, which are
-// means over trials (e^ε ≈ 10.0 for noise reduction at α = 0.05 is e to
-// the plotted mean ε); the mean of the per-trial e^ε (rows.csv's
-// expost_risk_factor, the risk factor of each outcome, Definition 2.3) is
-// larger by Jensen's inequality and is what this row reported before.
-func riskFactorOfMean(sum []results.SummaryRow) []results.SummaryRow {
-	type cell struct {
-		dataset, method string
-		x               float64
-	}
-	eps := map[cell]results.SummaryRow{}
+// withRiskFactorOfMean inserts after each expost_eps row (where Metrics
+// puts it) the summary's expost_risk_factor, the paper's statistic: e
+// raised to the mean ex-post loss of the cell, e^(mean ε), with its CI the
+// image of expost_eps's CI under exp (exp is monotone) and sd not reported
+// (NaN). It is derived, not bootstrapped again. Section 4 of Ligett et al.
+// 2017 quotes "the privacy risk factor e^ε" of the losses its Figures 1–2
+// plot, which are means over trials (e^ε ≈ 10.0 for noise reduction at
+// α = 0.05 is e to the plotted mean ε); the mean of the per-trial e^ε
+// (rows.csv's expost_risk_factor, the risk factor of each outcome,
+// Definition 2.3) is larger by Jensen's inequality.
+func withRiskFactorOfMean(sum []results.SummaryRow) []results.SummaryRow {
+	out := make([]results.SummaryRow, 0, len(sum)+len(sum)/(len(Metrics)-1))
 	for _, s := range sum {
+		out = append(out, s)
 		if s.Metric == "expost_eps" {
-			eps[cell{s.Dataset, s.Method, s.X}] = s
+			s.Metric = "expost_risk_factor"
+			s.Mean, s.SD, s.CILow, s.CIHigh = math.Exp(s.Mean), math.NaN(), math.Exp(s.CILow), math.Exp(s.CIHigh)
+			out = append(out, s)
 		}
 	}
-	for i, s := range sum {
-		if s.Metric != "expost_risk_factor" {
-			continue
-		}
-		e, ok := eps[cell{s.Dataset, s.Method, s.X}]
-		if !ok {
-			continue
-		}
-		s.Mean, s.SD, s.CILow, s.CIHigh, s.N = math.Exp(e.Mean), math.NaN(), math.Exp(e.CILow), math.Exp(e.CIHigh), e.N
-		sum[i] = s
-	}
-	return sum
+	return out
 }
 
 // Datasets implements runner.Experiment.
