@@ -104,12 +104,124 @@ func ClaimsOf(file string) ([]ClaimSpec, error) {
 	return cf.Claims, nil
 }
 
-// validateClaims checks the [[claims]] tables.
+// Produced is what a kind's summary.csv holds for a spec: the values of
+// its dataset, method and metric columns, the only names a claim
+// ([[claims]]) can be decided on.
+type Produced struct {
+	// Datasets are the values of the dataset column: data.datasets for
+	// most kinds; the histogram's sources, or the mechanisms of
+	// mechanism-bounds and privacy-audit, for kinds whose rows are not
+	// keyed by a registry dataset.
+	Datasets []string
+	// Methods are the values of the method column, the labels the rows
+	// carry: e.g. "stability", or "stability/noisy-gd" when
+	// tuning.learners is set; external methods ([[methods]]) by their
+	// names.
+	Methods []string
+	// Metrics are the summarized metrics, in the summary's order.
+	Metrics []string
+}
+
+// Producer is implemented by a Section that declares what its kind's
+// summary.csv holds for a spec, so that a claim naming anything else is
+// refused at load with the names it could have used.
+//
+// A kind whose section does not implement it (a user's kind may not)
+// declares nothing: its claims' method, than, metric and than_metric are
+// then not checked at load, and their dataset only against
+// data.datasets. Nothing is lost silently even so: every claim still
+// yields claims.csv rows, and a name the run's summary lacks makes them
+// "missing" with the reason (package claims).
+type Producer interface {
+	// Produces returns the names of s's summary, derived from the kind's
+	// registries, the spec's lists (its [[methods]] included) and the
+	// metric list its Summary uses. It must not fail on a spec that did
+	// not validate.
+	Produces(s *Spec) Produced
+}
+
+// Produced returns the names of s's summary as its kind declares them
+// ([Producer]), and false for a kind that declares nothing.
+func (s *Spec) Produced() (Produced, bool) {
+	if p, ok := s.Section.(Producer); ok {
+		return p.Produces(s), true
+	}
+	return Produced{}, false
+}
+
+// ClaimDatasets returns the datasets a claim of s may name: the dataset
+// column of the kind's summary ([Producer]), or data.datasets for a kind
+// that declares nothing. A claim that names none is about the one dataset
+// of a spec that has one.
+func (s *Spec) ClaimDatasets() []string {
+	if p, ok := s.Produced(); ok {
+		return p.Datasets
+	}
+	return s.Data.Datasets
+}
+
+// claimScope is what the claims of a spec file may name: the union over
+// the base spec and every profile (a claim is about the file, and a
+// profile that runs fewer methods or datasets leaves its claims missing
+// at that profile, with the reason, rather than refused).
+type claimScope struct {
+	Produced
+	declared bool // the kind declares methods and metrics (Producer)
+}
+
+// scopeOf returns the union of what specs produce, in order of first
+// appearance.
+func scopeOf(specs ...*Spec) *claimScope {
+	sc := &claimScope{}
+	union := func(dst *[]string, xs []string) {
+		for _, x := range xs {
+			if !slices.Contains(*dst, x) {
+				*dst = append(*dst, x)
+			}
+		}
+	}
+	for _, s := range specs {
+		union(&sc.Datasets, s.ClaimDatasets())
+		if p, ok := s.Produced(); ok {
+			sc.declared = true
+			union(&sc.Methods, p.Methods)
+			union(&sc.Metrics, p.Metrics)
+		}
+	}
+	return sc
+}
+
+// unknownName is the message for a claim's name that the run cannot
+// produce: `unknown metric "AUC" (the kind writes: auc, mse); did you mean
+// "auc"?`.
+func unknownName(what, name, whose string, known []string) string {
+	return fmt.Sprintf("unknown %s %q (%s: %s)%s", what, name, whose, strings.Join(known, ", "), Hint(name, known))
+}
+
+// validateClaims checks the [[claims]] tables: each on its own, and each
+// name (dataset, method, than, metric, than_metric) against what the
+// kind's summary holds at some profile of the file (s.claimScope, set by
+// Parse; s alone for a spec built in code).
 func (s *Spec) validateClaims() []fieldErr {
 	var errs []fieldErr
 	add := func(i int, field, format string, args ...any) {
 		key := fmt.Sprintf("claims[%d].%s", i, field)
 		errs = append(errs, fieldErr{key: key, path: key, msg: fmt.Sprintf(format, args...)})
+	}
+	// addAt reports at the key's line, shown as the element's path.
+	addAt := func(i int, field string, k int, format string, args ...any) {
+		key := fmt.Sprintf("claims[%d].%s", i, field)
+		errs = append(errs, fieldErr{key: key, path: fmt.Sprintf("%s[%d]", key, k), msg: fmt.Sprintf(format, args...)})
+	}
+	scope := s.claimScope
+	if scope == nil {
+		scope = scopeOf(s)
+	}
+	checkName := func(i int, field, what, name, whose string, known []string) {
+		if name == "" || len(known) == 0 || slices.Contains(known, name) {
+			return // an empty list is the section's to report
+		}
+		add(i, field, "%s", unknownName(what, name, whose, known))
 	}
 	seen := map[string]int{}
 	for i, c := range s.Claims {
@@ -136,15 +248,22 @@ func (s *Spec) validateClaims() []fieldErr {
 		if c.Method == "" {
 			add(i, "method", "required")
 		}
-		if c.Dataset != "" && !slices.Contains(s.Data.Datasets, c.Dataset) {
-			add(i, "dataset", "%s", Unknown("dataset", c.Dataset, s.Data.Datasets))
+		checkName(i, "dataset", "dataset", c.Dataset, "the spec runs", scope.Datasets)
+		if c.Dataset == "" && len(scope.Datasets) > 1 {
+			add(i, "dataset", "required: the spec's summary has %d datasets (%s)", len(scope.Datasets), strings.Join(scope.Datasets, ", "))
 		}
-		if c.Dataset == "" && len(s.Data.Datasets) > 1 {
-			add(i, "dataset", "required: the spec has %d datasets (%s)", len(s.Data.Datasets), strings.Join(s.Data.Datasets, ", "))
+		if scope.declared {
+			checkName(i, "method", "method", c.Method, "the spec runs", scope.Methods)
+			checkName(i, "than", "method", c.Than, "the spec runs", scope.Methods)
+			checkName(i, "metric", "metric", c.Metric, "the kind writes", scope.Metrics)
+			checkName(i, "than_metric", "metric", c.ThanMetric, "the kind writes", scope.Metrics)
 		}
+		dupX := SeenBefore[float64]()
 		for k, x := range c.X {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				add(i, fmt.Sprintf("x[%d]", k), "must be finite (got %v)", x)
+				addAt(i, "x", k, "must be finite (got %v)", x)
+			} else if dupX(x) {
+				addAt(i, "x", k, "duplicate value %v (each x is decided once)", x)
 			}
 		}
 		switch c.Rule {
@@ -152,12 +271,22 @@ func (s *Spec) validateClaims() []fieldErr {
 			if len(c.X) == 0 || len(c.Paper) != len(c.X) {
 				add(i, "paper", "a match claim needs x and one published value per x (got %d x, %d values)", len(c.X), len(c.Paper))
 			}
+			for k, v := range c.Paper {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					addAt(i, "paper", k, "a match claim's published value must be finite (got %v): leave out the x of a cell that cannot be read and list the cell in unreadable", v)
+				}
+			}
 			if !(c.Tolerance >= 0) || math.IsInf(c.Tolerance, 0) {
 				add(i, "tolerance", "must be finite and >= 0 (got %v)", c.Tolerance)
 			}
 		case RuleGreater, RuleLess:
-			if (c.Than == "") == (c.ThanMetric == "") {
+			switch {
+			case (c.Than == "") == (c.ThanMetric == ""):
 				add(i, "than", "a %s claim names exactly one of than (another method) and than_metric (another metric of the same method)", c.Rule)
+			case c.Than != "" && c.Than == c.Method:
+				add(i, "than", "compares method %q with itself: name another method (or than_metric, another metric of it)", c.Than)
+			case c.ThanMetric != "" && c.ThanMetric == c.Metric:
+				add(i, "than_metric", "compares metric %q of %q with itself: name another metric (or than, another method)", c.ThanMetric, c.Method)
 			}
 		case RuleAtMost, RuleAtLeast:
 			if c.Value == nil || math.IsNaN(*c.Value) || math.IsInf(*c.Value, 0) {

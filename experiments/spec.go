@@ -86,11 +86,18 @@ type Spec struct {
 	// lines locates the keys of the file the spec was parsed from (nil for
 	// a spec built in code), for messages after Load (CheckResources).
 	lines keyLines
+	// claimScope is what the file's claims may name, over all its
+	// profiles (set by Parse; nil for a spec built in code).
+	claimScope *claimScope
 }
 
 // SourceInfo records where a spec came from.
 type SourceInfo struct {
-	Path   string // file path as given
+	Path string // file path as given
+	// Abs is the file's absolute path, set by Load (empty for a spec
+	// parsed from bytes, e.g. a built-in one): a run's manifest records
+	// it, so that `dprepro claims RUN` finds the spec from any folder.
+	Abs    string
 	SHA256 string // digest of the file's bytes
 }
 
@@ -222,7 +229,14 @@ func Load(path, profile string, kinds Kinds) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	return Parse(path, src, profile, kinds)
+	s, err := Parse(path, src, profile, kinds)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		s.Source.Abs = abs
+	}
+	return s, nil
 }
 
 // Parse is Load on the bytes src; name is used in messages.
@@ -353,6 +367,19 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 	// Validate the base and every profile, so a broken profile is caught
 	// whichever profile is run.
 	order := append([]string{""}, names...)
+	// The claims are the file's, decided at whichever profile runs: what
+	// they may name is what some profile's summary holds.
+	all := make([]*Spec, 0, len(order))
+	for _, p := range order {
+		s := resolved[p]
+		all = append(all, &s)
+	}
+	scope := scopeOf(all...)
+	for _, p := range order {
+		s := resolved[p]
+		s.claimScope = scope
+		resolved[p] = s
+	}
 	baseErrs := map[fieldErr]bool{}
 	for _, p := range order {
 		s := resolved[p]

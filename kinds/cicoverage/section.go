@@ -214,6 +214,13 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 // [ExternalMethod]).
 func (sec *Section) Serves() []string { return []string{experiments.ServesCI} }
 
+// Produces implements experiments.Producer: the rows' datasets are
+// data.datasets, their methods confidence_intervals.methods (registered
+// or external), and the metrics [Metrics].
+func (sec *Section) Produces(s *experiments.Spec) experiments.Produced {
+	return experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Methods: slices.Clone(sec.ConfidenceIntervals.Methods), Metrics: slices.Clone(Metrics)}
+}
+
 // Limits implements experiments.Section.
 func (sec *Section) Limits(*experiments.Spec) []experiments.Limit {
 	c := &sec.ConfidenceIntervals

@@ -185,10 +185,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 						fmt.Errorf("method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", s.Name(), l.Name()))
 				}
 			}
-			a := arm{label: s.Name(), sel: s, learner: l, terms: classifierTerms(l.Name())}
-			if e.explicit {
-				a.label = s.Name() + "/" + l.Name()
-			}
+			a := arm{label: armLabel(s.Name(), l.Name(), e.explicit), sel: s, learner: l, terms: classifierTerms(l.Name())}
 			e.arms = append(e.arms, a)
 		}
 	}
@@ -486,12 +483,26 @@ func (c *classifierCandidates) StabilityBeta(alpha1, delta float64) (float64, er
 	return c.beta, nil
 }
 
+// Metrics are the summarized metrics of the cv-tuning kind, against
+// x = α.
+var Metrics = []string{"auc", "mse", "index", "error_rate"}
+
+// armLabel returns the method column of the rows of selection method
+// under learner: "<method>/<learner>" when the spec lists tuning.learners
+// (explicit), else the method's name.
+func armLabel(method, learner string, explicit bool) string {
+	if explicit {
+		return method + "/" + learner
+	}
+	return method
+}
+
 // Summary implements runner.Experiment: metrics auc, mse, index and
-// error_rate against x = α.
+// error_rate ([Metrics]) against x = α.
 func (e *Experiment) Summary(rows []results.Row) []results.SummaryRow {
 	return results.Summarize(rows, results.SummaryOptions{
 		Experiment: e.spec.ID, XName: "alpha", XCol: "alpha",
-		Metrics:   []string{"auc", "mse", "index", "error_rate"},
+		Metrics:   Metrics,
 		Bootstrap: e.spec.Output.Bootstrap, Level: e.spec.Output.CILevel, Seed: e.spec.Seed,
 	})
 }

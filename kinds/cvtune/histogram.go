@@ -28,6 +28,10 @@ var HistColumns = []string{
 	"beta", "status",
 }
 
+// sourceName is the dataset column of the rows of attribute a:
+// "<dataset>:<column>".
+func sourceName(a AttributeSpec) string { return a.Dataset + ":" + a.Column }
+
 // HistMetrics are the summarized metrics of the histogram-tuning kind.
 var HistMetrics = []string{"ise", "ise_estimate", "bin_width", "index"}
 
@@ -154,7 +158,7 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 			return nil, es.ErrorAt("histogram.attributes", path+".column", fmt.Errorf("dataset %s has no numeric column %q (columns: %v)", a.Dataset, a.Column, ds.FeatureNames))
 		}
 		n, _ := ds.X.Dims()
-		s := &histSource{name: a.Dataset + ":" + a.Column, kind: ds.Source.Kind, x: make([]float64, n), key: "histogram.attributes", path: path}
+		s := &histSource{name: sourceName(a), kind: ds.Source.Kind, x: make([]float64, n), key: "histogram.attributes", path: path}
 		for i := range s.x {
 			v := (ds.X.At(i, col) - a.Lo) / (a.Hi - a.Lo)
 			if v < 0 || v > 1 {

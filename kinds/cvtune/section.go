@@ -206,6 +206,39 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 // learners ([[methods]] with serves = "learner").
 func (c *Section) Serves() []string { return []string{experiments.ServesLearner} }
 
+// Produces implements experiments.Producer: the rows' datasets are
+// data.datasets; their method labels one per tuning.methods entry, or one
+// "<method>/<learner>" per method and tuning.learners entry (registered,
+// a Go module's or external) when that key is set, as New labels them;
+// the metrics are [Metrics].
+func (c *Section) Produces(s *experiments.Spec) experiments.Produced {
+	explicit := len(c.Tuning.Learners) > 0
+	learners := c.Tuning.Learners
+	if !explicit {
+		learners = []string{""} // the built-in learner, unnamed in the label
+	}
+	var methods []string
+	for _, m := range c.Tuning.Methods {
+		for _, l := range learners {
+			methods = append(methods, armLabel(m, l, explicit))
+		}
+	}
+	return experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Methods: methods, Metrics: slices.Clone(Metrics)}
+}
+
+// Produces implements experiments.Producer: the rows' datasets are the
+// histogram's sources (histogram.densities, then "<dataset>:<column>" per
+// histogram.attributes entry, as NewHist names them); their methods
+// tuning.methods; the metrics [HistMetrics] (ise only for the densities,
+// whose f is known).
+func (c *HistSection) Produces(*experiments.Spec) experiments.Produced {
+	sources := slices.Clone(c.Histogram.Densities)
+	for _, a := range c.Histogram.Attributes {
+		sources = append(sources, sourceName(a))
+	}
+	return experiments.Produced{Datasets: sources, Methods: slices.Clone(c.Tuning.Methods), Metrics: slices.Clone(HistMetrics)}
+}
+
 // Validate implements experiments.Section.
 func (c *HistSection) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if len(s.Data.Datasets) == 0 && len(c.Histogram.Densities) == 0 {

@@ -163,6 +163,14 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 // ([[methods]] with serves = "hypothesis").
 func (c *Section) Serves() []string { return []string{experiments.ServesHypothesis} }
 
+// Produces implements experiments.Producer: the rows' datasets are
+// data.datasets, their methods accuracy_first.methods as written (a
+// generator suffix included, e.g. "theory-output" or "doubling-py-gen"),
+// and the metrics [Metrics].
+func (c *Section) Produces(s *experiments.Spec) experiments.Produced {
+	return experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Methods: slices.Clone(c.AccuracyFirst.Methods), Metrics: slices.Clone(Metrics)}
+}
+
 // specGenerators returns the generators spec may name, with a placeholder
 // for each external one (its worker is not started to validate a spec),
 // and reports to p a [[methods]] table that shadows a registered

@@ -140,6 +140,13 @@ func (c *ComparisonSpec) fitted() []string {
 // comparison.reference may not (see ComparisonSpec.Reference).
 func (sec *Section) Serves() []string { return []string{experiments.ServesLearner} }
 
+// Produces implements experiments.Producer: the rows' datasets are
+// data.datasets, their methods comparison.learners and then
+// comparison.reference (its rows at x = +Inf), and the metrics [Metrics].
+func (sec *Section) Produces(s *experiments.Spec) experiments.Produced {
+	return experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Methods: sec.Comparison.fitted(), Metrics: slices.Clone(Metrics)}
+}
+
 // Validate implements experiments.Section.
 func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	c := &sec.Comparison

@@ -85,6 +85,18 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	sec.validateMechanisms(s, p)
 }
 
+// Produces implements experiments.Producer: the rows' dataset column holds
+// the mechanism (mechanisms.mechanisms), their method column the tail
+// level ("level 0.01", one per mechanisms.levels entry), and the metrics
+// are [Metrics].
+func (sec *Section) Produces(*experiments.Spec) experiments.Produced {
+	var levels []string
+	for _, l := range sec.Mechanisms.Levels {
+		levels = append(levels, levelLabel(l))
+	}
+	return experiments.Produced{Datasets: slices.Clone(sec.Mechanisms.Mechanisms), Methods: levels, Metrics: slices.Clone(Metrics)}
+}
+
 // validateMechanisms checks the mechanisms section.
 func (sec *Section) validateMechanisms(s *experiments.Spec, p *experiments.Problems) {
 	m := &sec.Mechanisms

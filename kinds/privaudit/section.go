@@ -82,6 +82,14 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	sec.validateAudit(s, p)
 }
 
+// Produces implements experiments.Producer: the rows' dataset column holds
+// the mechanism (audit.mechanisms), their method column the variant
+// ([Correct], then audit.variants, each where the mechanism supports it),
+// and the metrics are [Metrics].
+func (sec *Section) Produces(*experiments.Spec) experiments.Produced {
+	return experiments.Produced{Datasets: slices.Clone(sec.Audit.Mechanisms), Methods: append([]string{Correct}, sec.Audit.Variants...), Metrics: slices.Clone(Metrics)}
+}
+
 // validateAudit checks the audit section.
 func (sec *Section) validateAudit(s *experiments.Spec, p *experiments.Problems) {
 	a := &sec.Audit
