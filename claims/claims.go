@@ -31,7 +31,18 @@
 // A claim evaluated on a synthetic stand-in gets the verdict "synthetic"
 // (never held: a stand-in cannot reproduce a paper), and one whose x, method
 // or metric the run does not have (a quick profile sweeps fewer values)
-// gets "missing".
+// gets "missing", with the reason in the reason column: which of the
+// dataset, the method (the claim's or its than), the metric, the x was not
+// run, or that every value of the cell was NaN (see [Reasons]).
+//
+// # Nothing vanishes
+//
+// Every claim of a spec yields at least one row of claims.csv, whatever
+// the run holds: a claim without x whose method the run lacks gets one
+// "missing" row at x = NaN saying why, rather than no row at all (the
+// claims' names are checked at load against what the kind produces,
+// experiments.Producer, so this is the case of a profile that runs less,
+// or of a kind that declares nothing).
 package claims
 
 import (
@@ -42,6 +53,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
@@ -56,8 +68,39 @@ const (
 	Missing      = "missing"
 )
 
-// Columns is the claims.csv schema.
-var Columns = []string{"experiment", "claim_id", "source", "statement", "dataset", "method", "metric", "x", "paper", "ours", "ci_low", "ci_high", "rule", "verdict"}
+// Columns is the claims.csv schema. reason is empty but for a missing
+// verdict (see [Reasons]).
+var Columns = []string{"experiment", "claim_id", "source", "statement", "dataset", "method", "metric", "x", "paper", "ours", "ci_low", "ci_high", "rule", "verdict", "reason"}
+
+// LegacyColumns is the claims.csv schema before the reason column; such
+// files (results/reference, results/paper, older runs) are still read,
+// with every reason empty.
+var LegacyColumns = Columns[:len(Columns)-1]
+
+// Header returns the column lookup of a claims.csv header (the index of a
+// column, -1 for one the file does not have: reason in a legacy file), or
+// false when the header is neither [Columns] nor [LegacyColumns].
+func Header(h []string) (col func(name string) int, ok bool) {
+	if !slices.Equal(h, Columns) && !slices.Equal(h, LegacyColumns) {
+		return nil, false
+	}
+	return func(name string) int { return slices.Index(h, name) }, true
+}
+
+// Reasons of a "missing" verdict: the first words of [Result.Reason],
+// which go on to name what the run has instead.
+const (
+	DatasetNotRun = "dataset not run" // the run has no row of the claim's dataset
+	MethodNotRun  = "method not run"  // … of its method, or of its than, on that dataset
+	MetricNotRun  = "metric not run"  // … of its metric, or of its than_metric, for that method
+	XNotRun       = "x not run"       // … at that x (a quick profile sweeps fewer values)
+	NoValues      = "no values"       // every value of the cell is NaN (n = 0)
+	TooFewX       = "too few x"       // a trend, and the run has fewer than two of its x
+)
+
+// Reasons lists the reasons of a missing verdict, in the order they are
+// looked for.
+var Reasons = []string{DatasetNotRun, MethodNotRun, MetricNotRun, XNotRun, NoValues, TooFewX}
 
 // Result is one verdict: a claim at one x (NaN for a trend, which is
 // decided over all its x).
@@ -71,6 +114,10 @@ type Result struct {
 	// minus the first mean (trends).
 	Paper, Ours, CILow, CIHigh float64
 	Rule, Verdict              string
+	// Reason says why the verdict is missing: one of [Reasons] and what
+	// the run has instead, e.g. "x not run (the run has alpha = 1, 2 of
+	// stability on magic)". Empty for any other verdict.
+	Reason string
 }
 
 // Options configures Evaluate.
@@ -85,17 +132,22 @@ type Options struct {
 // z is the normal quantile of a two-sided 95% interval.
 const z = 1.959963984540054
 
-// Evaluate decides every claim of spec on a run's rows and summary.
+// Evaluate decides every claim of spec on a run's rows and summary. Every
+// claim yields at least one Result.
 func Evaluate(spec *experiments.Spec, rows []results.Row, summary []results.SummaryRow, o Options) []Result {
 	idx := indexSummary(summary)
 	var out []Result
 	for _, c := range spec.Claims {
 		ds := c.Dataset
-		if ds == "" && len(spec.Data.Datasets) == 1 {
-			ds = spec.Data.Datasets[0]
+		if all := spec.ClaimDatasets(); ds == "" && len(all) == 1 {
+			ds = all[0]
 		}
 		base := Result{Experiment: spec.ID, ClaimID: c.ID, Source: c.Source, Statement: c.Statement,
 			Dataset: ds, Method: c.Method, Metric: c.Metric, Rule: c.Rule, Paper: math.NaN()}
+		missing := func(r Result, reason string) Result {
+			r.Ours, r.CILow, r.CIHigh, r.Verdict, r.Reason = math.NaN(), math.NaN(), math.NaN(), Missing, reason
+			return r
+		}
 		xs := c.X
 		if len(xs) == 0 {
 			xs = idx.xs(ds, c.Method, c.Metric)
@@ -105,8 +157,17 @@ func Evaluate(spec *experiments.Spec, rows []results.Row, summary []results.Summ
 		case experiments.RuleIncreasing, experiments.RuleDecreasing:
 			r := base
 			r.X = math.NaN()
-			r.Ours, r.CILow, r.CIHigh, r.Verdict = trend(idx, ds, c, xs)
+			r.Ours, r.CILow, r.CIHigh, r.Verdict, r.Reason = trend(idx, ds, c, xs)
 			out = append(out, finish(r, synthetic))
+			continue
+		}
+		if len(xs) == 0 {
+			// No x named, and the run has none of the claim's cells: one
+			// row says why, so that the claim is counted (missing), never
+			// dropped.
+			r := base
+			r.X = math.NaN()
+			out = append(out, missing(r, idx.why(ds, c.Method, c.Metric)))
 			continue
 		}
 		for k, x := range xs {
@@ -117,8 +178,11 @@ func Evaluate(spec *experiments.Spec, rows []results.Row, summary []results.Summ
 			}
 			s, ok := idx.get(ds, c.Method, c.Metric, x)
 			if !ok {
-				r.Ours, r.CILow, r.CIHigh, r.Verdict = math.NaN(), math.NaN(), math.NaN(), Missing
-				out = append(out, r)
+				out = append(out, missing(r, idx.why(ds, c.Method, c.Metric)))
+				continue
+			}
+			if s.N < 1 {
+				out = append(out, missing(r, noValues(s)))
 				continue
 			}
 			switch c.Rule {
@@ -138,12 +202,12 @@ func Evaluate(spec *experiments.Spec, rows []results.Row, summary []results.Summ
 					r.Verdict = Held
 				}
 			case experiments.RuleGreater, experiments.RuleLess:
-				d, lo, hi, ok := difference(rows, idx, ds, c, x, o.PairKey)
-				r.Ours, r.CILow, r.CIHigh = d, lo, hi
-				if !ok {
-					r.Verdict = Missing
-					break
+				d, lo, hi, reason := difference(rows, idx, ds, c, x, o.PairKey)
+				if reason != "" {
+					out = append(out, missing(r, reason))
+					continue
 				}
+				r.Ours, r.CILow, r.CIHigh = d, lo, hi
 				r.Verdict = side(lo, hi, 0, c.Rule == experiments.RuleGreater)
 			case experiments.RuleBelowX:
 				r.Ours, r.CILow, r.CIHigh = s.Mean, s.CILow, s.CIHigh
@@ -187,20 +251,28 @@ func side(lo, hi, bound float64, above bool) string {
 	return Inconclusive
 }
 
-// trend decides an increasing/decreasing claim over xs.
-func trend(idx *index, ds string, c experiments.ClaimSpec, xs []float64) (d, lo, hi float64, verdict string) {
+// trend decides an increasing/decreasing claim over xs; reason is set
+// when the verdict is missing.
+func trend(idx *index, ds string, c experiments.ClaimSpec, xs []float64) (d, lo, hi float64, verdict, reason string) {
+	nan := math.NaN()
 	xs = slices.Clone(xs)
 	sort.Float64s(xs)
+	if len(xs) == 0 {
+		return nan, nan, nan, Missing, idx.why(ds, c.Method, c.Metric)
+	}
 	var ss []results.SummaryRow
 	for _, x := range xs {
 		s, ok := idx.get(ds, c.Method, c.Metric, x)
 		if !ok {
-			return math.NaN(), math.NaN(), math.NaN(), Missing
+			return nan, nan, nan, Missing, idx.why(ds, c.Method, c.Metric)
+		}
+		if s.N < 1 {
+			return nan, nan, nan, Missing, noValues(s)
 		}
 		ss = append(ss, s)
 	}
 	if len(ss) < 2 {
-		return math.NaN(), math.NaN(), math.NaN(), Missing
+		return nan, nan, nan, Missing, fmt.Sprintf("%s: a trend needs two x, and the run has %s of %s on %s only", TooFewX, idx.xText(ds, c.Method, c.Metric, xs[0]), c.Method, ds)
 	}
 	up := c.Rule == experiments.RuleIncreasing
 	first, last := ss[0], ss[len(ss)-1]
@@ -214,34 +286,43 @@ func trend(idx *index, ds string, c experiments.ClaimSpec, xs []float64) (d, lo,
 	}
 	switch v := side(lo, hi, 0, up); {
 	case v == Held && monotone:
-		return d, lo, hi, Held
+		return d, lo, hi, Held, ""
 	case v == NotHeld:
-		return d, lo, hi, NotHeld
+		return d, lo, hi, NotHeld, ""
 	}
-	return d, lo, hi, Inconclusive
+	return d, lo, hi, Inconclusive, ""
 }
 
 // difference returns the mean difference ours − theirs at x and its 95%
 // CI: paired over replicates when pairKey is set and both sides are row
-// columns, else from the two summary rows (unpaired, SE from sd/√n).
-func difference(rows []results.Row, idx *index, ds string, c experiments.ClaimSpec, x float64, pairKey []string) (d, lo, hi float64, ok bool) {
+// columns, else from the two summary rows (unpaired, SE from sd/√n). When
+// a side has no value at x, reason says why (and the rest is NaN).
+func difference(rows []results.Row, idx *index, ds string, c experiments.ClaimSpec, x float64, pairKey []string) (d, lo, hi float64, reason string) {
+	nan := math.NaN()
 	other, otherMetric := c.Than, c.Metric
 	if c.ThanMetric != "" {
 		other, otherMetric = c.Method, c.ThanMetric
 	}
 	a, okA := idx.get(ds, c.Method, c.Metric, x)
 	b, okB := idx.get(ds, other, otherMetric, x)
-	if !okA || !okB || a.N < 1 || b.N < 1 {
-		return math.NaN(), math.NaN(), math.NaN(), false
+	switch {
+	case !okA:
+		return nan, nan, nan, idx.why(ds, c.Method, c.Metric)
+	case !okB:
+		return nan, nan, nan, idx.why(ds, other, otherMetric)
+	case a.N < 1:
+		return nan, nan, nan, noValues(a)
+	case b.N < 1:
+		return nan, nan, nan, noValues(b)
 	}
 	if diffs := paired(rows, ds, c, other, otherMetric, a.XName, x, pairKey); len(diffs) >= 2 {
 		mean, sd := meanSD(diffs)
 		se := sd / math.Sqrt(float64(len(diffs)))
-		return mean, mean - z*se, mean + z*se, true
+		return mean, mean - z*se, mean + z*se, ""
 	}
 	d = a.Mean - b.Mean
 	se := math.Sqrt(variance(a) + variance(b))
-	return d, d - z*se, d + z*se, true
+	return d, d - z*se, d + z*se, ""
 }
 
 // paired returns the per-replicate differences of metric (of c.Method)
@@ -321,15 +402,27 @@ func meanSD(xs []float64) (mean, sd float64) {
 	return mean, math.Sqrt(sd / float64(len(xs)-1))
 }
 
-// index finds summary rows by (dataset, method, metric, x).
+// index finds summary rows by (dataset, method, metric, x), and says
+// what the run has where it has no such row.
 type index struct {
 	rows      map[string]results.SummaryRow
-	xsOf      map[string][]float64
+	xsOf      map[string][]float64 // by "dataset|method|metric"
 	synthetic map[string]bool
+	datasets  []string            // in summary order
+	methodsOf map[string][]string // by dataset
+	metricsOf map[string][]string // by "dataset|method"
+	xName     string              // the summary's x_name
 }
 
 func indexSummary(summary []results.SummaryRow) *index {
-	idx := &index{rows: map[string]results.SummaryRow{}, xsOf: map[string][]float64{}, synthetic: map[string]bool{}}
+	idx := &index{rows: map[string]results.SummaryRow{}, xsOf: map[string][]float64{}, synthetic: map[string]bool{},
+		methodsOf: map[string][]string{}, metricsOf: map[string][]string{}}
+	appendNew := func(xs []string, x string) []string {
+		if !slices.Contains(xs, x) {
+			xs = append(xs, x)
+		}
+		return xs
+	}
 	for _, s := range summary {
 		idx.rows[fmt.Sprintf("%s|%s|%s|%v", s.Dataset, s.Method, s.Metric, s.X)] = s
 		k := s.Dataset + "|" + s.Method + "|" + s.Metric
@@ -338,6 +431,12 @@ func indexSummary(summary []results.SummaryRow) *index {
 		}
 		if s.DataSource != "real" {
 			idx.synthetic[s.Dataset] = true
+		}
+		idx.datasets = appendNew(idx.datasets, s.Dataset)
+		idx.methodsOf[s.Dataset] = appendNew(idx.methodsOf[s.Dataset], s.Method)
+		idx.metricsOf[s.Dataset+"|"+s.Method] = appendNew(idx.metricsOf[s.Dataset+"|"+s.Method], s.Metric)
+		if idx.xName == "" {
+			idx.xName = s.XName
 		}
 	}
 	return idx
@@ -354,6 +453,61 @@ func (idx *index) xs(ds, method, metric string) []float64 {
 	return xs
 }
 
+// why says why the run has no summary row of (ds, method, metric) at
+// some x, beginning with one of Reasons: the first of the dataset, the
+// method, the metric and the x that the run lacks, and what it has
+// instead.
+func (idx *index) why(ds, method, metric string) string {
+	has := func(names []string) string {
+		if len(names) == 0 {
+			return "none"
+		}
+		return strings.Join(names, ", ")
+	}
+	switch {
+	case len(idx.datasets) == 0:
+		return fmt.Sprintf("%s: the run's summary is empty", DatasetNotRun)
+	case ds == "":
+		return fmt.Sprintf("%s: the claim names no dataset and the spec has not exactly one (the run has %s)", DatasetNotRun, has(idx.datasets))
+	case !slices.Contains(idx.datasets, ds):
+		return fmt.Sprintf("%s: %s (the run has %s)", DatasetNotRun, ds, has(idx.datasets))
+	case !slices.Contains(idx.methodsOf[ds], method):
+		return fmt.Sprintf("%s: %s on %s (the run has %s)", MethodNotRun, method, ds, has(idx.methodsOf[ds]))
+	case !slices.Contains(idx.metricsOf[ds+"|"+method], metric):
+		return fmt.Sprintf("%s: %s of %s on %s (the summary has %s)", MetricNotRun, metric, method, ds, has(idx.metricsOf[ds+"|"+method]))
+	}
+	// The x itself is the row's x column: the reason is the same for
+	// every x a profile does not run.
+	return fmt.Sprintf("%s (the run has %s of %s on %s)", XNotRun, idx.xText(ds, method, metric, math.NaN()), method, ds)
+}
+
+// xLabel names the swept value ("alpha", "eps1"), or "x".
+func (idx *index) xLabel() string {
+	if idx.xName == "" {
+		return "x"
+	}
+	return idx.xName
+}
+
+// xText lists the x the run has of (ds, method, metric): "alpha = 1, 2"
+// (only is one of them, for a trend, or NaN).
+func (idx *index) xText(ds, method, metric string, only float64) string {
+	xs := idx.xs(ds, method, metric)
+	if !math.IsNaN(only) {
+		xs = []float64{only}
+	}
+	vs := make([]string, len(xs))
+	for i, x := range xs {
+		vs[i] = results.FormatFloat(x)
+	}
+	return idx.xLabel() + " = " + strings.Join(vs, ", ")
+}
+
+// noValues is the reason of a summary cell with n = 0.
+func noValues(s results.SummaryRow) string {
+	return fmt.Sprintf("%s: every %s of %s on %s at this %s is NaN (n = 0)", NoValues, s.Metric, s.Method, s.Dataset, s.XName)
+}
+
 // CSV encodes results as claims.csv.
 func CSV(rs []Result) ([]byte, error) {
 	var b bytes.Buffer
@@ -362,7 +516,7 @@ func CSV(rs []Result) ([]byte, error) {
 	for _, r := range rs {
 		w.Write([]string{r.Experiment, r.ClaimID, r.Source, r.Statement, r.Dataset, r.Method, r.Metric,
 			results.FormatFloat(r.X), results.FormatFloat(r.Paper), results.FormatFloat(r.Ours),
-			results.FormatFloat(r.CILow), results.FormatFloat(r.CIHigh), r.Rule, r.Verdict})
+			results.FormatFloat(r.CILow), results.FormatFloat(r.CIHigh), r.Rule, r.Verdict, r.Reason})
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()

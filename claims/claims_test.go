@@ -2,6 +2,7 @@ package claims
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,5 +120,120 @@ func TestEvaluate_TrendsBoundsSyntheticMissing(t *testing.T) {
 	b, err := CSV(got[:1])
 	if err != nil || !strings.HasPrefix(string(b), strings.Join(Columns, ",")+"\n") {
 		t.Fatalf("csv %q %v", b, err)
+	}
+}
+
+// TestEvaluate_EveryClaimHasARow: whatever the run holds, every claim
+// yields at least one row, and a missing verdict says which of the
+// dataset, method, metric and x the run lacks (or that the cell has no
+// values) — the claim is counted, never dropped.
+func TestEvaluate_EveryClaimHasARow(t *testing.T) {
+	nanRow := sum("a", "risk", 1, math.NaN(), math.NaN(), math.NaN(), math.NaN(), 0) // every value NaN
+	summary := []results.SummaryRow{
+		sum("a", "auc", 1, 0.7, 0.68, 0.72, 0.02, 10), sum("a", "auc", 2, 0.8, 0.78, 0.82, 0.02, 10),
+		nanRow, sum("b", "auc", 1, 0.6, 0.58, 0.62, 0.02, 10),
+	}
+	one := 1.0
+	cases := []struct {
+		claim experiments.ClaimSpec
+		want  []string // verdict, then reason, of each row
+	}{
+		{experiments.ClaimSpec{ID: "metric", Rule: "at_most", Method: "a", Metric: "AUC", Value: &one},
+			[]string{"missing", "metric not run: AUC of a on d (the summary has auc, risk)"}},
+		{experiments.ClaimSpec{ID: "method", Rule: "greater", Method: "zz", Metric: "auc", Than: "a"},
+			[]string{"missing", "method not run: zz on d (the run has a, b)"}},
+		{experiments.ClaimSpec{ID: "dataset", Rule: "match", Dataset: "e", Method: "a", Metric: "auc", X: []float64{1}, Paper: []float64{0.7}},
+			[]string{"missing", "dataset not run: e (the run has d)"}},
+		{experiments.ClaimSpec{ID: "than", Rule: "greater", Method: "a", Metric: "auc", Than: "b", X: []float64{1, 2}},
+			[]string{"held", "", "missing", "x not run (the run has alpha = 1 of b on d)"}},
+		{experiments.ClaimSpec{ID: "than-metric", Rule: "greater", Method: "a", Metric: "auc", ThanMetric: "mse"},
+			[]string{"missing", "metric not run: mse of a on d (the summary has auc, risk)", "missing", "metric not run: mse of a on d (the summary has auc, risk)"}},
+		{experiments.ClaimSpec{ID: "no-values", Rule: "at_most", Method: "a", Metric: "risk", Value: &one},
+			[]string{"missing", "no values: every risk of a on d at this alpha is NaN (n = 0)"}},
+		{experiments.ClaimSpec{ID: "no-values-match", Rule: "match", Method: "a", Metric: "risk", X: []float64{1}, Paper: []float64{0.5}},
+			[]string{"missing", "no values: every risk of a on d at this alpha is NaN (n = 0)"}},
+		{experiments.ClaimSpec{ID: "trend", Rule: "increasing", Method: "b", Metric: "auc"},
+			[]string{"missing", "too few x: a trend needs two x, and the run has alpha = 1 of b on d only"}},
+		{experiments.ClaimSpec{ID: "trend-x", Rule: "increasing", Method: "a", Metric: "auc", X: []float64{1, 3}},
+			[]string{"missing", "x not run (the run has alpha = 1, 2 of a on d)"}},
+	}
+	for _, c := range cases {
+		got := Evaluate(spec(c.claim), nil, summary, Options{})
+		var v []string
+		for _, r := range got {
+			v = append(v, r.Verdict, r.Reason)
+			if (r.Verdict == Missing) != (r.Reason != "") {
+				t.Errorf("%s: verdict %q with reason %q", c.claim.ID, r.Verdict, r.Reason)
+			}
+		}
+		if !slices.Equal(v, c.want) {
+			t.Errorf("%s:\n got %q\nwant %q", c.claim.ID, v, c.want)
+		}
+	}
+	// An empty summary (a run of nothing): every claim still has a row.
+	var all []experiments.ClaimSpec
+	for _, c := range cases {
+		all = append(all, c.claim)
+	}
+	got := Evaluate(spec(all...), nil, nil, Options{})
+	seen := map[string]bool{}
+	for _, r := range got {
+		seen[r.ClaimID] = true
+		if r.Verdict != Missing || !strings.HasPrefix(r.Reason, DatasetNotRun+": the run's summary is empty") {
+			t.Errorf("%s on an empty summary: %q, %q", r.ClaimID, r.Verdict, r.Reason)
+		}
+	}
+	if len(seen) != len(all) {
+		t.Errorf("%d of %d claims have rows", len(seen), len(all))
+	}
+	// Every reason starts with one of Reasons.
+	for _, c := range cases {
+		for k := 1; k < len(c.want); k += 2 {
+			if c.want[k] != "" && !slices.ContainsFunc(Reasons, func(p string) bool { return strings.HasPrefix(c.want[k], p) }) {
+				t.Errorf("reason %q starts with none of %q", c.want[k], Reasons)
+			}
+		}
+	}
+}
+
+// TestEvaluate_DefaultDataset: a claim that names no dataset is about the
+// spec's one dataset, as its kind declares it (the mechanism of a
+// mechanism-bounds spec: not in data.datasets).
+func TestEvaluate_DefaultDataset(t *testing.T) {
+	s := spec(experiments.ClaimSpec{ID: "c", Rule: "at_most", Method: "a", Metric: "auc", Value: new(float64)})
+	s.Data.Datasets = nil
+	s.Section = declared{experiments.Produced{Datasets: []string{"d"}, Methods: []string{"a"}, Metrics: []string{"auc"}}}
+	got := Evaluate(s, nil, []results.SummaryRow{sum("a", "auc", 1, 0.7, 0.6, 0.8, 0.1, 10)}, Options{})
+	if len(got) != 1 || got[0].Dataset != "d" || got[0].Verdict != NotHeld {
+		t.Errorf("%+v", got)
+	}
+}
+
+// declared is a section that declares its summary's names.
+type declared struct{ p experiments.Produced }
+
+func (declared) Validate(*experiments.Spec, *experiments.Problems) {}
+func (declared) Limits(*experiments.Spec) []experiments.Limit      { return nil }
+func (declared) Workload(*experiments.Spec) experiments.Workload   { return experiments.Workload{} }
+func (d declared) Produces(*experiments.Spec) experiments.Produced { return d.p }
+
+// TestHeader: claims.csv is read with the reason column or without it
+// (files written before it); any other header is refused.
+func TestHeader(t *testing.T) {
+	for _, h := range [][]string{Columns, LegacyColumns} {
+		col, ok := Header(h)
+		if !ok || col("verdict") != 13 {
+			t.Fatalf("header %v refused", h)
+		}
+		if want := map[int]int{15: 14, 14: -1}[len(h)]; col("reason") != want {
+			t.Errorf("header %v: reason at %d, want %d", h, col("reason"), want)
+		}
+	}
+	if _, ok := Header([]string{"a", "b"}); ok {
+		t.Error("another header accepted")
+	}
+	b, err := CSV([]Result{{ClaimID: "c", X: 1, Paper: math.NaN(), Ours: math.NaN(), CILow: math.NaN(), CIHigh: math.NaN(), Verdict: Missing, Reason: "x not run (the run has alpha = 2 of a on d)"}})
+	if err != nil || !strings.HasSuffix(string(b), ",missing,x not run (the run has alpha = 2 of a on d)\n") {
+		t.Errorf("csv %q %v", b, err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -264,10 +263,13 @@ func readVerdicts(b []byte) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 || !slices.Equal(recs[0], claims.Columns) {
-		return nil, fmt.Errorf("not a claims.csv of this build (header %v)", recs[:min(1, len(recs))])
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("not a claims.csv of this build (empty)")
 	}
-	col := func(name string) int { return slices.Index(claims.Columns, name) }
+	col, ok := claims.Header(recs[0])
+	if !ok {
+		return nil, fmt.Errorf("not a claims.csv of this build (header %v)", recs[0])
+	}
 	out := map[string]string{}
 	for _, r := range recs[1:] {
 		key := r[col("claim_id")] + " [" + r[col("dataset")]

@@ -31,7 +31,8 @@
 // claims): not held when it is not held at some x; else inconclusive when
 // it is so at some x; else held when it is held at some x the run has;
 // else synthetic, or missing. Claims on synthetic data or missing are
-// shown folded: no data of the paper decided them.
+// shown folded: no data of the paper decided them; a missing one with the
+// reason its claims.csv gives (Claim.MissingWhy).
 //
 // # Analyses
 //

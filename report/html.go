@@ -198,7 +198,7 @@ var funcs = template.FuncMap{
 			out = append(out, fmt.Sprintf("%d on synthetic stand-in data", c.Synthetic))
 		}
 		if c.Missing > 0 {
-			out = append(out, fmt.Sprintf("%d missing: the run has none of their x", c.Missing))
+			out = append(out, fmt.Sprintf("%d missing, each with the reason", c.Missing))
 		}
 		return out
 	},
@@ -317,7 +317,7 @@ Written by <code>dprepro report</code> from the run folders’ <code>claims.csv<
 <p class="small muted">Claims of the papers, each decided on the run’s own uncertainty at every swept value x it covers (package <code>claims</code>).
 A claim is <span class="v notheld">not held</span> when the data contradict it at some x, <span class="v inconclusive">inconclusive</span> when at some x they neither confirm nor contradict it,
 <span class="v held">held</span> when it holds at every x the run decided, <span class="v synthetic">synthetic</span> when its data were a synthetic stand-in (never held),
-and <span class="v missing">missing</span> when the run has none of its x (a quick profile sweeps fewer values). Hover over an x for our value and its 95% CI.</p>
+and <span class="v missing">missing</span> when the run has none of its cells, with the reason: the dataset, method, metric or x it did not run (a quick profile sweeps fewer values), or no values. Hover over an x for our value and its 95% CI.</p>
 
 <nav><b>Contents:</b> <ul>
 <li><a href="#overview">At a glance</a></li>
@@ -376,8 +376,8 @@ and <span class="v missing">missing</span> when the run has none of its x (a qui
 {{range .}}<tr id="{{.HTMLID}}"><td><span class="v {{vclass .Verdict}}">{{.Verdict}}</span></td>
 <td><code>{{.ID}}</code><br><span class="small muted">{{.Source}} · {{.Rule}} · {{.Method}} · {{.Metric}}</span></td>
 <td class="statement small">{{.Statement}}</td>
-<td class="xs">{{$c := .}}{{range .Cells}}{{if ne .Verdict "missing"}}<span class="x {{vclass .Verdict}}" title="{{cellTitle . $c.Rule}}">{{xval .X}}</span>{{end}}{{end}}{{with .At "missing"}} <span class="x missing" title="not run: {{xlist .}}">{{if eq (len .) (len $c.Cells)}}none of {{len .}} run{{else}}+{{len .}} not run{{end}}</span>{{end}}</td>
-<td>{{if eq .Verdict "not held"}}{{template "analysis" .}}{{else}}<span class="muted small">—</span>{{end}}</td></tr>
+<td class="xs">{{$c := .}}{{range .Cells}}{{if ne .Verdict "missing"}}<span class="x {{vclass .Verdict}}" title="{{cellTitle . $c.Rule}}">{{xval .X}}</span>{{end}}{{end}}{{with .At "missing"}} <span class="x missing" title="{{xlist .}}: {{$c.MissingWhy}}">{{if eq (len .) (len $c.Cells)}}none of {{len .}} run{{else}}+{{len .}} not run{{end}}</span>{{end}}</td>
+<td>{{if eq .Verdict "not held"}}{{template "analysis" .}}{{else if eq .Verdict "missing"}}<span class="small">{{.MissingWhy}}</span>{{else}}<span class="muted small">—</span>{{end}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 {{define "figure"}}<figure{{if .Wide}} class="wide"{{end}}><a href="{{.Src}}"><img src="{{.Src}}" alt="{{.Caption}}" width="{{.Width}}" height="{{.Height}}"></a><figcaption>{{.Caption}}</figcaption></figure>{{end}}
 {{define "run"}}{{$run := .}}{{$m := .Manifest}}

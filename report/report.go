@@ -157,10 +157,33 @@ func (c *Claim) At(v string) []float64 {
 	return xs
 }
 
+// MissingWhy says why the claim's missing cells are missing: their
+// distinct reasons (claims.Reasons), joined by "; ", or, for a
+// claims.csv written before the reason column, that it does not say.
+func (c *Claim) MissingWhy() string {
+	var whys []string
+	for _, cell := range c.Cells {
+		if cell.Verdict != claims.Missing {
+			continue
+		}
+		why := cell.Reason
+		if why == "" {
+			why = "not run (this claims.csv predates the reason column: dprepro claims re-decides it)"
+		}
+		if !slices.Contains(whys, why) {
+			whys = append(whys, why)
+		}
+	}
+	return strings.Join(whys, "; ")
+}
+
 // Cell is one row of claims.csv: a claim at one x (NaN for a trend).
 type Cell struct {
 	X, Paper, Ours, Low, High float64
 	Verdict                   string
+	// Reason says why a missing verdict is missing (claims.Reasons);
+	// empty otherwise, and in a claims.csv written before the column.
+	Reason string
 }
 
 // MatchTable lays out a run's match claims of one metric and dataset as
@@ -486,10 +509,14 @@ func (run *Run) readClaims(file string) error {
 	if err != nil {
 		return fmt.Errorf("claims.csv: %w", err)
 	}
-	if len(recs) == 0 || !slices.Equal(recs[0], claims.Columns) {
+	var col func(string) int
+	ok := len(recs) > 0
+	if ok {
+		col, ok = claims.Header(recs[0]) // the legacy header has no reason
+	}
+	if !ok {
 		return fmt.Errorf("claims.csv is not of this build's format (header %q): its claims are not shown", recs[:min(1, len(recs))])
 	}
-	col := func(name string) int { return slices.Index(claims.Columns, name) }
 	num := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -509,8 +536,12 @@ func (run *Run) readClaims(file string) error {
 			byID[id] = c
 			run.Claims = append(run.Claims, c)
 		}
-		c.Cells = append(c.Cells, &Cell{X: num(rec[col("x")]), Paper: num(rec[col("paper")]), Ours: num(rec[col("ours")]),
-			Low: num(rec[col("ci_low")]), High: num(rec[col("ci_high")]), Verdict: rec[col("verdict")]})
+		cell := &Cell{X: num(rec[col("x")]), Paper: num(rec[col("paper")]), Ours: num(rec[col("ours")]),
+			Low: num(rec[col("ci_low")]), High: num(rec[col("ci_high")]), Verdict: rec[col("verdict")]}
+		if i := col("reason"); i >= 0 {
+			cell.Reason = rec[i]
+		}
+		c.Cells = append(c.Cells, cell)
 	}
 	for _, c := range run.Claims {
 		c.Verdict = claimVerdict(c.Cells)

@@ -46,7 +46,7 @@ func writeFixture(t *testing.T) string {
 			Total:      results.PrivacyGuarantee{Notion: "pure-dp", Epsilon: eps, Private: true}}},
 	}
 	writeManifest(t, run, m)
-	csv := strings.Join(claims.Columns, ",") + "\n" +
+	csv := strings.Join(claims.LegacyColumns, ",") + "\n" + // a claims.csv of before the reason column
 		"t,a-lt-b,Section 5,a beats b,adult,a,auc,1,NaN,0.1,0.05,0.15,less,not held\n" +
 		"t,a-lt-b,Section 5,a beats b,adult,a,auc,2,NaN,0.0,-0.05,0.05,less,inconclusive\n" +
 		"t,a-gt-c,Section 5,a beats c,adult,a,auc,1,NaN,-0.1,-0.15,-0.05,greater,not held\n" +

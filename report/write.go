@@ -163,7 +163,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		runsOf(r), r.Out, profilesOf(r), strings.Join(buildsOf(r), "`, `"))
 	p("> **Simulation, not hardened DP.** Noise comes from seeded pseudo-random streams unless a run says otherwise: right for research, wrong for protecting real data.\n\n")
 	p("**Claims:** %s\n\n", countsLine(r.Counts))
-	p("A claim is ❌ not held when the data contradict it at some swept value x, ⚠️ inconclusive when at some x they neither confirm nor contradict it, ✅ held when it holds at every x the run decided, 🧪 synthetic when its data were a synthetic stand-in (never held), ⬜ missing when the run has none of its x.\n\n")
+	p("A claim is ❌ not held when the data contradict it at some swept value x, ⚠️ inconclusive when at some x they neither confirm nor contradict it, ✅ held when it holds at every x the run decided, 🧪 synthetic when its data were a synthetic stand-in (never held), ⬜ missing when the run has none of its cells (the reason says which of the dataset, method, metric or x it did not run).\n\n")
 
 	p("## At a glance\n\n| run | profile · seed | data | ❌ not held | ⚠️ inconclusive | ✅ held | 🧪 synthetic | ⬜ missing |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, pp := range r.Papers {
@@ -228,8 +228,11 @@ func writeRunMD(b *strings.Builder, run *Run) {
 		p("#### Claims\n\n| verdict | claim | statement | at each %s | why not held |\n|---|---|---|---|---|\n", x)
 		for _, c := range run.Claims {
 			why := "—"
-			if c.Verdict == claims.NotHeld {
+			switch c.Verdict {
+			case claims.NotHeld:
 				why = analysisMD(c)
+			case claims.Missing:
+				why = cell(c.MissingWhy())
 			}
 			p("| %s %s | `%s` (%s; %s) | %s | %s | %s |\n", mark[c.Verdict], c.Verdict, c.ID, cell(c.Source), c.Rule, cell(c.Statement), atEach(c), why)
 		}
