@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,9 +23,13 @@ import (
 // [[claims]] of their specs, rewriting each run's claims.csv from its
 // rows.csv and summary.csv without computing a unit: claims are not part of
 // a run's identity, so a claim edited (or added) after a run is checked
-// against it here. The run's spec must still resolve to the run's design
-// (the resolved spec hash of its manifest); otherwise the run measures
-// something else and is refused.
+// against it here. The spec is the file the run's manifest names (its
+// absolute path, so from any folder), and it must still resolve to the
+// run's design (the resolved spec hash of its manifest); otherwise the run
+// measures something else and is refused. A spec file that is gone, or
+// whose claims no longer load, is refused (exit 2) and the claims.csv
+// left as it was; a file changed since the run (its SHA-256) is said so,
+// with both digests.
 func cmdClaims(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("claims", stderr)
 	pos, err := parseInterleaved(fs, args)
@@ -34,6 +40,7 @@ func cmdClaims(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("claims: name run folders, or folders holding runs (e.g. the --out of reproduce)")
 	}
 	var failed []string
+	refused := false
 	for _, root := range pos {
 		dirs, err := report.FindRuns(root, 3)
 		if err != nil {
@@ -47,6 +54,7 @@ func cmdClaims(_ context.Context, args []string, stdout, stderr io.Writer) error
 			if err != nil {
 				fmt.Fprintf(stderr, "dprepro: claims: %s: %v\n", dir, err)
 				failed = append(failed, dir)
+				refused = refused || errors.As(err, new(usageError))
 				continue
 			}
 			if line != "" {
@@ -55,46 +63,45 @@ func cmdClaims(_ context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("claims: %d run(s) not re-decided", len(failed))
+		err := fmt.Errorf("claims: %d run(s) not re-decided (their claims.csv left as it was)", len(failed))
+		if refused {
+			return usageError{err}
+		}
+		return err
 	}
 	return nil
 }
 
-// reclaim rewrites dir's claims.csv and says what it holds ("" for a spec
-// without claims).
+// reclaim rewrites dir's claims.csv and says what it holds. An error the
+// user must fix (the spec gone, changed in design, or not loading; the
+// run's files unreadable) is a usageError.
 func reclaim(dir string) (string, error) {
 	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
 	if err != nil {
-		return "", err
+		return "", usageError{err}
 	}
-	var spec *experiments.Spec
-	from := ""
-	if name, ok := strings.CutPrefix(m.Spec.File, experiments.BuiltinPrefix); ok {
-		spec, err = runner.Kinds.LoadBuiltin(strings.TrimSuffix(name, ".toml"), m.Profile)
-		from = " — claims of the built-in spec compiled into this binary (after editing experiments/*.toml, rebuild: make build)"
-	} else {
-		spec, err = runner.Kinds.Load(m.Spec.File, m.Profile)
-	}
+	spec, from, err := runSpec(m)
 	if err != nil {
-		return "", fmt.Errorf("its spec: %w", err)
+		return "", usageError{err}
 	}
-	if m.SecureNoise {
-		spec.Output.SecureNoise = true
-	}
-	spec.Seed = m.Seed
-	if spec.Hash() != m.Spec.Hash {
-		return "", fmt.Errorf("the spec %s no longer resolves to the run's design (resolved sha256 %.12s, the run's %.12s): run it again", m.Spec.File, spec.Hash(), m.Spec.Hash)
-	}
+	claimsFile := filepath.Join(dir, "claims.csv")
 	if len(spec.Claims) == 0 {
+		// A claims.csv left from claims since removed would be reported
+		// as the spec's: remove it, and say so.
+		if err := os.Remove(claimsFile); err == nil {
+			return "its spec has no claims now: claims.csv removed" + from, nil
+		} else if !os.IsNotExist(err) {
+			return "", err
+		}
 		return "", nil
 	}
 	rows, err := readRowsCSV(filepath.Join(dir, "rows.csv"))
 	if err != nil {
-		return "", err
+		return "", usageError{err}
 	}
 	summary, err := results.ReadSummaryCSV(filepath.Join(dir, "summary.csv"))
 	if err != nil {
-		return "", err
+		return "", usageError{err}
 	}
 	var o claims.Options
 	if k, ok := runner.Kinds.Lookup(spec.Kind); ok {
@@ -107,7 +114,7 @@ func reclaim(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "claims.csv"), b); err != nil {
+	if err := results.WriteFileAtomic(claimsFile, b); err != nil {
 		return "", err
 	}
 	var c report.Counts
@@ -115,6 +122,68 @@ func reclaim(dir string) (string, error) {
 		c.Add(r.Verdict)
 	}
 	return fmt.Sprintf("%d held, %d not held, %d inconclusive, %d synthetic, %d missing (cells)%s", c.Held, c.NotHeld, c.Inconclusive, c.Synthetic, c.Missing, from), nil
+}
+
+// runSpec loads the spec of the run m describes, at its profile, seed and
+// noise, and checks that it still resolves to the run's design. from says
+// where its claims came from, and that the file changed since the run
+// when it did (its SHA-256 then and now).
+func runSpec(m results.Manifest) (spec *experiments.Spec, from string, err error) {
+	file := m.Spec.File
+	if name, ok := strings.CutPrefix(file, experiments.BuiltinPrefix); ok {
+		spec, err = runner.Kinds.LoadBuiltin(strings.TrimSuffix(name, ".toml"), m.Profile)
+		from = " — claims of the built-in spec compiled into this binary (after editing experiments/*.toml, rebuild: make build)"
+	} else {
+		shown := file
+		if !filepath.IsAbs(file) {
+			// A manifest of an older build, which recorded the path as
+			// given: relative to the folder that run was started in.
+			if abs, err := filepath.Abs(file); err == nil {
+				shown = fmt.Sprintf("%s (recorded as %q, relative to the folder the run was started in; taken from this one)", abs, file)
+			}
+		}
+		if _, serr := os.Stat(file); serr != nil {
+			what := "is gone"
+			if !errors.Is(serr, fs.ErrNotExist) {
+				what = fmt.Sprintf("cannot be read (%v)", serr)
+			}
+			return nil, "", fmt.Errorf("its spec file %s %s; the run loaded it with sha256 %s: restore the file, or run the spec again", shown, what, orUnknown(m.Spec.FileSHA256))
+		}
+		spec, err = runner.Kinds.Load(file, m.Profile)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("its spec %s: %w", file, err)
+	}
+	changed := ""
+	if m.Spec.FileSHA256 != "" && spec.Source != nil && spec.Source.SHA256 != m.Spec.FileSHA256 {
+		changed = fmt.Sprintf("the spec file %s changed since the run (sha256 %s at the run, %s now)", file, m.Spec.FileSHA256, spec.Source.SHA256)
+	}
+	if m.SecureNoise {
+		spec.Output.SecureNoise = true
+	}
+	spec.Seed = m.Seed
+	if spec.Hash() != m.Spec.Hash {
+		if changed == "" {
+			changed = "the spec " + file
+		}
+		return nil, "", fmt.Errorf("%s no longer resolves to the run's design (resolved sha256 %.12s, the run's %.12s): run it again", changed, spec.Hash(), m.Spec.Hash)
+	}
+	if changed != "" {
+		sep := " — "
+		if from != "" {
+			sep = "; "
+		}
+		from += sep + changed + ", its design did not: its current claims decided"
+	}
+	return spec, from, nil
+}
+
+// orUnknown returns s, or "unknown" when it is empty.
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // readRowsCSV reads a rows.csv into rows keyed by column.

@@ -27,6 +27,18 @@ func TestGoExtension(t *testing.T) {
 		t.Fatalf("go build in %s: %v\n%s", dir, err, out)
 	}
 	spec := filepath.Join(dir, "noisygd.toml")
+	// The run is of a copy with a claim on a label of the module's
+	// learner ("<method>/<learner>"), which the kind declares.
+	orig, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := filepath.Join(t.TempDir(), "noisygd.toml")
+	claim := "\n[[claims]]\nid = \"control-auc\"\nsource = \"a test\"\nstatement = \"noisy-gd tuned by Control has an AUC of at least 0.5\"\n" +
+		"rule = \"at_least\"\nvalue = 0.5\nmetric = \"auc\"\nmethod = \"control/noisy-gd\"\ndataset = \"credit-sim\"\n"
+	if err := os.WriteFile(claimed, append(orig, claim...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run := func(bin string, args ...string) (int, string, string) {
 		t.Helper()
 		cmd := exec.Command(bin, args...)
@@ -43,7 +55,7 @@ func TestGoExtension(t *testing.T) {
 	}
 
 	// The stock command does not know the learner: exit 2, naming it.
-	code, _, stderr := run(stock, "run", spec, "--profile", "quick", "--out", t.TempDir())
+	code, _, stderr := run(stock, "run", claimed, "--profile", "quick", "--out", t.TempDir())
 	if code != 2 || !strings.Contains(stderr, `noisygd.toml:28: tuning.learners[1]: unknown learner "noisy-gd"`) {
 		t.Errorf("stock binary: exit %d\n%s", code, stderr)
 	}
@@ -54,9 +66,25 @@ func TestGoExtension(t *testing.T) {
 		t.Errorf("list: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	out := t.TempDir()
-	code, stdout, stderr = run(bin, "run", spec, "--profile", "quick", "--out", out)
+	code, stdout, stderr = run(bin, "run", claimed, "--profile", "quick", "--out", out)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	verdicts := readClaimRows(t, mustRead(t, filepath.Join(out, "ext-noisygd", "quick-seed2024", "claims.csv")))
+	for _, x := range []string{"0.3", "1", "3", "10"} {
+		if v := verdicts["control-auc@"+x]; v == "" || strings.HasPrefix(v, "missing") {
+			t.Errorf("claim on control/noisy-gd at alpha = %s: %q", x, v)
+		}
+	}
+	// A label the module's learner does not make is refused, with the
+	// labels the kind declares.
+	if err := os.WriteFile(claimed, append(orig, strings.Replace(claim, "control/noisy-gd", "control/noisygd", 1)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = run(bin, "claims", out)
+	if code != 2 || !strings.Contains(stderr, `claims[0].method: unknown method "control/noisygd" (the spec runs: alphaSplit/objective-perturbation, alphaSplit/noisy-gd,`) ||
+		!strings.Contains(stderr, `did you mean "control/noisy-gd"?`) {
+		t.Errorf("claim on an unknown label: exit %d\n%s", code, stderr)
 	}
 	rows, summary, m := readRun(t, filepath.Join(out, "ext-noisygd", "quick-seed2024"))
 	header := strings.SplitN(string(rows), "\n", 2)[0]

@@ -107,7 +107,7 @@ func init() {
 		{"report", "report OUT", "write OUT/report/index.html and report.md: claims, paper vs ours, figures, ledger, provenance",
 			"OUT\ta folder holding runs (e.g. the --out of reproduce)", cmdReport},
 		{"claims", "claims RUN_DIR...", "re-decide finished runs' claims against their specs' current [[claims]] (rewrites claims.csv; no unit recomputed)",
-			"RUN_DIR\ta run folder, or a folder holding runs", cmdClaims},
+			"RUN_DIR\ta run folder, or a folder holding runs (from any folder: a run's spec is the file its manifest names)", cmdClaims},
 		{"list", "list [flags]", "the specs, and the state of each dataset's files", "", cmdList},
 		{"data fetch", "data fetch [NAME...] [flags]", "download the real data files, verify SHA-256",
 			"NAME\tdatasets to fetch (default: all)", cmdDataFetch},

@@ -68,10 +68,14 @@ type FileDigest struct {
 
 // SpecInfo identifies the spec of a run.
 type SpecInfo struct {
-	ID         string `json:"id"`
-	Title      string `json:"title"`
-	Paper      string `json:"paper"`
-	Kind       string `json:"kind"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Paper string `json:"paper"`
+	Kind  string `json:"kind"`
+	// File is the spec file's absolute path, or
+	// "builtin:experiments/ID.toml" for a built-in spec (older builds
+	// wrote the path as given, possibly relative); FileSHA256 the SHA-256
+	// of its bytes when the run loaded it.
 	File       string `json:"file"`
 	FileSHA256 string `json:"file_sha256"`
 	Hash       string `json:"resolved_sha256"`

@@ -17,6 +17,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -540,7 +541,9 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
 	}
 	if spec.Source != nil {
-		m.Spec.File, m.Spec.FileSHA256 = spec.Source.Path, spec.Source.SHA256
+		// The absolute path where there is one, so that the spec is
+		// found again from any folder (dprepro claims).
+		m.Spec.File, m.Spec.FileSHA256 = cmp.Or(spec.Source.Abs, spec.Source.Path), spec.Source.SHA256
 	}
 	var versions map[string]string
 	if v, ok := exp.(Versioner); ok {
