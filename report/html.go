@@ -372,12 +372,12 @@ and <span class="v missing">missing</span> when the run has none of its cells, w
 {{define "value"}}{{if eq .Rule "match"}}ours <b>{{num .Cell.Ours}}</b> [{{num .Cell.Low}}, {{num .Cell.High}}] vs paper {{num .Cell.Paper}}{{else if or (eq .Rule "greater") (eq .Rule "less")}}difference <b>{{num .Cell.Ours}}</b> [{{num .Cell.Low}}, {{num .Cell.High}}]{{else}}<b>{{num .Cell.Ours}}</b> [{{num .Cell.Low}}, {{num .Cell.High}}]{{end}}{{end}}
 {{define "claims"}}<div class="wrap"><table class="full fixed">
 <colgroup><col style="width: 9%"><col style="width: 20%"><col style="width: 33%"><col style="width: 17%"><col style="width: 21%"></colgroup>
-<thead><tr><th>verdict</th><th>claim</th><th>statement</th><th>at each {{with (index . 0).Run.XName}}{{.}}{{else}}x{{end}}</th><th>why not held</th></tr></thead><tbody>
+<thead><tr><th>verdict</th><th>claim</th><th>statement</th><th>at each {{with (index . 0).Run.XName}}{{.}}{{else}}x{{end}}</th><th>why not held, or not run</th></tr></thead><tbody>
 {{range .}}<tr id="{{.HTMLID}}"><td><span class="v {{vclass .Verdict}}">{{.Verdict}}</span></td>
 <td><code>{{.ID}}</code><br><span class="small muted">{{.Source}} · {{.Rule}} · {{.Method}} · {{.Metric}}</span></td>
 <td class="statement small">{{.Statement}}</td>
 <td class="xs">{{$c := .}}{{range .Cells}}{{if ne .Verdict "missing"}}<span class="x {{vclass .Verdict}}" title="{{cellTitle . $c.Rule}}">{{xval .X}}</span>{{end}}{{end}}{{with .At "missing"}} <span class="x missing" title="{{xlist .}}: {{$c.MissingWhy}}">{{if eq (len .) (len $c.Cells)}}none of {{len .}} run{{else}}+{{len .}} not run{{end}}</span>{{end}}</td>
-<td>{{if eq .Verdict "not held"}}{{template "analysis" .}}{{else if eq .Verdict "missing"}}<span class="small">{{.MissingWhy}}</span>{{else}}<span class="muted small">—</span>{{end}}</td></tr>
+<td>{{if eq .Verdict "not held"}}{{template "analysis" .}}{{else if .At "missing"}}<span class="small">{{.MissingWhy}}</span>{{else}}<span class="muted small">—</span>{{end}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 {{define "figure"}}<figure{{if .Wide}} class="wide"{{end}}><a href="{{.Src}}"><img src="{{.Src}}" alt="{{.Caption}}" width="{{.Width}}" height="{{.Height}}"></a><figcaption>{{.Caption}}</figcaption></figure>{{end}}
 {{define "run"}}{{$run := .}}{{$m := .Manifest}}

@@ -225,14 +225,14 @@ func writeRunMD(b *strings.Builder, run *Run) {
 	if len(run.Claims) == 0 {
 		p("No claims of the paper are transcribed for this spec.\n\n")
 	} else {
-		p("#### Claims\n\n| verdict | claim | statement | at each %s | why not held |\n|---|---|---|---|---|\n", x)
+		p("#### Claims\n\n| verdict | claim | statement | at each %s | why not held, or not run |\n|---|---|---|---|---|\n", x)
 		for _, c := range run.Claims {
 			why := "—"
-			switch c.Verdict {
-			case claims.NotHeld:
+			switch {
+			case c.Verdict == claims.NotHeld:
 				why = analysisMD(c)
-			case claims.Missing:
-				why = cell(c.MissingWhy())
+			case len(c.At(claims.Missing)) > 0: // wholly or at some x
+				why = "⬜ " + cell(c.MissingWhy())
 			}
 			p("| %s %s | `%s` (%s; %s) | %s | %s | %s |\n", mark[c.Verdict], c.Verdict, c.ID, cell(c.Source), c.Rule, cell(c.Statement), atEach(c), why)
 		}
