@@ -185,7 +185,7 @@ type LedgerCharge struct {
 	// charge books, that claim in words beside the booking: a claim
 	// below the level the harness handed the method is booked at the
 	// level (what the protocol spends), one above it as claimed, e.g.
-	// "learner X returned ε=0.02, below its level of ε=2, in 20 of 20
+	// "learner X returned ε=0.02 below its level of ε=2 in 20 of 20
 	// rows; booked at the level". Empty when claim and booking agree.
 	Claimed string `json:"claimed,omitempty"`
 	// DeclaredBy names the method whose word the charge's guarantee is,

@@ -403,7 +403,7 @@ func (c *classifierCandidates) status() string {
 		parts = append(parts, fmt.Sprintf("%s (%d of %d fits over their level)", c.overNote, c.over, c.fits))
 	}
 	if c.under > 0 {
-		parts = append(parts, fmt.Sprintf("%s (%d of %d fits below their level, booked at it)", c.underNote, c.under, c.fits))
+		parts = append(parts, fmt.Sprintf("%s (%d of %d fits below their level)", c.underNote, c.under, c.fits))
 	}
 	return RowStatus(parts...)
 }

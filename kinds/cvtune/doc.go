@@ -55,7 +55,7 @@
 // status ("learner NAME returned … for a level of …"), the manifest's
 // warnings and stderr ([Experiment.RowWarnings]); one below it (ε = 0
 // for a private level, a fraction of the ε handed) is flagged alike
-// ("learner NAME returned …, below its level of …") and booked at the
+// ("learner NAME returned … below its level of …") and booked at the
 // level, which is what the selector's theorem charges the fit; the
 // ledger's training charge shows the learner's claim beside what it
 // books. One that cannot be compared with a level (not private, ex-post,

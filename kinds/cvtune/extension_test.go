@@ -797,9 +797,9 @@ func TestLearner_UnderLevel(t *testing.T) {
 	for _, c := range []struct {
 		method, learner, status string
 	}{
-		{"random", "hundredth", "warning: learner hundredth returned ε=0.02, below its level of ε=2 (1 of 1 fits below their level, booked at it)"},
-		{"alphaSplit", "hundredth", "warning: learner hundredth returned ε=0.006666666666666666, below its level of ε=0.6666666666666666 (3 of 3 fits below their level, booked at it)"},
-		{"random", "zero", "warning: learner zero returned ε=0, below its level of ε=2 (1 of 1 fits below their level, booked at it)"},
+		{"random", "hundredth", "warning: learner hundredth returned ε=0.02 below its level of ε=2 (1 of 1 fits below their level)"},
+		{"alphaSplit", "hundredth", "warning: learner hundredth returned ε=0.006666666666666666 below its level of ε=0.6666666666666666 (3 of 3 fits below their level)"},
+		{"random", "zero", "warning: learner zero returned ε=0 below its level of ε=2 (1 of 1 fits below their level)"},
 		{"alphaSplit", "exact", "ok"},
 	} {
 		rows, err := runner.RunKey(context.Background(), e, fmt.Sprintf("magic/alpha=2/%s/%s/rep=1/fold=1", c.method, c.learner))
@@ -835,7 +835,7 @@ func TestLearner_UnderLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "method random/hundredth: 4 of 4 rows have fits below their level, e.g. learner hundredth returned ε=0.02, below its level of ε=2 (1 of 1 fits below their level, booked at it); eps_*, delta_* and the ledger book the level, which is what the protocol spends"
+	const want = "method random/hundredth: 4 of 4 rows have fits below their level, e.g. learner hundredth returned ε=0.02 below its level of ε=2 (1 of 1 fits below their level); eps_*, delta_* and the ledger book the level, which is what the protocol spends"
 	if !slices.Contains(m.Warnings, want) {
 		t.Errorf("manifest warnings %q\nwant %q", m.Warnings, want)
 	}
@@ -846,7 +846,7 @@ func TestLearner_UnderLevel(t *testing.T) {
 		t.Fatalf("ledger %+v: want one training charge and the total booked at ε = 2", m.Ledger)
 	}
 	ch := m.Ledger[0].Components[0]
-	const claim = "learner hundredth returned ε=0.02, below its level of ε=2 in 4 of 4 rows; booked at the level"
+	const claim = "learner hundredth returned ε=0.02 below its level of ε=2 in 4 of 4 rows; booked at the level"
 	if float64(ch.Epsilon) != 2 || ch.Claimed != claim || ch.DeclaredBy != "hundredth" {
 		t.Errorf("training charge %+v\nwant ε = 2, claimed %q, declared by hundredth", ch, claim)
 	}
@@ -868,15 +868,15 @@ func TestCheckLevel(t *testing.T) {
 		wantErr     bool
 	}{
 		{"exact", privacy.EpsDP(1, ""), pure, false, false, "", privacy.EpsDP(1, ""), false},
-		{"below", privacy.EpsDP(0.5, ""), pure, false, true, "learner l returned ε=0.5, below its level of ε=1", privacy.EpsDP(1, ""), false},
-		{"zero", privacy.EpsDP(0, ""), pure, false, true, "learner l returned ε=0, below its level of ε=1", privacy.EpsDP(1, ""), false},
+		{"below", privacy.EpsDP(0.5, ""), pure, false, true, "learner l returned ε=0.5 below its level of ε=1", privacy.EpsDP(1, ""), false},
+		{"zero", privacy.EpsDP(0, ""), pure, false, true, "learner l returned ε=0 below its level of ε=1", privacy.EpsDP(1, ""), false},
 		{"rounding", privacy.EpsDP(1+1e-10, ""), pure, false, false, "", privacy.EpsDP(1+1e-10, ""), false},
 		{"rounding below", privacy.EpsDP(1-1e-10, ""), pure, false, false, "", privacy.EpsDP(1-1e-10, ""), false},
 		{"over by 1e-8", privacy.EpsDP(1+1e-8, ""), pure, true, false, "learner l returned ε=1.00000001 for a level of ε=1", privacy.EpsDP(1+1e-8, ""), false},
 		{"delta for a pure level", privacy.EpsDeltaDP(1, 1e-12, ""), pure, true, false, "learner l returned (ε=1, δ=1e-12) for a level of ε=1", privacy.EpsDeltaDP(1, 1e-12, ""), false},
 		{"delta within", privacy.EpsDeltaDP(1, 1e-5, ""), approx, false, false, "", privacy.EpsDeltaDP(1, 1e-5, ""), false},
 		{"delta over", privacy.EpsDeltaDP(1, 2e-5, ""), approx, true, false, "learner l returned (ε=1, δ=2e-05) for a level of (ε=1, δ=1e-05)", privacy.EpsDeltaDP(1, 2e-5, ""), false},
-		{"delta below", privacy.EpsDeltaDP(1, 1e-7, ""), approx, false, true, "learner l returned (ε=1, δ=1e-07), below its level of (ε=1, δ=1e-05)", privacy.EpsDeltaDP(1, 1e-5, ""), false},
+		{"delta below", privacy.EpsDeltaDP(1, 1e-7, ""), approx, false, true, "learner l returned (ε=1, δ=1e-07) below its level of (ε=1, δ=1e-05)", privacy.EpsDeltaDP(1, 1e-5, ""), false},
 		{"pure for an approx level", privacy.EpsDP(1, ""), approx, false, false, "", privacy.EpsDP(1, ""), false},
 		{"not private", privacy.NonPrivate(""), pure, false, false, "", privacy.Guarantee{}, true},
 		{"ex-post", privacy.ExPostEps(0.1, ""), pure, false, false, "", privacy.Guarantee{}, true},

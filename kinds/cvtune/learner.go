@@ -57,7 +57,7 @@ type LevelCheck struct {
 	Over, Under bool
 	// Note says so, for the row's status ([RowStatus]): "learner X
 	// returned ε=3 for a level of ε=2" (over) or "learner X returned
-	// ε=0.02, below its level of ε=2" (under); empty when the guarantee
+	// ε=0.02 below its level of ε=2" (under); empty when the guarantee
 	// meets the level.
 	Note string
 }
@@ -103,8 +103,8 @@ func CheckLevel(learner string, g privacy.Guarantee, level Level) (LevelCheck, e
 const (
 	statusWarning = "warning: "
 	statusSep     = "; "
-	overWords     = " for a level of "      // in a part that reports fits over their level
-	underWords    = ", below its level of " // in a part that reports fits below their level
+	overWords     = " for a level of "     // in a part that reports fits over their level
+	underWords    = " below its level of " // in a part that reports fits below their level
 )
 
 // RowStatus is the status column of a row with the warning parts parts
@@ -214,7 +214,7 @@ type Learner interface {
 	// (ε, δ) level). One above it is booked as returned (rows.csv, the
 	// ledger) and flagged: the row's status, the manifest's warnings and
 	// stderr say "learner NAME returned … for a level of …". One below it
-	// is flagged alike ("learner NAME returned …, below its level of …")
+	// is flagged alike ("learner NAME returned … below its level of …")
 	// and booked at the level, which is what the protocol spends
 	// ([CheckLevel]). A guarantee that cannot be checked against a level
 	// (not private, ex-post, ρ-zCDP) fails the unit, naming the learner.

@@ -40,7 +40,7 @@
 // level is booked as returned and flagged in the row's status ("learner
 // NAME returned … for a level of …") and the manifest's warnings
 // ([Experiment.RowWarnings]); one below it is flagged alike ("learner
-// NAME returned …, below its level of …") and booked at the level, which
+// NAME returned … below its level of …") and booked at the level, which
 // is what the protocol spends; one that cannot be compared with a level
 // (not private, ex-post) fails the unit; a ρ-zCDP guarantee is compared
 // as the (ε, δ) it implies at comparison.delta. The reference, handed

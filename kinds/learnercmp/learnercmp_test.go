@@ -431,7 +431,7 @@ func TestRun_UnderLevelAndZCDP(t *testing.T) {
 		eps := r.Float("epsilon")
 		switch r["learner"] {
 		case "fake-tenth":
-			want := fmt.Sprintf("warning: learner fake-tenth returned ε=%v, below its level of (ε=%v, δ=1e-06)", eps/10, eps)
+			want := fmt.Sprintf("warning: learner fake-tenth returned ε=%v below its level of (ε=%v, δ=1e-06)", eps/10, eps)
 			if r["status"] != want || r.Float("epsilon_spent") != eps || r.Float("delta_spent") != 0 {
 				t.Errorf("%s: status %q, spent (%v, %v); want %q, (%v, 0)", r["key"], r["status"], r["epsilon_spent"], r["delta_spent"], want, eps)
 			}
@@ -445,7 +445,7 @@ func TestRun_UnderLevelAndZCDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "method fake-tenth: 16 of 16 rows have fits below their level, e.g. learner fake-tenth returned ε=0.01, below its level of (ε=0.1, δ=1e-06); epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends"
+	const want = "method fake-tenth: 16 of 16 rows have fits below their level, e.g. learner fake-tenth returned ε=0.01 below its level of (ε=0.1, δ=1e-06); epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends"
 	if !slices.Contains(m.Warnings, want) {
 		t.Errorf("manifest warnings %q\nwant %q", m.Warnings, want)
 	}
@@ -461,7 +461,7 @@ func TestRun_UnderLevelAndZCDP(t *testing.T) {
 		c := le.Components[0]
 		switch le.Method {
 		case "fake-tenth":
-			const claim = "learner fake-tenth returned ε=1, below its level of (ε=10, δ=1e-06) in 8 of 8 fits; booked at the level"
+			const claim = "learner fake-tenth returned ε=1 below its level of (ε=10, δ=1e-06) in 8 of 8 fits; booked at the level"
 			if float64(c.Epsilon) != 10 || float64(le.Total.Epsilon) != 10 || c.Notion != "pure-dp" || c.Claimed != claim || c.DeclaredBy != "fake-tenth" {
 				t.Errorf("fake-tenth charge %+v, total %+v\nwant ε = 10 booked, claimed %q", c, le.Total, claim)
 			}
