@@ -589,6 +589,13 @@ func (e *Experiment) RowWarnings(rows []results.Row) []string {
 		"eps_*, delta_* and the ledger book the level, which is what the protocol spends")
 }
 
+// FigureMarks implements runner.FigureMarker: the points (dataset,
+// method label, α) whose rows report fits over their level
+// ([OverLevelMarks]), which the figures ring.
+func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
+	return OverLevelMarks(rows, "alpha"), OverLevelLabel
+}
+
 // Ledger implements runner.Experiment: for each method (label) and α, the
 // largest charge seen over the units.
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {

@@ -16,6 +16,7 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -136,6 +137,30 @@ func LevelNotes(status string) (over, under string) {
 	}
 	return over, under
 }
+
+// OverLevelMarks returns the figure points of rows that report fits over
+// their level ([LevelNotes]): one plots.Mark per (dataset, method label,
+// x), x read from the column xcol, in the rows' order. A kind that hands
+// learners a level returns them from runner.FigureMarker, so that its
+// figures ring the points whose x understates what their fits spent.
+func OverLevelMarks(rows []results.Row, xcol string) []plots.Mark {
+	var out []plots.Mark
+	seen := map[plots.Mark]bool{}
+	for _, r := range rows {
+		if over, _ := LevelNotes(r["status"]); over == "" {
+			continue
+		}
+		m := plots.Mark{Dataset: r["dataset"], Method: r["method"], X: r.Float(xcol)}
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// OverLevelLabel is the legend entry of the marks of [OverLevelMarks].
+const OverLevelLabel = "fits over their privacy level (booked as returned)"
 
 // LevelWarnings returns the manifest's warnings about fits whose
 // guarantee differs from their level, read back from the rows' status

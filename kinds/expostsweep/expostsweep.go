@@ -69,6 +69,7 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/runner/specdata"
@@ -603,6 +604,25 @@ func (e *Experiment) RowWarnings(rows []results.Row) []string {
 		}
 	}
 	return w
+}
+
+// FigureMarks implements runner.FigureMarker: the points (dataset,
+// method, α) whose rows report a release of the generator over the level
+// it was asked for, which the figures ring.
+func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
+	var out []plots.Mark
+	seen := map[plots.Mark]bool{}
+	for _, r := range rows {
+		if over, _ := levelNotes(r["status"]); over == "" {
+			continue
+		}
+		m := plots.Mark{Dataset: r["dataset"], Method: r["method"], X: r.Float("alpha")}
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out, "releases over their privacy level (booked as returned)"
 }
 
 func maxFloat(xs []float64) float64 {

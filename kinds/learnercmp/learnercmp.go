@@ -337,6 +337,13 @@ func (e *Experiment) RowWarnings(rows []results.Row) []string {
 		"epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends")
 }
 
+// FigureMarks implements runner.FigureMarker: the points (dataset,
+// learner, ε) whose rows report a fit over its level
+// (cvtune.OverLevelMarks), which the figures ring.
+func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
+	return cvtune.OverLevelMarks(rows, "epsilon"), cvtune.OverLevelLabel
+}
+
 // fitted returns the learners a run fits: comparison.learners, then the
 // reference.
 func (e *Experiment) fitted() []cvtune.Learner {
