@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -770,6 +771,17 @@ func TestLearner_OverLevel(t *testing.T) {
 	}
 	if len(m.Ledger) != 1 || float64(m.Ledger[0].Total.Epsilon) != 3 || float64(m.Ledger[0].Components[0].Epsilon) != 3 {
 		t.Errorf("ledger %+v: want the training charge and the total booked at ε = 3", m.Ledger)
+	}
+	// The figures ring the points over their level and say, in the
+	// legend, the notion and whose word it is.
+	svg, err := os.ReadFile(filepath.Join(dir, "figures", "fig1a-auc.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"random/over-eps — pure ε-DP; declared by the method", OverLevelLabel} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("fig1a-auc.svg lacks %q", want)
+		}
 	}
 }
 
