@@ -62,8 +62,10 @@
 // ε₃ sweep (Tables 5 and 6) has one VI per model, reported at every x. Every
 // step draws from its own stream keyed by (seed, dataset, x, model,
 // replicate, step) — for a VI fit (seed, dataset, n, d, ε₁, model, fit,
-// step) — so results do not depend on the worker count, the block size or
-// which other methods are requested. Each method's variability interval
+// step) — so results do not depend on the worker count, the block size,
+// which other methods are requested, or whether a method is computed in
+// units of its own (an external method is, so that its worker's faults
+// fail its units only). Each method's variability interval
 // counts the non-converged fits of its own fits only.
 package cicoverage
 
