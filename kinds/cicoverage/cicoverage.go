@@ -571,6 +571,9 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // before a VI unit allocates room for all its fits
+	}
 	key := u.key
 	if u.vi {
 		return e.runVI(ctx, env, key, u)
