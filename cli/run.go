@@ -578,8 +578,13 @@ func ciFigures(dirs []string, spec *experiments.Spec, out string, seed int64, se
 		}
 		rows = append(rows, r...)
 	}
+	notions, err := ledgerNotions(dirs)
+	if err != nil {
+		return "", err
+	}
 	var figs []plots.FigureSpec
 	for _, fs := range cicoverage.PaperFigures() {
+		fs.Notions = notions
 		has := false
 		for _, r := range rows {
 			has = has || slices.Contains(fs.Methods, r.Method) && slices.Contains(fs.Metrics, r.Metric) && len(fs.PanelBy(r)) > 0
@@ -634,21 +639,45 @@ func afFigures(runs []afRun, out string, seed int64, secure bool) ([]string, err
 		}
 		var rows []results.SummaryRow
 		var exps []*expostsweep.Experiment
+		var runDirs []string
 		for _, r := range group {
 			rs, err := results.ReadSummaryCSV(filepath.Join(r.dir, "summary.csv"))
 			if err != nil {
 				return nil, err
 			}
-			rows, exps = append(rows, rs...), append(exps, r.exp)
+			rows, exps, runDirs = append(rows, rs...), append(exps, r.exp), append(runDirs, r.dir)
+		}
+		notions, err := ledgerNotions(runDirs)
+		if err != nil {
+			return nil, err
+		}
+		figs := expostsweep.PaperFigures(exps)
+		for i := range figs {
+			figs[i].Notions = notions
 		}
 		spec := exps[0].Spec()
 		dir := filepath.Join(out, "af17-figures", acrossName(spec.Profile, seed, secure), c)
-		if err := renderLocked(dir, expostsweep.PaperFigures(exps), spec, rows); err != nil {
+		if err := renderLocked(dir, figs, spec, rows); err != nil {
 			return nil, err
 		}
 		dirs = append(dirs, dir)
 	}
 	return dirs, nil
+}
+
+// ledgerNotions returns the privacy notion of each method of the runs in
+// dirs, from their manifests' ledgers (plots.LedgerNotions), for the
+// legends of figures drawn across runs.
+func ledgerNotions(dirs []string) (map[string]string, error) {
+	var ledger []results.LedgerEntry
+	for _, d := range dirs {
+		m, err := results.ReadManifestFS(os.DirFS(d), "manifest.json")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(d, "manifest.json"), err)
+		}
+		ledger = append(ledger, m.Ledger...)
+	}
+	return plots.LedgerNotions(ledger), nil
 }
 
 // renderLocked renders figs into dir under the folder's lock, their

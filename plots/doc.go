@@ -33,6 +33,17 @@
 // once per row of panels when all panels share it. [Measure] returns where
 // each panel's data area falls, for tests that labels leave it room.
 //
+// # What the numbers are, privacy-wise
+//
+// Each method's legend entry says the privacy notion of its points
+// ([FigureSpec.Notions]: "pure ε-DP", "(ε, δ)-DP, δ = …", "ρ-zCDP, ρ =
+// …", "ex-post ε", "not private"), and "declared by the method" for an
+// external or Go-extension method whose guarantee the harness does not
+// audit; the runner reads them off the run's privacy ledger
+// ([LedgerNotions]). Points whose fits returned more privacy loss than the
+// level on the x axis are ringed in black ([FigureSpec.Marks]), with one
+// legend entry for the rings.
+//
 // # Synthetic data
 //
 // A panel with any row whose DataSource is "synthetic" is titled

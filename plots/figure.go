@@ -152,6 +152,36 @@ type FigureSpec struct {
 	// (e.g. the non-private fit beside private learners). It must not be
 	// one of Methods.
 	Reference string
+	// Notions says what each method's numbers are, privacy-wise: the
+	// notion its points are stated under ("pure ε-DP", "(ε, δ)-DP, δ =
+	// 0.01", "ρ-zCDP, ρ = 0.1875", "ex-post ε", "not private"), and
+	// "declared by the method" for a method the harness does not audit
+	// (an external or Go-extension method). It is keyed by method and
+	// appended to the method's legend entries ("method — notion"; in a
+	// several-metric figure "method: metric — notion"), or with
+	// NotionsByPanel to the title of the panel whose key is the method (a
+	// figure whose panels are the methods and whose lines are something
+	// else). A method without an entry is labelled as it is. The runner
+	// fills Notions from the run's privacy ledger ([LedgerNotions]) when a
+	// kind leaves it nil.
+	Notions        map[string]string
+	NotionsByPanel bool
+	// Marks are points drawn with a distinct mark, a black ring around
+	// their marker, each named by its row's dataset, method (the method,
+	// not a several-metric label: every metric of the method is marked)
+	// and x. MarkLabel is the mark's legend entry; empty means "fits over
+	// their privacy level". The runner fills Marks for an experiment that
+	// implements runner.FigureMarker: the points whose fits returned more
+	// privacy loss than the level on the x axis.
+	Marks     []Mark
+	MarkLabel string
+}
+
+// Mark names a point of a figure to be marked (FigureSpec.Marks): the
+// summary row of Dataset, Method and X.
+type Mark struct {
+	Dataset, Method string
+	X               float64
 }
 
 // MaxJitterSpan caps the jitter: no point is moved by more than this
@@ -300,7 +330,8 @@ type point struct {
 	// interval is not finite or not ordered (no bar is drawn).
 	CILow, CIHigh float64
 	HasCI         bool
-	N             int // the row's N, for the caption
+	N             int  // the row's N, for the caption
+	Marked        bool // one of FigureSpec.Marks: drawn with a ring
 }
 
 // series is one method's line in one panel.
@@ -426,6 +457,11 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 		fig.Panels = append(fig.Panels, panelData{Dataset: key, Ref: math.NaN(), NotRun: true})
 	}
 
+	marked := make(map[Mark]bool, len(spec.Marks))
+	for _, m := range spec.Marks {
+		marked[m] = true
+	}
+
 	// Group by panel (order of first appearance), then by method.
 	cells := make(map[[2]string][]point) // (panel, method) → points
 	type cellKey struct {
@@ -480,7 +516,8 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 			if !finite(r.X) || !finite(r.Mean) || (spec.LogX && r.X <= 0) || (spec.LogY && r.Mean <= 0) {
 				continue // nothing drawable: a failed cell or outside the log axis
 			}
-			pt := point{X: r.X, XPlot: r.X, Mean: r.Mean, CILow: r.CILow, CIHigh: r.CIHigh, N: r.N}
+			pt := point{X: r.X, XPlot: r.X, Mean: r.Mean, CILow: r.CILow, CIHigh: r.CIHigh, N: r.N,
+				Marked: marked[Mark{Dataset: r.Dataset, Method: fig.Bases[methodIndex[r.Method]], X: r.X}]}
 			if spec.ErrorBars == "sd" {
 				pt.CILow, pt.CIHigh = r.Mean-r.SD, r.Mean+r.SD
 			}
@@ -645,6 +682,7 @@ type seriesParts struct {
 	Line   *plotter.Line
 	Points *plotter.Scatter
 	Bars   *plotter.YErrorBars // nil when no point has an interval
+	Marks  *plotter.Scatter    // the rings of its marked points; nil when none
 }
 
 // figure is a built figure: the plots and what was handed to them.
@@ -700,10 +738,41 @@ func Build(spec FigureSpec, rows []results.SummaryRow) ([]*plot.Plot, []string, 
 		p.Y.Label.Text = fig.yLabels[i]
 		for j, s := range fig.data.Panels[i].Series {
 			sp := fig.parts[i][j]
-			p.Legend.Add(s.Method, sp.Line, sp.Points)
+			p.Legend.Add(legendName(spec, fig.data, s.Index), sp.Line, sp.Points)
 		}
 	}
 	return fig.panels, names, nil
+}
+
+// legendName is the legend entry of method i of data: its label, and the
+// notion of its method from spec.Notions ("label — notion") unless the
+// notions go to the panels' titles.
+func legendName(spec FigureSpec, data figureData, i int) string {
+	name := data.Methods[i]
+	if n := spec.Notions[data.Bases[i]]; n != "" && !spec.NotionsByPanel {
+		name += " — " + n
+	}
+	return name
+}
+
+// markGlyph is the ring drawn around a marked point (FigureSpec.Marks):
+// black, larger than any marker, so that it reads whatever the method's
+// colour and marker.
+func markGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6.5), Shape: thickRing{}}
+}
+
+// thickRing is a ring glyph drawn with a 1.6 pt line.
+type thickRing struct{}
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (thickRing) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.6)})
+	var p vg.Path
+	p.Move(vg.Point{X: pt.X + sty.Radius, Y: pt.Y})
+	p.Arc(pt, sty.Radius, 0, 2*math.Pi)
+	p.Close()
+	c.Stroke(p)
 }
 
 // Colors of the figure. Dark colors stay legible with thin error bars.
@@ -739,15 +808,20 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 		refs      = make([]*hLine, len(spec.RefLines))
 		refMethod *hLine // the Reference method's line
 		refDiag   *diagLine
+		markThumb *plotter.Scatter // the first rings drawn, for the legend
 	)
 	for pi, pd := range data.Panels {
 		p := plot.New()
-		p.Title.Text = pd.Dataset
+		title := pd.Dataset
+		if n := spec.Notions[pd.Dataset]; n != "" && spec.NotionsByPanel {
+			title += " — " + n
+		}
+		p.Title.Text = title
 		switch {
 		case pd.NotRun:
-			p.Title.Text = pd.Dataset + "\n(not run)"
+			p.Title.Text = title + "\n(not run)"
 		case pd.Synthetic:
-			p.Title.Text = pd.Dataset + "\n" + SyntheticLabel
+			p.Title.Text = title + "\n" + SyntheticLabel
 			p.Title.TextStyle.Color = syntheticColor
 		}
 		p.X.Label.Text = data.XLabel
@@ -773,6 +847,12 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 				p.Add(sp.Bars)
 			}
 			p.Add(sp.Line, sp.Points)
+			if sp.Marks != nil {
+				p.Add(sp.Marks)
+				if markThumb == nil {
+					markThumb = sp.Marks
+				}
+			}
 			parts = append(parts, sp)
 			if drawn[s.Index] == nil {
 				drawn[s.Index] = &sp
@@ -827,8 +907,11 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	}
 	for i, sp := range drawn {
 		if sp != nil {
-			fig.legend = append(fig.legend, legendEntry{data.Methods[i], []plot.Thumbnailer{sp.Line, sp.Points}})
+			fig.legend = append(fig.legend, legendEntry{legendName(spec, data, i), []plot.Thumbnailer{sp.Line, sp.Points}})
 		}
+	}
+	if markThumb != nil {
+		fig.legend = append(fig.legend, legendEntry{cmp.Or(spec.MarkLabel, "fits over their privacy level"), []plot.Thumbnailer{markThumb}})
 	}
 	if refMethod != nil {
 		fig.legend = append(fig.legend, legendEntry{spec.Reference + " (reference)", []plot.Thumbnailer{refMethod}})
@@ -948,6 +1031,20 @@ func newSeriesParts(s series, st Style) (seriesParts, error) {
 	pts.Shape = st.Shape
 	pts.Radius = vg.Points(3)
 	sp := seriesParts{Line: line, Points: pts}
+	var marked plotter.XYs
+	for i, p := range s.Points {
+		if p.Marked {
+			marked = append(marked, xys[i])
+		}
+	}
+	if len(marked) > 0 {
+		rings, err := plotter.NewScatter(marked)
+		if err != nil {
+			return seriesParts{}, err
+		}
+		rings.GlyphStyle = markGlyph()
+		sp.Marks = rings
+	}
 	if len(bars) > 0 {
 		eb, err := plotter.NewYErrorBars(bars)
 		if err != nil {

@@ -86,6 +86,9 @@ func guarantee(notion string, eps, delta results.Float, rho *results.Float, priv
 	}
 	e := float64(eps)
 	switch {
+	case rho != nil && notion == "approx-dp":
+		// A ρ-zCDP claim booked as the (ε, δ) it implies: both.
+		return fmt.Sprintf("(ε = %s, δ = %s) from ρ = %s (zCDP)", num(e), num(float64(delta)), num(float64(*rho)))
 	case rho != nil:
 		return "ρ = " + num(float64(*rho)) + " (zCDP)"
 	case float64(delta) > 0:
@@ -102,6 +105,20 @@ func totalOf(g results.PrivacyGuarantee) string {
 
 func chargeOf(c results.LedgerCharge) string {
 	return guarantee(c.Notion, c.Epsilon, c.Delta, c.Rho, c.Private)
+}
+
+// chargeNotes says, after a charge, whose word its guarantee is and what
+// the method claimed where that differs from what is booked; "" when
+// neither applies.
+func chargeNotes(c results.LedgerCharge) string {
+	var s []string
+	if c.DeclaredBy != "" {
+		s = append(s, "declared by the method "+c.DeclaredBy+", not checked by the harness")
+	}
+	if c.Claimed != "" {
+		s = append(s, "claimed: "+c.Claimed)
+	}
+	return strings.Join(s, "; ")
 }
 
 // standIn reports whether a dataset replaced a real file with a
@@ -184,7 +201,7 @@ func buildsOf(r *Report) []string {
 
 var funcs = template.FuncMap{
 	"num": num, "xval": xval, "xlist": xlist, "vclass": vclass, "cellTitle": cellTitle,
-	"total": totalOf, "charge": chargeOf, "standIn": standIn, "short": short,
+	"total": totalOf, "charge": chargeOf, "chargeNotes": chargeNotes, "standIn": standIn, "short": short,
 	"analysisID": htmlID,
 	"verdicts":   func() []string { return verdictOrder },
 	"count":      countOf,
@@ -286,6 +303,7 @@ table.fixed code { font-size: 12px; }
 .at { margin-bottom: 3px; }
 .nowrap, td.nw { white-space: nowrap; }
 .warn { background:var(--inc-bg); border-left: 4px solid #d4a72c; padding: 6px 10px; margin: 8px 0; }
+.claim { color:#7d4e00; font-style: italic; }
 .disclaimer { background:#f6f8fa; border-left: 4px solid var(--line); padding: 6px 10px; font-size: 13.5px; }
 .figs { display:grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 12px; margin: 8px 0; }
 figure { margin:0; border:1px solid var(--line); border-radius: 6px; padding: 6px; background:#fff; min-width: 0; }
@@ -406,7 +424,7 @@ and <span class="v missing">missing</span> when the run has none of its cells, w
 {{if $m.Ledger}}<div class="wrap"><table class="full small">
 <thead><tr><th>method</th><th>setting</th><th>total</th><th>charges</th><th>composition</th></tr></thead><tbody>
 {{range $m.Ledger}}<tr><td><code>{{.Method}}</code></td><td>{{.Setting}}</td><td>{{total .Total}}</td>
-<td>{{range .Components}}<div><b>{{.Part}}</b> ({{.Data}}): {{charge .}} — {{.Release}}</div>{{end}}</td><td>{{.Rule}}</td></tr>
+<td>{{range .Components}}<div><b>{{.Part}}</b> ({{.Data}}): {{charge .}} — {{.Release}}{{with chargeNotes .}} <span class="claim">({{.}})</span>{{end}}</div>{{end}}</td><td>{{.Rule}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p class="small muted">This run releases nothing private (its manifest has no ledger).</p>{{end}}
 </details>
 <details><summary>Provenance</summary>

@@ -287,7 +287,11 @@ func writeRunMD(b *strings.Builder, run *Run) {
 		for _, e := range m.Ledger {
 			var cs []string
 			for _, c := range e.Components {
-				cs = append(cs, fmt.Sprintf("%s (%s): %s — %s", c.Part, c.Data, chargeOf(c), c.Release))
+				ch := fmt.Sprintf("%s (%s): %s — %s", c.Part, c.Data, chargeOf(c), c.Release)
+				if n := chargeNotes(c); n != "" {
+					ch += " (" + n + ")"
+				}
+				cs = append(cs, ch)
 			}
 			p("| `%s` | %s | %s | %s | %s |\n", e.Method, cell(e.Setting), totalOf(e.Total), cell(strings.Join(cs, "; ")), cell(e.Rule))
 		}

@@ -179,9 +179,24 @@ type LedgerCharge struct {
 	// a δ (see Rho); "inf" for a step that is not private.
 	Epsilon Float `json:"epsilon"`
 	Delta   Float `json:"delta"`
-	// Rho is the ρ of a ρ-zCDP charge, absent for every other notion.
+	// Rho is the ρ of a ρ-zCDP charge. It is absent for every other
+	// notion, except an (ε, δ) charge booked for a method's ρ-zCDP claim
+	// (the learner-comparison kind states such a claim as (ε, δ) at its
+	// δ to check it against an (ε, δ) level): Rho is then the claim's ρ.
 	Rho     *Float `json:"rho,omitempty"`
 	Private bool   `json:"private"` // false for a non-private step (Control)
+	// Claimed is, where a method's own claim differs from what the
+	// charge books, that claim in words beside the booking: a claim
+	// below the level the harness handed the method is booked at the
+	// level (what the protocol spends), one above it as claimed, e.g.
+	// "learner X returned ε=0.02 below its level of ε=2 in 20 of 20
+	// rows; booked at the level". Empty when claim and booking agree.
+	Claimed string `json:"claimed,omitempty"`
+	// DeclaredBy names the method whose word the charge's guarantee is,
+	// when the harness does not audit it: a method served by an external
+	// command ([[methods]]) or a Go extension registered by a user's
+	// module. Empty for the built-in methods.
+	DeclaredBy string `json:"declared_by,omitempty"`
 }
 
 // PrivacyGuarantee is a composed guarantee: (ε, δ), or ρ for ρ-zCDP, in

@@ -80,6 +80,16 @@ type RowWarner interface {
 	RowWarnings(rows []results.Row) []string
 }
 
+// FigureMarker is implemented by experiments whose figures mark points
+// that only the rows show to be special: Run draws the points it returns
+// with a distinct mark (plots.FigureSpec.Marks) in every figure of the
+// run, labelled label in the legend — for a kind that hands methods a
+// privacy level, the points whose fits returned more than the level on
+// the x axis.
+type FigureMarker interface {
+	FigureMarks(rows []results.Row) (marks []plots.Mark, label string)
+}
+
 // Tabler is implemented by experiments that also write tables laid out
 // like the paper's (e.g. one row per method, one column per swept value).
 // They are computed from the summary only and written under tables/.
@@ -496,8 +506,22 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		outputs = append(outputs, "claims.csv")
 	}
 	figDir := filepath.Join(dir, "figures")
+	ledger := exp.Ledger(rows)
+	var marks []plots.Mark
+	var markLabel string
+	if fm, ok := exp.(FigureMarker); ok {
+		marks, markLabel = fm.FigureMarks(rows)
+	}
 	for _, fs := range exp.Figures() {
 		fs.Caption = FigureCaption(spec, fs.Caption)
+		if fs.Notions == nil {
+			// What each curve's numbers are: its privacy notion, from
+			// the ledger the manifest records.
+			fs.Notions = plots.LedgerNotions(ledger)
+		}
+		if fs.Marks == nil && len(marks) > 0 {
+			fs.Marks, fs.MarkLabel = marks, markLabel
+		}
 		if err := plots.Render(figDir, fs, summary); err != nil {
 			return fmt.Errorf("runner: figure %s: %w", fs.Name, err)
 		}
@@ -536,7 +560,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		},
 		Seed: spec.Seed, Profile: spec.Profile, Workers: workers,
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
-		Units: counts, Datasets: exp.Datasets(), Ledger: exp.Ledger(rows),
+		Units: counts, Datasets: exp.Datasets(), Ledger: ledger,
 		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: append(exp.Warnings(), rowWarnings...),
 		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
 	}

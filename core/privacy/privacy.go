@@ -219,3 +219,59 @@ func Compose(rule Rule, covers string, gs ...Guarantee) (Guarantee, error) {
 	}
 	return out, nil
 }
+
+// Versus is how a release's claimed guarantee compares with the level it
+// was asked for; see [CompareLevel].
+type Versus struct {
+	// Booked is what an account books for the release: the larger of the
+	// claim and the level, ε and δ each. The level is what the protocol
+	// spends (it handed the release that much), so a claim below it is
+	// booked at the level; a claim above it is booked as claimed. A pure
+	// claim keeps δ = 0 (it holds at every δ of the level); an
+	// approximate claim's δ is raised to the level's. Booked covers what
+	// the claim covers.
+	Booked Guarantee
+	// Over reports a claim above the level: ε or δ larger than the
+	// level's beyond the tolerance.
+	Over bool
+	// Under reports a claim below the level: ε smaller than the level's
+	// beyond the tolerance, or (for an approximate claim, which states a
+	// δ of its own) δ smaller than a level's δ > 0.
+	Under bool
+}
+
+// Differs reports whether the claim differs from the level (over or under
+// it).
+func (v Versus) Differs() bool { return v.Over || v.Under }
+
+// CompareLevel compares the pure or approximate guarantee claim that a
+// release states with the level (ε, δ) it was asked for, up to a relative
+// tol (which absorbs the rounding of a method that recomputes its ε, e.g.
+// ε/k summed k times). A harness that hands a method a level knows what
+// it asked for: a claim above it overspends, and one below it (ε = 0 for a
+// private level, ε/100 of the ε asked) is a claim the protocol does not
+// keep — the release was handed the level and the accounting of the
+// protocol (Chaudhuri & Vinterbo 2013, Theorem 5; Ligett et al. 2017,
+// Theorem A.2) charges it — so both are reported and the larger is
+// booked (Versus.Booked). The claim must be a valid Pure or Approx
+// guarantee and levelEpsilon finite and > 0, levelDelta in [0, 1); it
+// panics otherwise (the callers check the notion first).
+func CompareLevel(claim Guarantee, levelEpsilon, levelDelta, tol float64) Versus {
+	if claim.Notion != Pure && claim.Notion != Approx {
+		panic(fmt.Sprintf("privacy: CompareLevel: a %s claim has no (ε, δ) to compare", claim.Notion))
+	}
+	if !(levelEpsilon > 0) || math.IsInf(levelEpsilon, 1) || !(levelDelta >= 0 && levelDelta < 1) {
+		panic(fmt.Sprintf("privacy: CompareLevel: level (ε=%v, δ=%v)", levelEpsilon, levelDelta))
+	}
+	v := Versus{Booked: claim}
+	v.Over = claim.Epsilon > levelEpsilon*(1+tol) || claim.Delta > levelDelta*(1+tol)
+	v.Under = claim.Epsilon < levelEpsilon*(1-tol) ||
+		claim.Notion == Approx && levelDelta > 0 && claim.Delta < levelDelta*(1-tol)
+	if v.Under {
+		v.Booked.Epsilon = math.Max(claim.Epsilon, levelEpsilon)
+		if claim.Notion == Approx {
+			v.Booked.Delta = math.Max(claim.Delta, levelDelta)
+		}
+	}
+	return v
+}

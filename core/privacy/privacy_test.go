@@ -47,3 +47,52 @@ func TestToApprox(t *testing.T) {
 		t.Errorf("got %+v, want ε=%v", g, want)
 	}
 }
+
+// TestCompareLevel compares claims with the level (ε = 1, δ as given) at
+// the tolerance's edges (relative 1e-9), both ways, and checks what is
+// booked: the larger of claim and level.
+func TestCompareLevel(t *testing.T) {
+	const tol = 1e-9
+	for _, c := range []struct {
+		name        string
+		claim       Guarantee
+		delta       float64
+		over, under bool
+		booked      Guarantee
+	}{
+		{"exact", EpsDP(1, ""), 0, false, false, EpsDP(1, "")},
+		{"rounding above", EpsDP(1+1e-10, ""), 0, false, false, EpsDP(1+1e-10, "")},
+		{"rounding below", EpsDP(1-1e-10, ""), 0, false, false, EpsDP(1-1e-10, "")},
+		{"over by 1e-8", EpsDP(1+1e-8, ""), 0, true, false, EpsDP(1+1e-8, "")},
+		{"under by 1e-8", EpsDP(1-1e-8, ""), 0, false, true, EpsDP(1, "")},
+		{"zero for a private level", EpsDP(0, ""), 0, false, true, EpsDP(1, "")},
+		{"a hundredth", EpsDP(0.01, ""), 0, false, true, EpsDP(1, "")},
+		{"delta for a pure level", EpsDeltaDP(1, 1e-12, ""), 0, true, false, EpsDeltaDP(1, 1e-12, "")},
+		{"delta within", EpsDeltaDP(1, 1e-5, ""), 1e-5, false, false, EpsDeltaDP(1, 1e-5, "")},
+		{"delta over", EpsDeltaDP(1, 2e-5, ""), 1e-5, true, false, EpsDeltaDP(1, 2e-5, "")},
+		{"delta under", EpsDeltaDP(1, 1e-7, ""), 1e-5, false, true, EpsDeltaDP(1, 1e-5, "")},
+		{"pure for an approx level", EpsDP(1, ""), 1e-5, false, false, EpsDP(1, "")},
+		{"pure and under for an approx level", EpsDP(0.5, ""), 1e-5, false, true, EpsDP(1, "")},
+		{"epsilon under, delta over", EpsDeltaDP(0.5, 2e-5, ""), 1e-5, true, true, EpsDeltaDP(1, 2e-5, "")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := CompareLevel(c.claim, 1, c.delta, tol)
+			if v.Over != c.over || v.Under != c.under || v.Differs() != (c.over || c.under) {
+				t.Errorf("over %v, under %v; want %v, %v", v.Over, v.Under, c.over, c.under)
+			}
+			if b := v.Booked; b.Notion != c.booked.Notion || b.Epsilon != c.booked.Epsilon || b.Delta != c.booked.Delta {
+				t.Errorf("booked %+v, want %+v", b, c.booked)
+			}
+		})
+	}
+	for _, bad := range []Guarantee{NonPrivate(""), ExPostEps(1, ""), Rho(0.5, "")} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("CompareLevel(%v) did not panic", bad)
+				}
+			}()
+			CompareLevel(bad, 1, 0, tol)
+		}()
+	}
+}

@@ -62,8 +62,10 @@
 // ε₃ sweep (Tables 5 and 6) has one VI per model, reported at every x. Every
 // step draws from its own stream keyed by (seed, dataset, x, model,
 // replicate, step) — for a VI fit (seed, dataset, n, d, ε₁, model, fit,
-// step) — so results do not depend on the worker count, the block size or
-// which other methods are requested. Each method's variability interval
+// step) — so results do not depend on the worker count, the block size,
+// which other methods are requested, or whether a method is computed in
+// units of its own (an external method is, so that its worker's faults
+// fail its units only). Each method's variability interval
 // counts the non-converged fits of its own fits only.
 package cicoverage
 
@@ -143,6 +145,7 @@ type unit struct {
 	key    string // the unit key (runner.Unit)
 	pt     int
 	model  dpci.Model
+	ms     []int // the methods computed (indices in Experiment.methods), in the spec's order
 	vi     bool
 	group  []int // VI units: the points served, pt first
 	lo, hi int   // coverage replicates [lo, hi), 0-based
@@ -235,21 +238,26 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			e.points = append(e.points, pt)
 			xs := results.FormatFloat(x)
 			for _, model := range e.models {
+				groups := e.unitGroups(model)
 				for lo := 0; lo < ci.Replicates; lo += ci.BlockSize {
 					hi := min(lo+ci.BlockSize, ci.Replicates)
-					key := fmt.Sprintf("%s/%s=%s/%s/ci/rep=%d-%d", name, ci.Sweep, xs, model, lo+1, hi)
-					e.units = append(e.units, key)
-					e.byKey[key] = unit{pt: pi, model: model, lo: lo, hi: hi}
+					for _, g := range groups {
+						key := fmt.Sprintf("%s/%s=%s/%s/ci/rep=%d-%d%s", name, ci.Sweep, xs, model, lo+1, hi, g.suffix)
+						e.units = append(e.units, key)
+						e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, lo: lo, hi: hi}
+					}
 				}
 				// One VI unit per distinct viKey: an ε₂ or ε₃ sweep has one.
-				key := fmt.Sprintf("%s/vi/%s/%s", name, pt.viKey, model)
-				if u, ok := e.byKey[key]; ok {
-					u.group = append(u.group, pi)
-					e.byKey[key] = u
-					continue
+				for _, g := range groups {
+					key := fmt.Sprintf("%s/vi/%s/%s%s", name, pt.viKey, model, g.suffix)
+					if u, ok := e.byKey[key]; ok {
+						u.group = append(u.group, pi)
+						e.byKey[key] = u
+						continue
+					}
+					e.units = append(e.units, key)
+					e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, vi: true, group: []int{pi}}
 				}
-				e.units = append(e.units, key)
-				e.byKey[key] = unit{pt: pi, model: model, vi: true, group: []int{pi}}
 			}
 		}
 	}
@@ -563,6 +571,9 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // before a VI unit allocates room for all its fits
+	}
 	key := u.key
 	if u.vi {
 		return e.runVI(ctx, env, key, u)
@@ -578,6 +589,40 @@ func (e *Experiment) sel(model dpci.Model) []int {
 		if m.Attributes().Model == model {
 			out = append(out, i)
 		}
+	}
+	return out
+}
+
+// unitGroup is a set of methods of one model computed by one unit, and
+// the suffix of the units' keys ("" for the in-process methods).
+type unitGroup struct {
+	ms     []int
+	suffix string
+}
+
+// unitGroups splits the methods of model into the groups that units
+// compute: the in-process methods (built-in or registered) together, as
+// the paper's share each replicate's fits, and each external method
+// ([ExternalMethod]) in units of its own, keyed "…/<name>", so that a
+// fault of its worker (a reply the harness refuses) fails that method's
+// units and not the others' (whose rows are checkpointed). The draws do
+// not depend on the grouping: every stream is keyed by the replicate and
+// step, not by the unit. Groups come in the order of their first method
+// in the spec, so rows (and the summary) keep the spec's method order
+// where the external methods come first or last.
+func (e *Experiment) unitGroups(model dpci.Model) []unitGroup {
+	var out []unitGroup
+	in := -1 // the index in out of the in-process group
+	for _, i := range e.sel(model) {
+		if m, ok := e.methods[i].(*ExternalMethod); ok {
+			out = append(out, unitGroup{ms: []int{i}, suffix: "/" + m.Name()})
+			continue
+		}
+		if in < 0 {
+			in = len(out)
+			out = append(out, unitGroup{})
+		}
+		out[in].ms = append(out[in].ms, i)
 	}
 	return out
 }
@@ -602,7 +647,7 @@ func streams(stream func(step string) *rand.Rand) Streams {
 func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
-	ms := e.sel(u.model)
+	ms := u.ms
 	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
 	rs := newResampler(pt.data, e.usesRecords(ms))
 	var out []results.Row
@@ -646,7 +691,7 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 	ci := e.spec.ConfidenceIntervals
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
-	ms := e.sel(u.model)
+	ms := u.ms
 	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
 	rs := newResampler(pt.data, e.usesRecords(ms))
 	dim := len(theta0)
@@ -1150,15 +1195,19 @@ func (e *Experiment) Warnings() []string {
 // ([privacy.Compose]), each with its notion (results.NewCharge): a zCDP
 // charge or total is recorded as its ρ (rho; epsilon "nan"), not converted
 // ([privacy.Guarantee.ToApprox] converts it to (ε, δ) at a δ of the
-// reader's choice).
+// reader's choice). A method that is not one of the paper's is named in
+// its charges' DeclaredBy ([DeclaredBy]).
 func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 	var out []results.LedgerEntry
 	for _, pt := range e.points {
 		for i, m := range e.methods {
 			c, total := pt.costs[i], pt.totals[i]
 			le := results.LedgerEntry{Method: m.Name(), Setting: fmt.Sprintf("dataset=%s %s=%s", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep, results.FormatFloat(pt.x))}
+			declared := DeclaredBy(m)
 			for _, ch := range c.Charges {
-				le.Components = append(le.Components, results.NewCharge(ch.Part, ch.Guarantee.Covers, "D", ch.Guarantee))
+				lc := results.NewCharge(ch.Part, ch.Guarantee.Covers, "D", ch.Guarantee)
+				lc.DeclaredBy = declared
+				le.Components = append(le.Components, lc)
 			}
 			le.Total = results.NewTotal(total)
 			le.Rule = c.Rule
@@ -1166,6 +1215,103 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 		}
 	}
 	return out
+}
+
+// RowWarnings implements runner.RowWarner: the methods that released no
+// interval where they were asked for one. For each method, in the spec's
+// order: when none of its coverage replicates released an interval (every
+// reply a status such as "not converged" or "epsilon-prime<=0"), that it
+// never did, with the statuses counted; otherwise the (dataset, x) cells
+// where it released none, if any; and the cells whose variability
+// interval was not computed (a fit that returned no θ̃). Their summary
+// rows are NaN with n = 0 and the tables say "no interval in N of N
+// replicates".
+func (e *Experiment) RowWarnings(rows []results.Row) []string {
+	type cell struct {
+		name     string // "dataset=…, n=…"
+		ci, none int    // coverage replicates, and those without an interval
+		statuses map[string]int
+		viFailed string // the VI's status when it was not computed
+	}
+	type tally struct {
+		cells []*cell
+		byKey map[string]*cell
+	}
+	byMethod := map[string]*tally{}
+	sweep := e.spec.ConfidenceIntervals.Sweep
+	for _, r := range rows {
+		t := byMethod[r["method"]]
+		if t == nil {
+			t = &tally{byKey: map[string]*cell{}}
+			byMethod[r["method"]] = t
+		}
+		k := r["dataset"] + "|" + r["x"]
+		c := t.byKey[k]
+		if c == nil {
+			c = &cell{name: fmt.Sprintf("dataset %s, %s = %s", r["dataset"], sweep, r["x"]), statuses: map[string]int{}}
+			t.byKey[k] = c
+			t.cells = append(t.cells, c)
+		}
+		switch r["row_type"] {
+		case "ci":
+			c.ci++
+			if math.IsNaN(r.Float("coverage")) {
+				c.none++
+				c.statuses[r["status"]]++
+			}
+		case "vi":
+			if math.IsNaN(r.Float("vi_length")) {
+				c.viFailed = r["status"]
+			}
+		}
+	}
+	counted := func(statuses map[string]int) string {
+		keys := make([]string, 0, len(statuses))
+		for s := range statuses {
+			keys = append(keys, s)
+		}
+		slices.Sort(keys)
+		var parts []string
+		for _, s := range keys {
+			parts = append(parts, fmt.Sprintf("%q ×%d", s, statuses[s]))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var w []string
+	for _, m := range e.methods {
+		t := byMethod[m.Name()]
+		if t == nil {
+			continue
+		}
+		all, inEmpty := map[string]int{}, map[string]int{}
+		var ci, none int
+		var empty, noVI []string
+		for _, c := range t.cells {
+			ci, none = ci+c.ci, none+c.none
+			for s, n := range c.statuses {
+				all[s] += n
+			}
+			if c.ci > 0 && c.none == c.ci {
+				empty = append(empty, c.name)
+				for s, n := range c.statuses {
+					inEmpty[s] += n
+				}
+			}
+			if c.viFailed != "" {
+				noVI = append(noVI, fmt.Sprintf("%s (%q)", c.name, c.viFailed))
+			}
+		}
+		switch {
+		case ci > 0 && none == ci:
+			w = append(w, fmt.Sprintf("method %s never released an interval: no interval in %d of %d replicates (%s); its coverage and CI length are NaN (n = 0) in summary.csv", m.Name(), none, ci, counted(all)))
+		case len(empty) > 0:
+			w = append(w, fmt.Sprintf("method %s released no interval at %s: no interval in any replicate there (%s); their coverage and CI length are NaN (n = 0) in summary.csv", m.Name(), strings.Join(empty, "; "), counted(inEmpty)))
+		}
+		if len(noVI) > 0 {
+			w = append(w, fmt.Sprintf("method %s: no variability interval at %s: a private fit returned no θ̃; vi_length is NaN there", m.Name(), strings.Join(noVI, "; ")))
+		}
+	}
+	return w
 }
 
 // PairKey implements runner.Pairer: the columns that identify a replicate

@@ -63,7 +63,15 @@ import (
 // (or a θ̃), theta with every interval, no other keys. A status other than
 // "ok" beside an interval marks it as released from a fit that did not
 // converge, as for the built-ins. A failed check is an [external.Fault] of
-// kind "output": the unit fails with a message naming the method.
+// kind "output": the unit fails with a message naming the method. An
+// external method computes in units of its own (keys ending
+// "/<name>"), so that its faults fail its units only: the other methods
+// of the same replicates are computed and checkpointed, and the run
+// exits 1 naming the failed units (the same command again retries them).
+// A method that never releases an interval (every reply a status) is no
+// fault: its rows carry the statuses, the run's warnings (the manifest,
+// stderr, the report) say it released none, and its table cells say "no
+// interval in N of N replicates" ([Experiment.RowWarnings]).
 //
 // # Attributes and cost
 //

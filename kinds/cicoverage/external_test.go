@@ -489,9 +489,34 @@ func TestExternalMethod_ThroughKind(t *testing.T) {
 	if want := []string{"DP/obj/LR", "DP/fake (external)/LR", "zCDP/fake (external)/LR", "DP/fake (external)/LR"}; !slices.Equal(labels, want) {
 		t.Errorf("coverage table rows %v, want %v", labels, want)
 	}
+	// fake-refuse never released an interval: its cells say so, in words,
+	// in both tables, and the manifest (and stderr) warns.
+	for _, name := range []string{"coverage.csv", "coverage.md", "ci_length.md", "vi_length.md"} {
+		b, err := os.ReadFile(filepath.Join(dir, "tables", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		last := lines[len(lines)-1] // fake-refuse, the last of the spec's external methods
+		want := "no interval in 3 of 3 replicates"
+		if strings.HasPrefix(name, "vi_length") {
+			want = "no variability interval"
+		}
+		if strings.Count(last, want) != 1 || strings.Contains(last, "NaN") {
+			t.Errorf("%s: fake-refuse's row %q, want %q", name, last, want)
+		}
+	}
 	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`method fake-refuse never released an interval: no interval in 3 of 3 replicates ("budget too small" ×3); its coverage and CI length are NaN (n = 0) in summary.csv`,
+		`method fake-refuse: no variability interval at dataset adult, eps1 = 0.5 ("budget too small"): a private fit returned no θ̃; vi_length is NaN there`,
+	} {
+		if !slices.Contains(m.Warnings, want) {
+			t.Errorf("manifest warnings %q\nlack %q", m.Warnings, want)
+		}
 	}
 	// The tiny spec's budget is (0.5, 0.25, 0.25): pure 0.5 + 0.25 + 0.25 = 1;
 	// zCDP (0.25 + 0.0625 + 0.0625)/2 = 0.1875.
@@ -515,5 +540,62 @@ func TestExternalMethod_ThroughKind(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("no ledger entries for %v", want)
+	}
+}
+
+// TestExternalMethod_FaultFailsItsUnitsOnly: an external method computes
+// in units of its own, so a reply the harness refuses fails that method's
+// units and not the built-in method beside it, whose rows are the same as
+// without the external method (and are checkpointed by a run, which
+// reports only the external method's units as failed).
+func TestExternalMethod_FaultFailsItsUnitsOnly(t *testing.T) {
+	e, err := loadFake(t, map[string]string{"fake-ci": "shape"}, "dp-obj-lr", "fake-ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := loadFake(t, nil, "dp-obj-lr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own, failed int
+	for _, key := range unitKeys(e) {
+		rows, err := runner.RunKey(context.Background(), e, key)
+		if strings.HasSuffix(key, "/fake-ci") {
+			own++
+			var f *external.Fault
+			if !errors.As(err, &f) || f.Method != "fake-ci" {
+				t.Errorf("unit %s: error %v, want a fault of fake-ci", key, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("unit %s of the built-in: %v", key, err)
+			continue
+		}
+		want, err := runner.RunKey(context.Background(), alone, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(rows) != fmt.Sprint(want) {
+			t.Errorf("unit %s: rows beside the external method differ from the built-in's alone", key)
+		}
+	}
+	if own != 2 { // one coverage block and one VI unit
+		t.Errorf("%d units of fake-ci, want 2", own)
+	}
+	_, err = runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2})
+	if err == nil {
+		t.Fatal("a run with a faulty external method succeeded")
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if strings.HasPrefix(line, "unit ") {
+			failed++
+			if !strings.Contains(line, "/fake-ci: ") {
+				t.Errorf("failed unit line %q is not one of fake-ci's", line)
+			}
+		}
+	}
+	if failed != own || !strings.Contains(err.Error(), "2 of 4 units failed (the others are checkpointed") {
+		t.Errorf("run error %v: want fake-ci's 2 of 4 units failed, the built-in's checkpointed", err)
 	}
 }

@@ -328,6 +328,7 @@ type registry struct {
 	mu     sync.RWMutex
 	byName map[string]Method
 	order  []Method
+	nBuilt int // the first nBuilt of order are the built-ins
 }
 
 // methods is the registry, filled with the built-ins when the package is
@@ -400,6 +401,31 @@ func LookupMethod(name string) (Method, error) {
 		return nil, errors.New(experiments.Unknown("method", name, MethodNames()))
 	}
 	return m, nil
+}
+
+// DeclaredBy returns the name of method m when the cost it states is its
+// own word, which the harness does not check: a method served by an
+// external command ([ExternalMethod]) or one a user's module registered
+// ([RegisterMethod]) — a Go extension is no more audited by the harness
+// than a worker is. It returns "" for the paper's eight methods
+// ([NewWKLMethod]), whose guarantees rest on core/dpci (checked by the
+// harness's tests and privacy audit). The ledger names such a method in
+// its charges' declared_by, and the figures' legends say "declared by
+// the method".
+func DeclaredBy(m Method) string {
+	if m == nil {
+		return ""
+	}
+	if _, ext := m.(*ExternalMethod); !ext {
+		_, k, ok := methods.lookup(m.Name())
+		methods.mu.RLock()
+		builtin := ok && k < methods.nBuilt
+		methods.mu.RUnlock()
+		if builtin {
+			return ""
+		}
+	}
+	return m.Name()
 }
 
 // lookup returns the method called name and its registration rank.

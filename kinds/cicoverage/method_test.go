@@ -236,8 +236,8 @@ func TestFakeMethod_ThroughKind(t *testing.T) {
 			t.Errorf("ledger total %+v, want (0.75, 1e-06)", le.Total)
 		}
 		want := []results.LedgerCharge{
-			{Part: "training", Release: "θ̂ (test fake)", Data: "D", Notion: string(privacy.Pure), Epsilon: 0.5, Private: true},
-			{Part: "interval", Release: "the interval (test fake)", Data: "D", Notion: string(privacy.Approx), Epsilon: 0.25, Delta: 1e-6, Private: true},
+			{Part: "training", Release: "θ̂ (test fake)", Data: "D", Notion: string(privacy.Pure), Epsilon: 0.5, Private: true, DeclaredBy: "test-fixed-lr"},
+			{Part: "interval", Release: "the interval (test fake)", Data: "D", Notion: string(privacy.Approx), Epsilon: 0.25, Delta: 1e-6, Private: true, DeclaredBy: "test-fixed-lr"},
 		}
 		if !slices.Equal(le.Components, want) {
 			t.Errorf("ledger components %+v, want %+v", le.Components, want)

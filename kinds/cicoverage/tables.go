@@ -34,6 +34,11 @@ func paperOrder(ms []Method) []Method {
 // privacy, perturbation and model, in paperOrder; one column per swept
 // value; Markdown and CSV), and the same layout for the CI and VI lengths
 // (mean ± sd over the replicates; the paper shows those as Figures 1–4).
+// A cell of a method that released no interval in any replicate says so,
+// "no interval in N of N replicates" (a VI cell "no variability
+// interval"), in both files, instead of a NaN or a dash; one with some
+// replicates without an interval gives the value over the others and, in
+// the Markdown, "(no interval in k of N)".
 func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, error) {
 	var names []string
 	byDataset := map[string][]results.SummaryRow{}
@@ -58,27 +63,49 @@ func (e *Experiment) Tables(summary []results.SummaryRow) (map[string][]byte, er
 
 // tables adds the tables of one dataset's summary rows to out.
 func (e *Experiment) tables(out map[string][]byte, prefix string, summary []results.SummaryRow) error {
-	type cell struct{ mean, sd float64 }
+	type cell struct {
+		mean, sd float64
+		n        int // the values the mean is over (summary's n)
+	}
 	byKey := map[string]cell{}
 	var xs []float64
 	for _, r := range summary {
-		byKey[fmt.Sprintf("%s|%s|%v", r.Metric, r.Method, r.X)] = cell{r.Mean, r.SD}
+		byKey[fmt.Sprintf("%s|%s|%v", r.Metric, r.Method, r.X)] = cell{r.Mean, r.SD, r.N}
 		if !slices.Contains(xs, r.X) {
 			xs = append(xs, r.X)
 		}
 	}
 	slices.Sort(xs)
 	rows := paperOrder(e.methods)
-	fmtCell := func(c cell, ok, withSD bool) string {
-		switch {
-		case !ok || math.IsNaN(c.mean):
-			return "—"
-		case withSD:
-			return fmt.Sprintf("%.4f ± %.4f", c.mean, c.sd)
-		}
-		return fmt.Sprintf("%.4f", c.mean)
-	}
 	ci := e.spec.ConfidenceIntervals
+	// absent says why a cell has no value: a coverage or CI-length cell
+	// is over the replicates that released an interval (summary's n), a
+	// VI cell is one interval or none. "" when the cell has a value.
+	absent := func(metric string, c cell) string {
+		switch {
+		case c.n > 0 && !math.IsNaN(c.mean):
+			return ""
+		case metric == "vi_length":
+			return "no variability interval"
+		}
+		return fmt.Sprintf("no interval in %d of %d replicates", ci.Replicates, ci.Replicates)
+	}
+	fmtCell := func(metric string, c cell, ok, withSD bool) string {
+		if !ok {
+			return "—"
+		}
+		if a := absent(metric, c); a != "" {
+			return a
+		}
+		v := fmt.Sprintf("%.4f", c.mean)
+		if withSD {
+			v = fmt.Sprintf("%.4f ± %.4f", c.mean, c.sd)
+		}
+		if missing := ci.Replicates - c.n; metric != "vi_length" && missing > 0 {
+			v += fmt.Sprintf(" (no interval in %d of %d)", missing, ci.Replicates)
+		}
+		return v
+	}
 	for _, metric := range []string{"coverage", "ci_length", "vi_length"} {
 		withSD := metric != "coverage"
 		var md bytes.Buffer
@@ -121,11 +148,14 @@ func (e *Experiment) tables(out map[string][]byte, prefix string, summary []resu
 			rec := []string{priv, pert, model}
 			for _, x := range xs {
 				c, ok := byKey[fmt.Sprintf("%s|%s|%v", metric, m.Name(), x)]
-				fmt.Fprintf(&md, " %s |", fmtCell(c, ok, withSD))
-				if ok {
-					rec = append(rec, results.FormatFloat(c.mean))
-				} else {
+				fmt.Fprintf(&md, " %s |", fmtCell(metric, c, ok, withSD))
+				switch {
+				case !ok:
 					rec = append(rec, "")
+				case absent(metric, c) != "":
+					rec = append(rec, absent(metric, c))
+				default:
+					rec = append(rec, results.FormatFloat(c.mean))
 				}
 			}
 			md.WriteString("\n")

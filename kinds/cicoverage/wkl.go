@@ -104,6 +104,7 @@ func builtinRegistry() *registry {
 			}
 		}
 	}
+	r.nBuilt = len(r.order)
 	return r
 }
 

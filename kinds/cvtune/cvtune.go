@@ -1,6 +1,7 @@
 package cvtune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -382,12 +383,14 @@ type classifierCandidates struct {
 	fits         int     // training runs
 	over         int     // fits whose guarantee is over their level
 	overNote     string  // CheckLevel's note on the first of them
+	under        int     // fits whose guarantee is below their level
+	underNote    string  // CheckLevel's note on the first of them
 	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
 
 // status is the row's status ([RowStatus]): "ok", or "warning: " and what
-// went wrong (fits that did not converge; fits whose guarantee is over
-// their level, see [CheckLevel]).
+// went wrong (fits that did not converge; fits whose guarantee is over or
+// below their level, see [CheckLevel]).
 func (c *classifierCandidates) status() string {
 	var parts []string
 	if c.nonconverged > 0 {
@@ -395,6 +398,9 @@ func (c *classifierCandidates) status() string {
 	}
 	if c.over > 0 {
 		parts = append(parts, fmt.Sprintf("%s (%d of %d fits over their level)", c.overNote, c.over, c.fits))
+	}
+	if c.under > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%d of %d fits below their level)", c.underNote, c.under, c.fits))
 	}
 	return RowStatus(parts...)
 }
@@ -447,15 +453,21 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	if err := g.Validate(); err != nil {
 		return Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
 	}
-	note, over, err := CheckLevel(c.learner.Name(), g, level)
+	check, err := CheckLevel(c.learner.Name(), g, level)
 	if err != nil {
 		return Fit{}, err
 	}
-	if over {
+	if check.Over {
 		if c.over == 0 {
-			c.overNote = note
+			c.overNote = check.Note
 		}
 		c.over++
+	}
+	if check.Under && !check.Over {
+		if c.under == 0 {
+			c.underNote = check.Note
+		}
+		c.under++
 	}
 	c.fits++
 	if rep, ok := m.(Reporter); ok && !rep.Report().Converged {
@@ -464,7 +476,7 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	c.margins = m.Margins(c.margins, c.val)
 	yV := c.val.Y()
 	return Fit{
-		Index: i, Level: level, Guarantee: g, Model: m,
+		Index: i, Level: level, Guarantee: check.Booked, Model: m,
 		Score:  metrics.RampScore(c.margins, yV),
 		Errors: float64(metrics.ErrorCount(c.margins, yV)),
 	}, nil
@@ -580,11 +592,19 @@ func (e *Experiment) Warnings() []string {
 }
 
 // RowWarnings implements runner.RowWarner: for each method label whose
-// rows report fits over their level (a learner that returned more than
-// the level it was handed, see [Learner]), how many rows, the first such
-// note and what was booked ([OverLevelWarnings]).
+// rows report fits over or below their level (a learner that returned
+// more, or less, than the level it was handed, see [Learner]), how many
+// rows, the first such note and what was booked ([LevelWarnings]).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	return OverLevelWarnings(rows, labels(e.arms), "eps_*, delta_* and the ledger book what the learner returned")
+	return LevelWarnings(rows, labels(e.arms), "eps_*, delta_* and the ledger book what the learner returned",
+		"eps_*, delta_* and the ledger book the level, which is what the protocol spends")
+}
+
+// FigureMarks implements runner.FigureMarker: the points (dataset,
+// method label, α) whose rows report fits over their level
+// ([OverLevelMarks]), which the figures ring.
+func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
+	return OverLevelMarks(rows, "alpha"), OverLevelLabel
 }
 
 // Ledger implements runner.Experiment: for each method (label) and α, the
@@ -601,12 +621,18 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 // eps_tuning of its part (an infinite one is not private), its δ the
 // largest delta_train or delta_tuning where the rows have those columns
 // (else the plan's); the total is the largest eps_total and delta,
-// private only if every row is.
+// private only if every row is. Where the rows report fits whose
+// guarantee differs from their level ([LevelNotes]), the training charge
+// says so in Claimed (the learner's claim beside what is booked); a
+// learner or selector that is not built in is named in DeclaredBy
+// ([DeclaredBy], [SelectorDeclaredBy]).
 func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.LedgerEntry {
 	type agg struct {
 		train, tuning, delta, total float64
 		trainDelta, tuningDelta     float64 // NaN when the rows lack the columns
 		private                     bool
+		rows, over, under           int    // rows; rows with fits over, below their level
+		overNote, underNote         string // the first of each
 	}
 	seen := map[string]*agg{}
 	for _, r := range rows {
@@ -625,6 +651,17 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 			a.tuningDelta = maxNaN(a.tuningDelta, r.Float("delta_tuning"))
 		}
 		a.private = a.private && r["private"] == "true"
+		a.rows++
+		if o, u := LevelNotes(r["status"]); o != "" || u != "" {
+			if o != "" {
+				a.overNote = cmp.Or(a.overNote, o)
+				a.over++
+			}
+			if u != "" {
+				a.underNote = cmp.Or(a.underNote, u)
+				a.under++
+			}
+		}
 	}
 	var out []results.LedgerEntry
 	for _, arm := range arms {
@@ -655,7 +692,26 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 					// Whose word the fits' guarantee is.
 					covers += "; the fits' guarantee is declared by the method " + arm.learner.Name()
 				}
-				le.Components = append(le.Components, results.NewCharge(string(c.Part), covers, c.Data, g))
+				ch := results.NewCharge(string(c.Part), covers, c.Data, g)
+				var declared []string
+				if c.Part == Training {
+					if d := DeclaredBy(arm.learner); d != "" {
+						declared = append(declared, d)
+					}
+					var claims []string
+					if a.over > 0 {
+						claims = append(claims, fmt.Sprintf("%s in %d of %d rows; booked as returned", trimCount(a.overNote), a.over, a.rows))
+					}
+					if a.under > 0 {
+						claims = append(claims, fmt.Sprintf("%s in %d of %d rows; booked at the level", trimCount(a.underNote), a.under, a.rows))
+					}
+					ch.Claimed = strings.Join(claims, "; ")
+				}
+				if d := SelectorDeclaredBy(arm.sel); d != "" {
+					declared = append(declared, d)
+				}
+				ch.DeclaredBy = strings.Join(declared, ", ")
+				le.Components = append(le.Components, ch)
 			}
 			if err == nil {
 				le.Rule = plan.Rule
@@ -665,6 +721,15 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 		}
 	}
 	return out
+}
+
+// trimCount drops the fit count a row's level note ends with ("… (3 of 3
+// fits over their level)"): the ledger counts rows instead.
+func trimCount(note string) string {
+	if i := strings.LastIndex(note, " ("); i >= 0 && strings.HasSuffix(note, ")") && strings.Contains(note[i:], " fits ") {
+		return note[:i]
+	}
+	return note
 }
 
 // booked is the guarantee the ledger books for values read from the rows:

@@ -50,11 +50,16 @@
 // selector's [Selector.Plan] (see [Experiment.Ledger]).
 //
 // Each fit's guarantee is checked against the [Level] the selector handed
-// the learner: one over it (ε or δ above the level's, beyond a relative
-// 1e-9) is booked as returned and flagged in the row's status ("learner
-// NAME returned … for a level of …") and the manifest's warnings
-// ([Experiment.RowWarnings]); one that cannot be compared with a level
-// (not private, ex-post, ρ-zCDP) fails the unit, naming the learner.
+// the learner ([CheckLevel]): one over it (ε or δ above the level's,
+// beyond a relative 1e-9) is booked as returned and flagged in the row's
+// status ("learner NAME returned … for a level of …"), the manifest's
+// warnings and stderr ([Experiment.RowWarnings]); one below it (ε = 0
+// for a private level, a fraction of the ε handed) is flagged alike
+// ("learner NAME returned … below its level of …") and booked at the
+// level, which is what the selector's theorem charges the fit; the
+// ledger's training charge shows the learner's claim beside what it
+// books. One that cannot be compared with a level (not private, ex-post,
+// ρ-zCDP) fails the unit, naming the learner.
 //
 // # Randomness
 //

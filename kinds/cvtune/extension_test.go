@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -771,37 +772,178 @@ func TestLearner_OverLevel(t *testing.T) {
 	if len(m.Ledger) != 1 || float64(m.Ledger[0].Total.Epsilon) != 3 || float64(m.Ledger[0].Components[0].Epsilon) != 3 {
 		t.Errorf("ledger %+v: want the training charge and the total booked at ε = 3", m.Ledger)
 	}
+	// The figures ring the points over their level and say, in the
+	// legend, the notion and whose word it is.
+	svg, err := os.ReadFile(filepath.Join(dir, "figures", "fig1a-auc.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"random/over-eps — pure ε-DP; declared by the method", OverLevelLabel} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("fig1a-auc.svg lacks %q", want)
+		}
+	}
 }
 
-// TestCheckLevel is the comparison itself, at the tolerance's edges.
+// TestLearner_UnderLevel: a learner whose guarantee is below the level it
+// was handed (ε/100, or ε = 0 for a private level) gets the warning an
+// over-level one gets — the row's status, the manifest's warnings and
+// stderr — and is booked at the level, which is what the protocol spends:
+// random's one fit at α = 2 books 2, alphaSplit's k = 3 fits at 2/3 book
+// 2 (Theorem 5), whatever the learner claimed. The ledger's training
+// charge shows the claim beside the booking, and names the learner as
+// declared (a learner registered by a test is not a built-in).
+func TestLearner_UnderLevel(t *testing.T) {
+	hundredth := levelLearner{"hundredth", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon/100, "a hundredth") }}
+	zero := levelLearner{"zero", func(Level) privacy.Guarantee { return privacy.EpsDP(0, "nothing") }}
+	exact := levelLearner{"exact", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon, "the level") }}
+	for _, l := range []Learner{hundredth, zero, exact} {
+		registerLearner(t, l)
+	}
+	s := parseExt(t, `learners = ["hundredth", "zero", "exact"]`)
+	tuningOf(s).Methods = []string{"random", "alphaSplit"}
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, learner, status string
+	}{
+		{"random", "hundredth", "warning: learner hundredth returned ε=0.02 below its level of ε=2 (1 of 1 fits below their level)"},
+		{"alphaSplit", "hundredth", "warning: learner hundredth returned ε=0.006666666666666666 below its level of ε=0.6666666666666666 (3 of 3 fits below their level)"},
+		{"random", "zero", "warning: learner zero returned ε=0 below its level of ε=2 (1 of 1 fits below their level)"},
+		{"alphaSplit", "exact", "ok"},
+	} {
+		rows, err := runner.RunKey(context.Background(), e, fmt.Sprintf("magic/alpha=2/%s/%s/rep=1/fold=1", c.method, c.learner))
+		if err != nil {
+			t.Fatalf("%s/%s: %v", c.method, c.learner, err)
+		}
+		r := rows[0]
+		if r["status"] != c.status {
+			t.Errorf("%s/%s: status\n%q, want\n%q", c.method, c.learner, r["status"], c.status)
+		}
+		// Booked at the level: 2 in all (alphaSplit: 3 × 2/3, to rounding).
+		for _, col := range []string{"eps_train", "eps_total"} {
+			if got := r.Float(col); math.Abs(got-2) > 1e-12 {
+				t.Errorf("%s/%s: %s = %v, want the level 2", c.method, c.learner, col, got)
+			}
+		}
+	}
+
+	// A whole run: the manifest's warnings and stderr say what the rows
+	// say; the ledger books α = 2 with the claim beside it.
+	s = parseExt(t, `learners = ["hundredth"]`)
+	tuningOf(s).Methods = []string{"random"}
+	e, err = New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 1, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "method random/hundredth: 4 of 4 rows have fits below their level, e.g. learner hundredth returned ε=0.02 below its level of ε=2 (1 of 1 fits below their level); eps_*, delta_* and the ledger book the level, which is what the protocol spends"
+	if !slices.Contains(m.Warnings, want) {
+		t.Errorf("manifest warnings %q\nwant %q", m.Warnings, want)
+	}
+	if !strings.Contains(stderr.String(), "dprepro: ext: WARNING: "+want+"\n") {
+		t.Errorf("stderr %q does not warn", stderr.String())
+	}
+	if len(m.Ledger) != 1 || float64(m.Ledger[0].Total.Epsilon) != 2 || len(m.Ledger[0].Components) != 1 {
+		t.Fatalf("ledger %+v: want one training charge and the total booked at ε = 2", m.Ledger)
+	}
+	ch := m.Ledger[0].Components[0]
+	const claim = "learner hundredth returned ε=0.02 below its level of ε=2 in 4 of 4 rows; booked at the level"
+	if float64(ch.Epsilon) != 2 || ch.Claimed != claim || ch.DeclaredBy != "hundredth" {
+		t.Errorf("training charge %+v\nwant ε = 2, claimed %q, declared by hundredth", ch, claim)
+	}
+}
+
+// TestCheckLevel is the comparison itself, both ways, at the tolerance's
+// edges, with what it books: the larger of the guarantee and the level.
 func TestCheckLevel(t *testing.T) {
 	t.Parallel()
 	pure := Level{Epsilon: 1}
 	approx := Level{Epsilon: 1, Delta: 1e-5}
 	for _, c := range []struct {
-		name    string
-		g       privacy.Guarantee
-		level   Level
-		over    bool
-		wantErr bool
+		name        string
+		g           privacy.Guarantee
+		level       Level
+		over, under bool
+		note        string
+		booked      privacy.Guarantee
+		wantErr     bool
 	}{
-		{"exact", privacy.EpsDP(1, ""), pure, false, false},
-		{"below", privacy.EpsDP(0.5, ""), pure, false, false},
-		{"rounding", privacy.EpsDP(1+1e-10, ""), pure, false, false},
-		{"over by 1e-8", privacy.EpsDP(1+1e-8, ""), pure, true, false},
-		{"delta for a pure level", privacy.EpsDeltaDP(1, 1e-12, ""), pure, true, false},
-		{"delta within", privacy.EpsDeltaDP(1, 1e-5, ""), approx, false, false},
-		{"delta over", privacy.EpsDeltaDP(1, 2e-5, ""), approx, true, false},
-		{"pure for an approx level", privacy.EpsDP(1, ""), approx, false, false},
-		{"not private", privacy.NonPrivate(""), pure, false, true},
-		{"ex-post", privacy.ExPostEps(0.1, ""), pure, false, true},
-		{"zcdp", privacy.Rho(0.01, ""), approx, false, true},
+		{"exact", privacy.EpsDP(1, ""), pure, false, false, "", privacy.EpsDP(1, ""), false},
+		{"below", privacy.EpsDP(0.5, ""), pure, false, true, "learner l returned ε=0.5 below its level of ε=1", privacy.EpsDP(1, ""), false},
+		{"zero", privacy.EpsDP(0, ""), pure, false, true, "learner l returned ε=0 below its level of ε=1", privacy.EpsDP(1, ""), false},
+		{"rounding", privacy.EpsDP(1+1e-10, ""), pure, false, false, "", privacy.EpsDP(1+1e-10, ""), false},
+		{"rounding below", privacy.EpsDP(1-1e-10, ""), pure, false, false, "", privacy.EpsDP(1-1e-10, ""), false},
+		{"over by 1e-8", privacy.EpsDP(1+1e-8, ""), pure, true, false, "learner l returned ε=1.00000001 for a level of ε=1", privacy.EpsDP(1+1e-8, ""), false},
+		{"delta for a pure level", privacy.EpsDeltaDP(1, 1e-12, ""), pure, true, false, "learner l returned (ε=1, δ=1e-12) for a level of ε=1", privacy.EpsDeltaDP(1, 1e-12, ""), false},
+		{"delta within", privacy.EpsDeltaDP(1, 1e-5, ""), approx, false, false, "", privacy.EpsDeltaDP(1, 1e-5, ""), false},
+		{"delta over", privacy.EpsDeltaDP(1, 2e-5, ""), approx, true, false, "learner l returned (ε=1, δ=2e-05) for a level of (ε=1, δ=1e-05)", privacy.EpsDeltaDP(1, 2e-5, ""), false},
+		{"delta below", privacy.EpsDeltaDP(1, 1e-7, ""), approx, false, true, "learner l returned (ε=1, δ=1e-07) below its level of (ε=1, δ=1e-05)", privacy.EpsDeltaDP(1, 1e-5, ""), false},
+		{"pure for an approx level", privacy.EpsDP(1, ""), approx, false, false, "", privacy.EpsDP(1, ""), false},
+		{"not private", privacy.NonPrivate(""), pure, false, false, "", privacy.Guarantee{}, true},
+		{"ex-post", privacy.ExPostEps(0.1, ""), pure, false, false, "", privacy.Guarantee{}, true},
+		{"zcdp", privacy.Rho(0.01, ""), approx, false, false, "", privacy.Guarantee{}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			note, over, err := CheckLevel("l", c.g, c.level)
-			if over != c.over || (err != nil) != c.wantErr || (note != "") != c.over {
-				t.Errorf("CheckLevel(%v, %v) = %q, %v, %v; want over %v, error %v", c.g, c.level, note, over, err, c.over, c.wantErr)
+			got, err := CheckLevel("l", c.g, c.level)
+			if got.Over != c.over || got.Under != c.under || (err != nil) != c.wantErr || got.Note != c.note {
+				t.Errorf("CheckLevel(%v, %v) = %+v, %v; want over %v, under %v, note %q, error %v", c.g, c.level, got, err, c.over, c.under, c.note, c.wantErr)
+			}
+			if b := got.Booked; b.Notion != c.booked.Notion || b.Epsilon != c.booked.Epsilon || b.Delta != c.booked.Delta {
+				t.Errorf("booked %+v, want %+v", b, c.booked)
+			}
+			if over, under := LevelNotes(RowStatus(got.Note)); (over != "") != (c.over && got.Note != "") || (under != "") != (c.under && !c.over) {
+				t.Errorf("LevelNotes(%q) = %q, %q", RowStatus(got.Note), over, under)
 			}
 		})
 	}
 }
+
+// TestDeclaredBy: the built-in learners and selectors (configured for a
+// spec or not) are the harness's own; a learner or selector a module
+// registers is declared by itself, even under a built-in's type.
+func TestDeclaredBy(t *testing.T) {
+	for _, name := range []string{"objective-perturbation", "output-perturbation", "non-private"} {
+		l, err := LookupLearner(nil, name, LearnerConfig{Table: "tuning", Loss: "huber", HuberH: 0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := DeclaredBy(l); d != "" {
+			t.Errorf("built-in %s: declared by %q", name, d)
+		}
+	}
+	for _, name := range SelectorNames() {
+		s, _ := selectors.lookup(name)
+		if d := SelectorDeclaredBy(s); d != "" {
+			t.Errorf("built-in selector %s: declared by %q", name, d)
+		}
+	}
+	l := levelLearner{"mine", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon, "") }}
+	registerLearner(t, l)
+	if d := DeclaredBy(l); d != "mine" {
+		t.Errorf("registered learner: declared by %q, want mine", d)
+	}
+	sel := renamed{Random{}, "my-random"}
+	registerSelector(t, sel)
+	if d := SelectorDeclaredBy(sel); d != "my-random" {
+		t.Errorf("registered selector: declared by %q, want my-random", d)
+	}
+}
+
+// renamed is a selector under another name.
+type renamed struct {
+	Selector
+	name string
+}
+
+func (n renamed) Name() string { return n.name }

@@ -16,6 +16,7 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -39,43 +40,72 @@ func (l Level) String() string {
 
 // levelTol is the relative tolerance of the check of a fit's guarantee
 // against its level: a guarantee whose ε (or δ) exceeds the level's by
-// more than levelTol·ε is over the level. It absorbs the rounding of a
-// learner that recomputes its ε (ε/k summed k times, a calibration solved
-// numerically), not a real overspend.
+// more than levelTol·ε is over the level, one whose ε falls short of it
+// by more than that below it. It absorbs the rounding of a learner that
+// recomputes its ε (ε/k summed k times, a calibration solved
+// numerically), not a real difference.
 const levelTol = 1e-9
+
+// LevelCheck is how a fit's guarantee compares with the level it was
+// handed ([CheckLevel]).
+type LevelCheck struct {
+	// Booked is what the rows and the ledger book for the fit: the
+	// guarantee returned, or the level where the guarantee claims less
+	// (privacy.CompareLevel: the larger of the two, ε and δ each).
+	Booked privacy.Guarantee
+	// Over and Under report a guarantee above or below the level (beyond
+	// a relative 1e-9).
+	Over, Under bool
+	// Note says so, for the row's status ([RowStatus]): "learner X
+	// returned ε=3 for a level of ε=2" (over) or "learner X returned
+	// ε=0.02 below its level of ε=2" (under); empty when the guarantee
+	// meets the level.
+	Note string
+}
 
 // CheckLevel compares the guarantee g that learner returned for one fit
 // with the level it was handed; every kind that hands learners a level
-// (cv-tuning, learner-comparison) checks each fit with it. A pure or
-// approximate guarantee within the level is fine (over is false); one
-// above it is over the level (over is true, and note says so: "learner X
-// returned ε=… for a level of ε=…"; put it in the row's status with
-// [RowStatus], and [OverLevelWarnings] reads it back for the manifest) and
-// is booked as returned. A guarantee that cannot be compared with a level
-// — not private, ex-post, or ρ-zCDP, which implies no pure ε and an ε only
-// at a δ the learner must choose — is an error naming the learner.
-func CheckLevel(learner string, g privacy.Guarantee, level Level) (note string, over bool, err error) {
+// (cv-tuning, learner-comparison) checks each fit with it. The harness
+// knows what it asked for, so a difference either way is flagged: a
+// guarantee above the level (ε or δ larger) overspends and is booked as
+// returned; one below it (ε = 0 for a private level, ε/100 of the ε
+// handed, or an (ε, δ) guarantee with a smaller δ) is a claim the
+// protocol does not keep — the selection methods' theorems charge every
+// fit the level it was handed — and is booked at the level
+// (privacy.CompareLevel). A pure ε-DP guarantee at the level's ε meets an
+// (ε, δ) level: it holds at every δ. The note goes into the row's status
+// with [RowStatus]; [LevelWarnings] reads it back for the manifest. A
+// guarantee that cannot be compared with a level — not private, ex-post,
+// or ρ-zCDP, which implies no pure ε and an ε only at a δ the learner
+// must choose — is an error naming the learner.
+func CheckLevel(learner string, g privacy.Guarantee, level Level) (LevelCheck, error) {
 	switch g.Notion {
 	case privacy.Pure, privacy.Approx:
 	case privacy.None:
-		return "", false, fmt.Errorf("cvtune: learner %s returned a non-private release for the level %v: a learner must release under the level it is handed", learner, level)
+		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned a non-private release for the level %v: a learner must release under the level it is handed", learner, level)
 	case privacy.ZCDP:
-		return "", false, fmt.Errorf("cvtune: learner %s returned %v for the level %v: a level is (ε, δ); return the (ε, δ) it implies (Guarantee.ToApprox at a δ within the level)", learner, g, level)
+		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned %v for the level %v: a level is (ε, δ); return the (ε, δ) it implies (Guarantee.ToApprox at a δ within the level)", learner, g, level)
 	default:
-		return "", false, fmt.Errorf("cvtune: learner %s returned %v for the level %v: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods", learner, g, level)
+		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned %v for the level %v: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods", learner, g, level)
 	}
-	if g.Epsilon > level.Epsilon*(1+levelTol) || g.Delta > level.Delta*(1+levelTol) {
-		return fmt.Sprintf("learner %s returned %v%s%v", learner, g, overWords, level), true, nil
+	v := privacy.CompareLevel(g, level.Epsilon, level.Delta, levelTol)
+	c := LevelCheck{Booked: v.Booked, Over: v.Over, Under: v.Under}
+	switch {
+	case v.Over:
+		c.Note = fmt.Sprintf("learner %s returned %v%s%v", learner, g, overWords, level)
+	case v.Under:
+		c.Note = fmt.Sprintf("learner %s returned %v%s%v", learner, g, underWords, level)
 	}
-	return "", false, nil
+	return c, nil
 }
 
 // The form of a row's status with warnings ([RowStatus]), which
-// [OverLevelWarnings] reads back.
+// [LevelWarnings] reads back.
 const (
 	statusWarning = "warning: "
 	statusSep     = "; "
-	overWords     = " for a level of " // in a part that reports fits over their level
+	overWords     = " for a level of "     // in a part that reports fits over their level
+	underWords    = " below its level of " // in a part that reports fits below their level
 )
 
 // RowStatus is the status column of a row with the warning parts parts
@@ -88,17 +118,62 @@ func RowStatus(parts ...string) string {
 	return statusWarning + strings.Join(parts, statusSep)
 }
 
-// OverLevelWarnings returns the manifest's warnings about fits over their
-// level, read back from the rows' status column ([RowStatus] with a note
-// of [CheckLevel]): for each method label of labels, in order, whose rows
-// report such fits, how many rows, the first note and booked — what the
-// rows and the ledger book instead of the level (e.g. "eps_*, delta_* and
-// the ledger book what the learner returned"). A kind implementing
-// runner.RowWarner returns them.
-func OverLevelWarnings(rows []results.Row, labels []string, booked string) []string {
+// LevelNotes reads a row's status back ([RowStatus] with notes of
+// [CheckLevel]): its part that reports fits over their level and its part
+// that reports fits below it ("" for none). A status of another form
+// (e.g. "failed: …") is read the same way, part by part.
+func LevelNotes(status string) (over, under string) {
+	rest := strings.TrimPrefix(status, statusWarning)
+	for _, part := range strings.Split(rest, statusSep) {
+		if !strings.HasPrefix(part, "learner ") {
+			continue
+		}
+		switch {
+		case over == "" && strings.Contains(part, overWords):
+			over = part
+		case under == "" && strings.Contains(part, underWords):
+			under = part
+		}
+	}
+	return over, under
+}
+
+// OverLevelMarks returns the figure points of rows that report fits over
+// their level ([LevelNotes]): one plots.Mark per (dataset, method label,
+// x), x read from the column xcol, in the rows' order. A kind that hands
+// learners a level returns them from runner.FigureMarker, so that its
+// figures ring the points whose x understates what their fits spent.
+func OverLevelMarks(rows []results.Row, xcol string) []plots.Mark {
+	var out []plots.Mark
+	seen := map[plots.Mark]bool{}
+	for _, r := range rows {
+		if over, _ := LevelNotes(r["status"]); over == "" {
+			continue
+		}
+		m := plots.Mark{Dataset: r["dataset"], Method: r["method"], X: r.Float(xcol)}
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// OverLevelLabel is the legend entry of the marks of [OverLevelMarks].
+const OverLevelLabel = "fits over their privacy level (booked as returned)"
+
+// LevelWarnings returns the manifest's warnings about fits whose
+// guarantee differs from their level, read back from the rows' status
+// column ([LevelNotes]): for each method label of labels, in order, whose
+// rows report fits over their level, how many rows, the first note and
+// over — what the rows and the ledger book instead of the level (e.g.
+// "eps_*, delta_* and the ledger book what the learner returned"); then
+// likewise for fits below their level, with under (e.g. "… book the
+// level"). A kind implementing runner.RowWarner returns them.
+func LevelWarnings(rows []results.Row, labels []string, over, under string) []string {
 	type tally struct {
-		over, rows int
-		note       string
+		over, under, rows   int
+		overNote, underNote string
 	}
 	seen := map[string]*tally{}
 	for _, r := range rows {
@@ -108,25 +183,33 @@ func OverLevelWarnings(rows []results.Row, labels []string, booked string) []str
 			seen[r["method"]] = t
 		}
 		t.rows++
-		rest, ok := strings.CutPrefix(r["status"], statusWarning)
-		if !ok {
-			continue
-		}
-		for _, part := range strings.Split(rest, statusSep) {
-			if strings.HasPrefix(part, "learner ") && strings.Contains(part, overWords) {
-				if t.over == 0 {
-					t.note = part
-				}
-				t.over++
-				break
+		o, u := LevelNotes(r["status"])
+		if o != "" {
+			if t.over == 0 {
+				t.overNote = o
 			}
+			t.over++
+		}
+		if u != "" {
+			if t.under == 0 {
+				t.underNote = u
+			}
+			t.under++
 		}
 	}
 	var w []string
 	for _, label := range labels {
-		if t := seen[label]; t != nil && t.over > 0 {
+		t := seen[label]
+		if t == nil {
+			continue
+		}
+		if t.over > 0 {
 			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits over their level, e.g. %s; %s",
-				label, t.over, t.rows, t.note, booked))
+				label, t.over, t.rows, t.overNote, over))
+		}
+		if t.under > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits below their level, e.g. %s; %s",
+				label, t.under, t.rows, t.underNote, under))
 		}
 	}
 	return w
@@ -151,12 +234,15 @@ type Learner interface {
 	// fresh release: it spends its level again. Fit should return ctx's
 	// error soon after ctx is done.
 	//
-	// The guarantee should be within the level: pure ε-DP or (ε, δ)-DP
-	// with ε ≤ level.Epsilon and δ ≤ level.Delta. One above it is booked
-	// as returned (rows.csv, the ledger) and flagged: the row's status
-	// and the manifest's warnings say "learner NAME returned … for a level
-	// of …". A guarantee that cannot be checked against a level (not
-	// private, ex-post, ρ-zCDP) fails the unit, naming the learner.
+	// The guarantee should be the level: pure ε-DP or (ε, δ)-DP with
+	// ε = level.Epsilon and δ ≤ level.Delta (a pure guarantee meets an
+	// (ε, δ) level). One above it is booked as returned (rows.csv, the
+	// ledger) and flagged: the row's status, the manifest's warnings and
+	// stderr say "learner NAME returned … for a level of …". One below it
+	// is flagged alike ("learner NAME returned … below its level of …")
+	// and booked at the level, which is what the protocol spends
+	// ([CheckLevel]). A guarantee that cannot be checked against a level
+	// (not private, ex-post, ρ-zCDP) fails the unit, naming the learner.
 	Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error)
 }
 
@@ -666,6 +752,22 @@ func RegisterLearner(l Learner) error { return learners.register(l) }
 // (the built-ins "objective-perturbation", "output-perturbation" and
 // "non-private" first).
 func LearnerNames() []string { return learners.list() }
+
+// DeclaredBy returns the name of learner l when its guarantees are its own
+// word, which the harness does not check: a learner served by an external
+// command ([ExternalLearner]) or one a user's module registered
+// ([RegisterLearner]) — a Go extension is no more audited by the harness
+// than a worker is. It returns "" for the built-in learners, whose
+// guarantees rest on the harness's own mechanisms (core/perturb, checked
+// by its tests and privacy audit). The ledgers name such a learner in
+// their charges' declared_by, and the figures' legends say "declared by
+// the method".
+func DeclaredBy(l Learner) string {
+	if l == nil || learners.builtin(l) {
+		return ""
+	}
+	return l.Name()
+}
 
 func minFloat(xs []float64) float64 {
 	m := math.Inf(1)

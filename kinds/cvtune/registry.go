@@ -51,6 +51,7 @@ type registry[T named] struct {
 	mu     sync.RWMutex
 	names  []string // registration order
 	byName map[string]T
+	nBuilt int // the first nBuilt names are the built-ins
 }
 
 // newRegistry returns a registry holding builtins, in order. A bad or
@@ -62,7 +63,17 @@ func newRegistry[T named](what string, builtins ...T) *registry[T] {
 			panic("cvtune: built-in " + err.Error())
 		}
 	}
+	r.nBuilt = len(r.names)
 	return r
+}
+
+// builtin reports whether v is the built-in entry of its name (not one a
+// user's module registered, nor another value of the same name).
+func (r *registry[T]) builtin(v T) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	i := slices.Index(r.names, v.Name())
+	return i >= 0 && i < r.nBuilt
 }
 
 func (r *registry[T]) register(v T) error {

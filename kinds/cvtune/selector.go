@@ -92,7 +92,7 @@ type Candidates interface {
 type Fit struct {
 	Index     int               // candidate index i (0-based)
 	Level     Level             // the level it was trained at
-	Guarantee privacy.Guarantee // what the training run delivered, from the learner
+	Guarantee privacy.Guarantee // booked for the run: the learner's guarantee, or Level where that claims less ([CheckLevel])
 	Score     float64           // validation score q(h, V); higher is better
 	// Errors is the loss the exponential mechanism of alphaSplit and
 	// dataSplit ranks: sensitivity 1 in V (the error count of a
@@ -394,6 +394,18 @@ func RegisterSelector(m Selector) error { return selectors.register(m) }
 // SelectorNames returns the registered selector names in registration
 // order (the five built-ins first, in the paper's order).
 func SelectorNames() []string { return selectors.list() }
+
+// SelectorDeclaredBy returns the name of selector m when it is not one of
+// the five built-ins of Chaudhuri & Vinterbo 2013 but one a user's module
+// registered ([RegisterSelector]): the Account it states (its tuning
+// charge and how it composes the fits) is then its own word, which the
+// harness does not check ("" for a built-in). See [DeclaredBy].
+func SelectorDeclaredBy(m Selector) string {
+	if m == nil || selectors.builtin(m) {
+		return ""
+	}
+	return m.Name()
+}
 
 // columns are the privacy columns of rows.csv from an Account: eps_train
 // and eps_tuning sum the ε of the training and tuning charges (0 when

@@ -33,7 +33,17 @@
 // protocol, whose guarantees the ledger reports as declared by the method.
 // A generator declares its tasks and returns every release's privacy
 // guarantee as a value; every privacy column of the rows and every charge
-// of the ledger is computed from those values, never from a name.
+// of the ledger is computed from those values, never from a name. Each
+// value is checked against the level the method asked for (an
+// independent release's ε, the grid's εₜ for the accepted noise-reduction
+// prefix, the theory ε): a claim above it is booked as claimed, one below
+// it at the level — the search's ex-post accounting charges each release
+// the level it was handed — and both are flagged in the row's status
+// ("generator NAME returned ε=… for a level of ε=…", "…, below its level
+// of …"), the manifest's warnings and stderr ([Experiment.RowWarnings]);
+// the ledger shows the claim beside the booking. A generator that is not
+// built in (external, or registered by a user's module) is labelled
+// "declared by the method" ([DeclaredBy]).
 //
 // The ε grid's scale E comes from a utility theorem
 // (accuracy_first.grid_generator, default the spec's generator). A method
@@ -43,6 +53,7 @@
 package expostsweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +69,7 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 	"github.com/dprepro/dprepro/runner/specdata"
@@ -332,6 +344,15 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	} else {
 		status = "failed: no hypothesis accepted; output θ* with infinite ex-post loss"
 	}
+	if notes := t.claims.notes(); len(notes) > 0 {
+		// The generator claimed other than the level it was asked for.
+		w := "warning: " + strings.Join(notes, "; ")
+		if status == "ok" {
+			status = w
+		} else {
+			status += "; " + w
+		}
+	}
 	excessL := excess
 	if ridge, ok := pr.(*accfirst.Ridge); ok {
 		excessL = ridge.ExcessL(theta)
@@ -453,8 +474,17 @@ func (e *Experiment) Warnings() []string {
 // calibration reports it. The charges are the rows' values, which RunUnit
 // computed from the generators' and tests' guarantees; a testing charge
 // appears when a test was charged (the theory approach tests nothing).
+//
+// Where the rows report releases whose claimed guarantee differs from the
+// level the method asked for (levelNotes), the generating charge says so
+// in Claimed beside what it books; a generator that is not built in is
+// named in DeclaredBy ([DeclaredBy]).
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
-	type agg struct{ hyp, test, total float64 }
+	type agg struct {
+		hyp, test, total    float64
+		rows, over, under   int
+		overNote, underNote string
+	}
 	seen := map[string]*agg{}
 	var order []string
 	for _, r := range rows {
@@ -468,6 +498,17 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		a.hyp = math.Max(a.hyp, r.Float("hypothesis_eps"))
 		a.test = math.Max(a.test, r.Float("test_eps"))
 		a.total = math.Max(a.total, r.Float("expost_eps"))
+		a.rows++
+		if o, u := levelNotes(r["status"]); o != "" || u != "" {
+			if o != "" {
+				a.overNote = cmp.Or(a.overNote, trimCount(o))
+				a.over++
+			}
+			if u != "" {
+				a.underNote = cmp.Or(a.underNote, trimCount(u))
+				a.under++
+			}
+		}
 	}
 	var out []results.LedgerEntry
 	F := func(v float64) results.Float { return results.Float(v) }
@@ -488,6 +529,16 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			le.Components = append(le.Components, results.NewCharge(part, release, "D", privacy.Guarantee{Notion: m.notion, Epsilon: eps}))
 		}
 		charge("generating", m.generating, a.hyp)
+		gen := &le.Components[0]
+		gen.DeclaredBy = DeclaredBy(m.gen)
+		var claims []string
+		if a.over > 0 {
+			claims = append(claims, fmt.Sprintf("%s in %d of %d trials; booked as returned", a.overNote, a.over, a.rows))
+		}
+		if a.under > 0 {
+			claims = append(claims, fmt.Sprintf("%s in %d of %d trials; booked at the level", a.underNote, a.under, a.rows))
+		}
+		gen.Claimed = strings.Join(claims, "; ")
 		if a.test != 0 {
 			charge("testing", m.testing, a.test)
 		}
@@ -499,6 +550,79 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		out = append(out, le)
 	}
 	return out
+}
+
+// trimCount drops the release count a row's note ends with ("… (3 of 5
+// releases below their level)"): the ledger counts trials.
+func trimCount(note string) string {
+	if i := strings.LastIndex(note, " ("); i >= 0 && strings.Contains(note[i:], " releases ") {
+		return note[:i]
+	}
+	return note
+}
+
+// RowWarnings implements runner.RowWarner: for each method of
+// accuracy_first.methods whose rows report releases of its generator that
+// claimed more, or less, than the level they were asked for, how many
+// rows, the first such note and what was booked. The ledger books the
+// larger of claim and level: a claim below it at the level, which is what
+// the search's ex-post accounting charges (Lemma 2.8, Theorem A.2).
+func (e *Experiment) RowWarnings(rows []results.Row) []string {
+	type tally struct {
+		rows, over, under   int
+		overNote, underNote string
+	}
+	seen := map[string]*tally{}
+	for _, r := range rows {
+		t := seen[r["method"]]
+		if t == nil {
+			t = &tally{}
+			seen[r["method"]] = t
+		}
+		t.rows++
+		o, u := levelNotes(r["status"])
+		if o != "" {
+			t.overNote = cmp.Or(t.overNote, o)
+			t.over++
+		}
+		if u != "" {
+			t.underNote = cmp.Or(t.underNote, u)
+			t.under++
+		}
+	}
+	var w []string
+	for _, m := range e.spec.AccuracyFirst.Methods {
+		t := seen[m]
+		if t == nil {
+			continue
+		}
+		if t.over > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d trials have releases over their level, e.g. %s; hypothesis_eps, expost_eps and the ledger book what the generator returned", m, t.over, t.rows, t.overNote))
+		}
+		if t.under > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d trials have releases below their level, e.g. %s; hypothesis_eps, expost_eps and the ledger book the level, which is what the search spends", m, t.under, t.rows, t.underNote))
+		}
+	}
+	return w
+}
+
+// FigureMarks implements runner.FigureMarker: the points (dataset,
+// method, α) whose rows report a release of the generator over the level
+// it was asked for, which the figures ring.
+func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
+	var out []plots.Mark
+	seen := map[plots.Mark]bool{}
+	for _, r := range rows {
+		if over, _ := levelNotes(r["status"]); over == "" {
+			continue
+		}
+		m := plots.Mark{Dataset: r["dataset"], Method: r["method"], X: r.Float("alpha")}
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out, "releases over their privacy level (booked as returned)"
 }
 
 func maxFloat(xs []float64) float64 {

@@ -50,7 +50,7 @@ import (
 //	              privacy: {"epsilon": ε_T}
 //	"independent" params += {"epsilon": ε}
 //	              output:  {"theta": [θ]}               (d numbers)
-//	              privacy: {"epsilon": ε'}               (the release's ε, booked as claimed)
+//	              privacy: {"epsilon": ε'}               (the release's ε; see below)
 //
 // The sequence is Lemma 2.8's prefix-private M: the method declares, by
 // answering the op, that releasing the prefix θ¹…θᵗ is εₜ-DP for every t
@@ -59,8 +59,12 @@ import (
 // the whole sequence's, ε_T; the kind requires exactly that (to a relative
 // 10⁻⁹) and books the prefix it actually tests and releases, up to the
 // accepted t, at εₜ, trusting the declared property; the ledger says the
-// guarantee was declared by the method. An independent release is booked
-// at its claim, whatever ε was asked.
+// guarantee was declared by the method. An independent release's claim is
+// checked against the ε it was asked for, as every generator's is: a
+// claim above it is booked as claimed, one below it (ε/100 of the ε
+// asked) at the ε asked, which is what the search spends, and either is
+// flagged in the row's status, the manifest's warnings and stderr
+// ([Experiment.RowWarnings]).
 //
 // A reply with the wrong number of hypotheses, a wrong dimension, a
 // non-finite coordinate or a hypothesis outside the ball (beyond a relative

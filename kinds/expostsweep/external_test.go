@@ -128,7 +128,11 @@ func fakeHypWorker(mode string) int {
 				output["note"] = "a misspelt or unknown key"
 			}
 		case "independent":
-			output, claim = map[string]any{"theta": theta(s)}, map[string]any{"epsilon": 2 * req.Params.Epsilon}
+			claimed := 2 * req.Params.Epsilon
+			if mode == "hundredth" {
+				claimed = req.Params.Epsilon / 100
+			}
+			output, claim = map[string]any{"theta": theta(s)}, map[string]any{"epsilon": claimed}
 		default:
 			fail("unknown op " + req.Op)
 			continue
@@ -300,6 +304,9 @@ func TestExternalGenerator_Run(t *testing.T) {
 			if math.Abs(hyp-want) > 1e-12*want {
 				t.Errorf("%s: hypothesis ε %v, want the claims' sum %v", r["unit"], hyp, want)
 			}
+			if note := fmt.Sprintf("(%d of %d releases over their level)", stop, stop); !strings.HasPrefix(r["status"], "warning: generator fake-hyp returned ε=") || !strings.HasSuffix(r["status"], note) {
+				t.Errorf("%s: status %q does not flag the claims over their level", r["unit"], r["status"])
+			}
 		}
 	}
 	for _, m := range []string{"noise-reduction", "doubling", "noise-reduction-output"} {
@@ -333,6 +340,45 @@ func TestExternalGenerator_Run(t *testing.T) {
 		declared := strings.Contains(le.Components[0].Release, "declared")
 		if declared != (le.Method != "noise-reduction-output") {
 			t.Errorf("ledger entry of %s: generating release %q", le.Method, le.Components[0].Release)
+		}
+	}
+}
+
+// TestExternalGenerator_UnderClaim: an external generator whose
+// independent releases claim ε/100 of the ε they were asked for is booked
+// at the levels asked, Σ ε_min·2^k = ε_min(2^stop − 1), not at its
+// claims, and flagged in the status and the manifest's warnings; the
+// ledger's generating charge shows the claim and names the method.
+func TestExternalGenerator_UnderClaim(t *testing.T) {
+	e, err := loadExt(t, fakeSpec(t, "hundredth", `methods = ["noise-reduction", "doubling", "noise-reduction-output"]`, `methods = ["doubling"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowsCSV, _, dir := run(t, e, 2)
+	for _, r := range parseRows(t, rowsCSV) {
+		if r["success_rate"] != "1" {
+			continue
+		}
+		stop := int(r.Float("stop"))
+		want := r.Float("eps_min") * (math.Exp2(float64(stop)) - 1)
+		if hyp := r.Float("hypothesis_eps"); math.Abs(hyp-want) > 1e-12*want {
+			t.Errorf("%s: hypothesis ε %v, want the levels' sum %v", r["unit"], hyp, want)
+		}
+		if note := fmt.Sprintf("(%d of %d releases below their level)", stop, stop); !strings.HasPrefix(r["status"], "warning: generator fake-hyp returned ε=") || !strings.HasSuffix(r["status"], note) {
+			t.Errorf("%s: status %q", r["unit"], r["status"])
+		}
+	}
+	man, err := os.ReadFile(dir + "/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"method doubling: 6 of 6 trials have releases below their level, e.g. generator fake-hyp returned ε=`,
+		`"declared_by": "fake-hyp"`,
+		`; booked at the level"`,
+	} {
+		if !bytes.Contains(man, []byte(want)) {
+			t.Errorf("manifest lacks %s", want)
 		}
 	}
 }

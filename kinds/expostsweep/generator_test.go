@@ -3,8 +3,10 @@ package expostsweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -261,6 +263,14 @@ func TestFakeGenerator_GuaranteesReachRowsAndLedger(t *testing.T) {
 				if math.Abs(hyp-wantHyp) > 1e-12*wantHyp {
 					t.Errorf("%s: hypothesis ε %v, want the guarantee's %v", key, hyp, wantHyp)
 				}
+				// The fake claims three times each level: flagged, booked
+				// as claimed; the built-in output generator claims its level.
+				if fake && (!strings.HasPrefix(r["status"], "warning: generator fake-zero returned ε=") || !strings.Contains(r["status"], " for a level of ε=") || !strings.Contains(r["status"], " releases over their level)")) {
+					t.Errorf("%s: status %q does not flag the releases over their level", key, r["status"])
+				}
+				if !fake && r["status"] != "ok" {
+					t.Errorf("%s: status %q, want ok", key, r["status"])
+				}
 				if math.Abs(single-wantSingle) > 1e-12*math.Max(wantSingle, 1e-300) {
 					t.Errorf("%s: test ε %v, want %v", key, single, wantSingle)
 				}
@@ -292,6 +302,16 @@ func TestFakeGenerator_GuaranteesReachRowsAndLedger(t *testing.T) {
 				tested := len(le.Components) == 2
 				if tested == strings.HasPrefix(le.Method, "theory") || le.Components[0].Part != "generating" {
 					t.Errorf("%s: charges %+v", le.Method, le.Components)
+				}
+				// Whose word the generating charge is, and the claim beside
+				// it: the fake is a Go extension claiming over its levels.
+				gen := le.Components[0]
+				if le.Method == "theory-output" {
+					if gen.DeclaredBy != "" || gen.Claimed != "" {
+						t.Errorf("%s: built-in generator declared by %q, claimed %q", le.Method, gen.DeclaredBy, gen.Claimed)
+					}
+				} else if gen.DeclaredBy != "fake-zero" || !strings.HasPrefix(gen.Claimed, "generator fake-zero returned ε=") || !strings.HasSuffix(gen.Claimed, "; booked as returned") {
+					t.Errorf("%s: generating charge declared by %q, claimed %q", le.Method, gen.DeclaredBy, gen.Claimed)
 				}
 				// The searches' losses are ex post (Definition 2.3), the
 				// theory approach's ε is fixed ex ante.
@@ -410,5 +430,125 @@ func TestNew_GeneratorWithoutTheory(t *testing.T) {
 	_, err = loadWith(t, "paper", "output", "theory-fake-no-theory")
 	if err == nil || !strings.Contains(err.Error(), "needs a utility theorem") {
 		t.Errorf("theory method without theory: %v", err)
+	}
+}
+
+// scaledGen is a zero-noise generator claiming factor·ε for a release at
+// level ε (a sequence's prefix, an independent release, a theory release).
+type scaledGen struct {
+	name   string
+	factor float64
+}
+
+func (g scaledGen) Name() string           { return g.name }
+func (g scaledGen) Tasks() []accfirst.Task { return accfirst.KnownTasks() }
+func (g scaledGen) Sequence(_ *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
+	return &scaledSeq{zeroSeq{pr: s.Problem, eps: eps}, g.factor}, nil
+}
+func (g scaledGen) Independent(_ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
+	return zeroHyp{s.Problem}, privacy.EpsDP(g.factor*eps, "scaled release"), nil
+}
+func (g scaledGen) TheoryEpsilon(_ accfirst.Setting, alpha, _ float64) (float64, error) {
+	return fakeTheory / alpha, nil
+}
+func (g scaledGen) TheoryRelease(_ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
+	return zeroHyp{s.Problem}, privacy.EpsDP(g.factor*eps, "scaled theory release"), nil
+}
+
+type scaledSeq struct {
+	zeroSeq
+	factor float64
+}
+
+func (s *scaledSeq) Guarantee() privacy.Guarantee {
+	return privacy.EpsDP(s.factor*s.eps[s.t-1], "scaled prefix")
+}
+
+var registerHundredth = sync.OnceValue(func() error { return RegisterGenerator(scaledGen{"fake-hundredth", 0.01}) })
+
+// TestGenerator_UnderLevel: a generator whose releases claim ε/100 of the
+// ε they were asked for is flagged as one over its level is — the row's
+// status, the manifest's warnings, stderr — and booked at the level, the
+// ε asked, which is what the search spends: hypothesis_eps is the grid's
+// εₜ (noise reduction), the sum of the doubling levels, the theory ε. The
+// ledger's generating charge shows the claim beside it and names the
+// generator as declared (a Go extension).
+func TestGenerator_UnderLevel(t *testing.T) {
+	if err := registerHundredth(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := loadWith(t, string(expost.Paper), "fake-hundredth", "noise-reduction", "doubling", "theory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	af := e.spec.AccuracyFirst
+	pr := e.probs[0]
+	var stderr strings.Builder
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []results.Row
+	for _, key := range unitKeys(e) {
+		r, err := runner.RunKey(context.Background(), e, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r...)
+	}
+	for _, r := range rows {
+		alpha := r.Float("alpha")
+		E := fakeTheory / alpha
+		epsMin, epsMax := 1/float64(pr.N()), af.EpsMaxFactor*E
+		stop := int(r.Float("stop"))
+		var want float64
+		var releases int
+		switch r["method"] {
+		case "noise-reduction":
+			grid, err := noisered.Geometric(epsMin, epsMax, af.Steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, releases = grid[stop-1], 1
+		case "doubling":
+			lv, err := expost.DoublingLevels(epsMin, epsMax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range lv[:stop] {
+				want += l
+			}
+			releases = stop
+		case "theory":
+			want, releases = E, 1
+		}
+		if got := r.Float("hypothesis_eps"); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("%s: hypothesis_eps %v, want the levels' %v", r["unit"], got, want)
+		}
+		suffix := fmt.Sprintf("(%d of %d releases below their level)", releases, releases)
+		if !strings.HasPrefix(r["status"], "warning: generator fake-hundredth returned ε=") || !strings.Contains(r["status"], " below its level of ε=") || !strings.HasSuffix(r["status"], suffix) {
+			t.Errorf("%s: status %q, want a note ending %q", r["unit"], r["status"], suffix)
+		}
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range af.Methods {
+		prefix := fmt.Sprintf("method %s: 6 of 6 trials have releases below their level, e.g. generator fake-hundredth returned ε=", method)
+		i := slices.IndexFunc(m.Warnings, func(w string) bool { return strings.HasPrefix(w, prefix) })
+		if i < 0 || !strings.HasSuffix(m.Warnings[i], "; hypothesis_eps, expost_eps and the ledger book the level, which is what the search spends") {
+			t.Errorf("manifest warnings %q lack %q…", m.Warnings, prefix)
+			continue
+		}
+		if !strings.Contains(stderr.String(), "dprepro: af-tiny: WARNING: "+m.Warnings[i]+"\n") {
+			t.Errorf("stderr does not warn %q:\n%s", m.Warnings[i], stderr.String())
+		}
+	}
+	for _, le := range m.Ledger {
+		gen := le.Components[0]
+		if gen.DeclaredBy != "fake-hundredth" || !strings.HasPrefix(gen.Claimed, "generator fake-hundredth returned ε=") || !strings.HasSuffix(gen.Claimed, " in 3 of 3 trials; booked at the level") {
+			t.Errorf("%s %s: generating charge declared by %q, claimed %q", le.Method, le.Setting, gen.DeclaredBy, gen.Claimed)
+		}
 	}
 }

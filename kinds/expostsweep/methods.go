@@ -3,6 +3,7 @@ package expostsweep
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -26,6 +27,119 @@ type trial struct {
 	gen            accfirst.Generator // the generator the method drives
 	genRNG         *rand.Rand         // the "generate" stream
 	testRNG        *rand.Rand         // the "test" stream
+	claims         claimLog           // the generator's claims that differ from their levels
+}
+
+// levelTol is the relative tolerance of the check of a generator's claim
+// against the level it was asked for (privacy.CompareLevel): it absorbs a
+// generator's rounding (a level halved and doubled again), not a real
+// difference.
+const levelTol = 1e-9
+
+// The words of a row's notes on a generator's claims (claimLog.notes),
+// which levelNotes reads back.
+const (
+	overWords  = " for a level of "     // a claim above its level
+	underWords = " below its level of " // a claim below its level
+	notePrefix = "generator "
+)
+
+// claimLog records, for one trial, the generator's releases whose claimed
+// guarantee differs from the level the method asked for (Ligett et al.
+// 2017: a release at level ε of the doubling method, the ε-grid's εₜ for
+// the noise-reduction prefix, the theory ε).
+type claimLog struct {
+	releases, over, under int
+	overNote, underNote   string
+}
+
+// check compares the guarantee g that generator gen returned for a
+// release asked at level epsilon and returns what is booked for it: the
+// larger of the two (a claim below the level is booked at the level, which
+// is what the search spends: its ex-post accounting, Lemma 2.8 and
+// Theorem A.2, charges each release the level it was handed). A guarantee
+// that is not pure ε-DP is returned as it is, for the search to refuse.
+func (c *claimLog) check(gen string, g privacy.Guarantee, epsilon float64) privacy.Guarantee {
+	if g.Notion != privacy.Pure || g.Validate() != nil || !(epsilon > 0) || math.IsInf(epsilon, 1) {
+		return g
+	}
+	c.releases++
+	v := privacy.CompareLevel(g, epsilon, 0, levelTol)
+	switch {
+	case v.Over:
+		if c.over == 0 {
+			c.overNote = fmt.Sprintf("%s%s returned %v%sε=%v", notePrefix, gen, g, overWords, epsilon)
+		}
+		c.over++
+	case v.Under:
+		if c.under == 0 {
+			c.underNote = fmt.Sprintf("%s%s returned %v%sε=%v", notePrefix, gen, g, underWords, epsilon)
+		}
+		c.under++
+	}
+	return v.Booked
+}
+
+// notes are the row's warning parts: the first claim over its level and
+// the first below it, each with how many of the trial's releases did so.
+func (c *claimLog) notes() []string {
+	var out []string
+	if c.over > 0 {
+		out = append(out, fmt.Sprintf("%s (%d of %d releases over their level)", c.overNote, c.over, c.releases))
+	}
+	if c.under > 0 {
+		out = append(out, fmt.Sprintf("%s (%d of %d releases below their level)", c.underNote, c.under, c.releases))
+	}
+	return out
+}
+
+// levelNotes reads a row's status back: its note of a claim over its
+// level and its note of one below it ("" for none).
+func levelNotes(status string) (over, under string) {
+	_, rest, ok := strings.Cut(status, "warning: ")
+	if !ok {
+		return "", ""
+	}
+	for _, part := range strings.Split(rest, "; ") {
+		if !strings.HasPrefix(part, notePrefix) {
+			continue
+		}
+		switch {
+		case over == "" && strings.Contains(part, overWords):
+			over = part
+		case under == "" && strings.Contains(part, underWords):
+			under = part
+		}
+	}
+	return over, under
+}
+
+// checkedSeq is a generator's noise-reduction sequence whose prefix
+// guarantee is checked against the grid level of the current step.
+type checkedSeq struct {
+	expost.Sequence
+	gen    string
+	levels []float64 // the ε grid asked for
+	t      int       // hypotheses returned so far
+	claims *claimLog
+}
+
+func (s *checkedSeq) Next() (expost.Hypothesis, bool, error) {
+	h, ok, err := s.Sequence.Next()
+	if ok {
+		s.t++
+	}
+	return h, ok, err
+}
+
+// Guarantee is the prefix's guarantee as booked: checked against εₜ of
+// the grid (claimLog.check).
+func (s *checkedSeq) Guarantee() privacy.Guarantee {
+	g := s.Sequence.Guarantee()
+	if s.t < 1 || s.t > len(s.levels) {
+		return g
+	}
+	return s.claims.check(s.gen, g, s.levels[s.t-1])
 }
 
 // ran is the result of a method's trial: the search outcome, whose
@@ -283,7 +397,7 @@ func runNoiseReduction(ctx context.Context, t *trial) (ran, error) {
 	if err != nil {
 		return ran{}, err
 	}
-	out, err := expost.NoiseReduction(ctx, at, seq)
+	out, err := expost.NoiseReduction(ctx, at, &checkedSeq{Sequence: seq, gen: t.gen.Name(), levels: grid, claims: &t.claims})
 	if err != nil {
 		return ran{}, err
 	}
@@ -302,7 +416,11 @@ func runDoubling(ctx context.Context, t *trial) (ran, error) {
 		return ran{}, err
 	}
 	gen := func(rng *rand.Rand, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
-		return t.gen.Independent(rng, t.set, eps)
+		h, g, err := t.gen.Independent(rng, t.set, eps)
+		if err != nil {
+			return nil, g, err
+		}
+		return h, t.claims.check(t.gen.Name(), g, eps), nil
 	}
 	out, err := expost.Doubling(ctx, t.genRNG, t.testRNG, gen, test)
 	if err != nil {
@@ -327,6 +445,7 @@ func runTheory(_ context.Context, t *trial) (ran, error) {
 	if err != nil {
 		return ran{}, err
 	}
+	g = t.claims.check(t.gen.Name(), g, eps)
 	out := expost.Outcome{
 		Success: true, Stop: 1, Generation: g, Hypothesis: h,
 		Test: privacy.EpsDP(0, "nothing tested: ε is fixed ex ante by the utility theorem"),

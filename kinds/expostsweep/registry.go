@@ -22,8 +22,9 @@ var safeGeneratorName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // generatorRegistry maps accuracy_first.generator names to generators.
 type generatorRegistry struct {
-	mu sync.RWMutex
-	m  map[string]accfirst.Generator
+	mu      sync.RWMutex
+	m       map[string]accfirst.Generator
+	builtin map[string]bool // the names of the built-ins
 }
 
 // generators holds the built-in generators, covariance perturbation
@@ -38,7 +39,33 @@ func newGeneratorRegistry(gs ...accfirst.Generator) *generatorRegistry {
 			panic(err) // a built-in with a bad name is a bug of this package
 		}
 	}
+	r.builtin = map[string]bool{}
+	for _, g := range gs {
+		r.builtin[g.Name()] = true
+	}
 	return r
+}
+
+// DeclaredBy returns the name of generator g when its guarantees are its
+// own word, which the harness does not check: a generator served by an
+// external command ([ExternalGenerator]) or one a user's module
+// registered ([RegisterGenerator]) — a Go extension is no more audited by
+// the harness than a worker is. It returns "" for the built-in
+// generators, covariance and output perturbation (core/accfirst, checked
+// by the harness's tests and privacy audit). The ledger names such a
+// generator in its charges' declared_by, and the figures' legends say
+// "declared by the method".
+func DeclaredBy(g accfirst.Generator) string {
+	if g == nil {
+		return ""
+	}
+	name := g.Name()
+	generators.mu.RLock()
+	defer generators.mu.RUnlock()
+	if generators.builtin[name] { // no other generator may take a built-in's name
+		return ""
+	}
+	return name
 }
 
 func (r *generatorRegistry) add(g accfirst.Generator) error {

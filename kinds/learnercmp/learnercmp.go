@@ -39,7 +39,9 @@
 // cvtune.CheckLevel, as the cv-tuning kind checks its fits: one over the
 // level is booked as returned and flagged in the row's status ("learner
 // NAME returned … for a level of …") and the manifest's warnings
-// ([Experiment.RowWarnings]); one that cannot be compared with a level
+// ([Experiment.RowWarnings]); one below it is flagged alike ("learner
+// NAME returned … below its level of …") and booked at the level, which
+// is what the protocol spends; one that cannot be compared with a level
 // (not private, ex-post) fails the unit; a ρ-zCDP guarantee is compared
 // as the (ε, δ) it implies at comparison.delta. The reference, handed
 // ε = +Inf, has no level to check. The rows record the guarantee
@@ -57,6 +59,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/privacy"
@@ -73,9 +76,10 @@ import (
 // Columns is the rows.csv schema of the kind: one row per fit. method is
 // the summary's label (the learner's name); epsilon and delta are the
 // level the learner was handed (+Inf and 0 for the reference);
-// notion, epsilon_spent, delta_spent, rho_spent and private the guarantee
-// it returned (ε = +Inf when not private; a ρ-zCDP guarantee is stated as
-// (ε, δ) at comparison.delta); solver_status, grad_norm and newton_iter
+// notion, rho_spent and private the guarantee it returned, epsilon_spent
+// and delta_spent what is booked for it (its ε and δ, or the level's where
+// it claims less, cvtune.CheckLevel; ε = +Inf when not private; a ρ-zCDP
+// guarantee is stated as (ε, δ) at comparison.delta); solver_status, grad_norm and newton_iter
 // its fit report (empty when the model has none); key the fit's stream:
 // "<unit>/<learner>/epsilon=<ε>" or "<unit>/<learner>/reference".
 var Columns = []string{
@@ -256,8 +260,9 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 // guarantee g it returned. A fit at a finite level (every fit but the
 // reference's, which is handed ε = +Inf: no level) is checked against it
 // with cvtune.CheckLevel, as cv-tuning checks its fits: a guarantee over
-// the level is booked as returned and flagged in the status (and by
-// RowWarnings in the manifest); one that cannot be compared with a level
+// the level is booked as returned, one below it at the level, and both
+// are flagged in the status (and by RowWarnings in the manifest and on
+// stderr); one that cannot be compared with a level
 // (not private, ex-post) is an error. A ρ-zCDP guarantee is checked as
 // the (ε, δ) it implies at comparison.delta, the δ of the level. Errors
 // name the learner.
@@ -274,14 +279,16 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvt
 		stated = g.ToApprox(delta) // Bun & Steinke 2016, Proposition 1.3
 	}
 	var warnings []string
+	booked := stated
 	if !math.IsInf(level.Epsilon, 1) {
-		note, over, err := cvtune.CheckLevel(learner, stated, level)
+		check, err := cvtune.CheckLevel(learner, stated, level)
 		if err != nil {
 			return nil, err
 		}
-		if over {
-			warnings = append(warnings, note)
+		if check.Note != "" {
+			warnings = append(warnings, check.Note)
 		}
+		booked = check.Booked
 	}
 	margins := m.Margins(nil, test)
 	y := test.Y()
@@ -303,8 +310,8 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvt
 	r.SetFloat("error_rate", metrics.ErrorRate(margins, y))
 	r.SetFloat("mse", metrics.Brier(metrics.LogisticProbs(nil, margins), y))
 	r.Set("notion", string(g.Notion))
-	r.SetFloat("epsilon_spent", stated.Epsilon)
-	r.SetFloat("delta_spent", stated.Delta)
+	r.SetFloat("epsilon_spent", booked.Epsilon)
+	r.SetFloat("delta_spent", booked.Delta)
 	r.SetFloat("rho_spent", g.Rho)
 	r.Set("private", strconv.FormatBool(g.Private()))
 	var status []string
@@ -322,11 +329,19 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvt
 }
 
 // RowWarnings implements runner.RowWarner: for each learner of
-// comparison.learners whose rows report a fit over its level (a guarantee
-// above the ε or δ it was handed, see row), how many rows, the first such
-// note and what was booked (cvtune.OverLevelWarnings).
+// comparison.learners whose rows report a fit over or below its level (a
+// guarantee above or below the ε or δ it was handed, see row), how many
+// rows, the first such note and what was booked (cvtune.LevelWarnings).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	return cvtune.OverLevelWarnings(rows, e.spec.Comparison.Learners, "epsilon_spent, delta_spent and the ledger book what the learner returned")
+	return cvtune.LevelWarnings(rows, e.spec.Comparison.Learners, "epsilon_spent, delta_spent and the ledger book what the learner returned",
+		"epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends")
+}
+
+// FigureMarks implements runner.FigureMarker: the points (dataset,
+// learner, ε) whose rows report a fit over its level
+// (cvtune.OverLevelMarks), which the figures ring.
+func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
+	return cvtune.OverLevelMarks(rows, "epsilon"), cvtune.OverLevelLabel
 }
 
 // fitted returns the learners a run fits: comparison.learners, then the
@@ -412,13 +427,23 @@ func (e *Experiment) Warnings() []string {
 // overlapping training sets, so no parallel composition applies across
 // folds or repetitions. The composition rule says what releasing all of a
 // dataset's models of the cell together would cost: their sequential
-// composition (privacy.Compose), the largest over the datasets.
+// composition (privacy.Compose), the largest over the datasets. The
+// charge states its notion (what is booked: pure ε, (ε, δ) or none), the
+// learner's claim beside it where that differs (Claimed: fits below or
+// over their level, or a ρ-zCDP claim with its ρ, which Rho also holds),
+// and in DeclaredBy a learner that is not built in (cvtune.DeclaredBy).
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	type cell struct {
 		eps, delta float64
 		private    bool
 		perData    map[string][]privacy.Guarantee
 		fits       int
+		rho        float64 // the largest ρ of the fits that claimed ρ-zCDP
+		zcdp       bool
+		over       int    // fits over their level (cvtune.LevelNotes)
+		under      int    // fits below their level
+		overNote   string // the first of each
+		underNote  string
 	}
 	cells := map[string]*cell{}
 	var datasets []string
@@ -433,16 +458,34 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		c.delta = math.Max(c.delta, r.Float("delta_spent"))
 		c.private = c.private && r["private"] == "true"
 		c.fits++
+		if privacy.Notion(r["notion"]) == privacy.ZCDP {
+			c.zcdp, c.rho = true, math.Max(c.rho, r.Float("rho_spent"))
+		}
+		if o, u := cvtune.LevelNotes(r["status"]); o != "" || u != "" {
+			if o != "" {
+				c.over++
+				if c.overNote == "" {
+					c.overNote = o
+				}
+			}
+			if u != "" {
+				c.under++
+				if c.underNote == "" {
+					c.underNote = u
+				}
+			}
+		}
 		c.perData[r["dataset"]] = append(c.perData[r["dataset"]], rowGuarantee(r))
 		if !slices.Contains(datasets, r["dataset"]) {
 			datasets = append(datasets, r["dataset"])
 		}
 	}
-	// Every fitted learner served by a worker (comparison.learners; the
-	// reference cannot be one, but is looked at all the same).
+	// Every fitted learner whose guarantee is its own word: served by a
+	// worker or registered by a user's module (comparison.learners and the
+	// reference).
 	declared := map[string]bool{}
 	for _, l := range e.fitted() {
-		if _, ext := l.(*cvtune.ExternalLearner); ext {
+		if cvtune.DeclaredBy(l) != "" {
 			declared[l.Name()] = true
 		}
 	}
@@ -459,11 +502,39 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			release += " (guarantee declared by the method)"
 		}
 		le := results.LedgerEntry{Method: learner, Setting: setting}
-		le.Components = []results.LedgerCharge{{
-			Part: "training", Release: release, Data: data,
+		// The notion of what is booked: (ε, δ) when δ > 0, pure ε
+		// otherwise, none when a fit was not private.
+		notion := privacy.Pure
+		switch {
+		case !c.private:
+			notion = privacy.None
+		case c.delta > 0:
+			notion = privacy.Approx
+		}
+		ch := results.LedgerCharge{
+			Part: "training", Release: release, Data: data, Notion: string(notion),
 			Epsilon: results.Float(c.eps), Delta: results.Float(c.delta), Private: c.private,
-		}}
-		le.Total = results.PrivacyGuarantee{Epsilon: results.Float(c.eps), Delta: results.Float(c.delta), Private: c.private}
+		}
+		if declared[learner] {
+			ch.DeclaredBy = learner
+		}
+		var claims []string
+		if c.zcdp {
+			// The claim's ρ beside the (ε, δ) it was checked and booked as
+			// (Bun & Steinke 2016, Proposition 1.3, at comparison.delta).
+			rho := results.Float(c.rho)
+			ch.Rho = &rho
+			claims = append(claims, fmt.Sprintf("ρ-zCDP with ρ = %v (the largest of the fits), stated as (ε, δ) at comparison.delta = %v (Bun & Steinke 2016, Proposition 1.3)", c.rho, e.spec.Comparison.Delta))
+		}
+		if c.over > 0 {
+			claims = append(claims, fmt.Sprintf("%s in %d of %d fits; booked as returned", c.overNote, c.over, c.fits))
+		}
+		if c.under > 0 {
+			claims = append(claims, fmt.Sprintf("%s in %d of %d fits; booked at the level", c.underNote, c.under, c.fits))
+		}
+		ch.Claimed = strings.Join(claims, "; ")
+		le.Components = []results.LedgerCharge{ch}
+		le.Total = results.PrivacyGuarantee{Notion: string(notion), Epsilon: results.Float(c.eps), Delta: results.Float(c.delta), Private: c.private}
 		all := privacy.Guarantee{Notion: privacy.Pure}
 		var n int
 		for _, name := range datasets {

@@ -401,8 +401,86 @@ var registerLevelFakes = sync.OnceValue(func() error {
 		cvtune.RegisterLearner(levelLearner{"fake-double", func(l cvtune.Level) privacy.Guarantee { return privacy.EpsDP(2*l.Epsilon, "twice the level") }}),
 		cvtune.RegisterLearner(levelLearner{"fake-nonprivate", func(cvtune.Level) privacy.Guarantee { return privacy.NonPrivate("no noise") }}),
 		cvtune.RegisterLearner(levelLearner{"fake-expost", func(l cvtune.Level) privacy.Guarantee { return privacy.ExPostEps(l.Epsilon, "realised") }}),
+		cvtune.RegisterLearner(levelLearner{"fake-tenth", func(l cvtune.Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon/10, "a tenth of the level") }}),
 	)
 })
+
+// TestRun_UnderLevelAndZCDP: a learner claiming ε/10 of the ε it was
+// handed gets the warning an over-level one gets (status, manifest,
+// stderr) and is booked at the level (epsilon_spent, the ledger) with its
+// claim beside it; a ρ-zCDP learner's charge shows its ρ beside the
+// (ε, δ) it is booked as; both are declared by the method (registered by
+// this test, not built in). Output perturbation's pure ε at an (ε, δ)
+// level meets it: status "ok", a built-in, nothing claimed apart.
+func TestRun_UnderLevelAndZCDP(t *testing.T) {
+	if err := errors.Join(registerLevelFakes(), registerFake()); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.NewReplacer(`learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "fake-tenth", "fake-zcdp"]`,
+		"lambda = 0.01", "lambda = 0.01\ndelta = 1e-6").Replace(smallSpec)
+	e := load(t, src)
+	var stderr strings.Builder
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 1, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(fakeLevels) > 0 {
+		<-fakeLevels
+	}
+	for _, r := range readRows(t, filepath.Join(dir, "rows.csv")) {
+		eps := r.Float("epsilon")
+		switch r["learner"] {
+		case "fake-tenth":
+			want := fmt.Sprintf("warning: learner fake-tenth returned ε=%v below its level of (ε=%v, δ=1e-06)", eps/10, eps)
+			if r["status"] != want || r.Float("epsilon_spent") != eps || r.Float("delta_spent") != 0 {
+				t.Errorf("%s: status %q, spent (%v, %v); want %q, (%v, 0)", r["key"], r["status"], r["epsilon_spent"], r["delta_spent"], want, eps)
+			}
+		case "output-perturbation", "non-private":
+			if r["status"] != "ok" {
+				t.Errorf("%s: status %q, want ok", r["key"], r["status"])
+			}
+		}
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "method fake-tenth: 16 of 16 rows have fits below their level, e.g. learner fake-tenth returned ε=0.01 below its level of (ε=0.1, δ=1e-06); epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends"
+	if !slices.Contains(m.Warnings, want) {
+		t.Errorf("manifest warnings %q\nwant %q", m.Warnings, want)
+	}
+	if !strings.Contains(stderr.String(), "dprepro: small: WARNING: "+want+"\n") {
+		t.Errorf("stderr %q does not warn", stderr.String())
+	}
+	seen := map[string]bool{}
+	for _, le := range m.Ledger {
+		if le.Setting != "epsilon=10" {
+			continue
+		}
+		seen[le.Method] = true
+		c := le.Components[0]
+		switch le.Method {
+		case "fake-tenth":
+			const claim = "learner fake-tenth returned ε=1 below its level of (ε=10, δ=1e-06) in 8 of 8 fits; booked at the level"
+			if float64(c.Epsilon) != 10 || float64(le.Total.Epsilon) != 10 || c.Notion != "pure-dp" || c.Claimed != claim || c.DeclaredBy != "fake-tenth" {
+				t.Errorf("fake-tenth charge %+v, total %+v\nwant ε = 10 booked, claimed %q", c, le.Total, claim)
+			}
+		case "fake-zcdp":
+			// ρ = ε²/2 = 50 at ε = 10, stated as (ε, δ) at δ = 1e-6.
+			if c.Rho == nil || float64(*c.Rho) != 50 || c.Notion != "approx-dp" || float64(c.Delta) != 1e-6 ||
+				!strings.HasPrefix(c.Claimed, "ρ-zCDP with ρ = 50 (the largest of the fits), stated as (ε, δ) at comparison.delta = 1e-06") || c.DeclaredBy != "fake-zcdp" {
+				t.Errorf("fake-zcdp charge %+v (ρ %v)", c, c.Rho)
+			}
+		case "output-perturbation":
+			if c.Claimed != "" || c.DeclaredBy != "" || c.Rho != nil || c.Notion != "pure-dp" {
+				t.Errorf("output-perturbation charge %+v", c)
+			}
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("ledger entries at ε = 10: %v", seen)
+	}
+}
 
 // TestRun_OverLevel: every fit of comparison.learners is checked against
 // the level it was handed, as cv-tuning's are (cvtune.CheckLevel): a

@@ -344,6 +344,9 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 		Metrics: []string{"tail", "bound"}, MetricLabels: map[string]string{"tail": "empirical tail", "bound": "stated bound"},
 		Methods: methods, Styles: levelStyles(methods), XLabel: "ε", YLabel: "P(error ≥ threshold)",
 		LogX: true, LogY: true, Columns: 2, Width: 4.5, Height: 3.4,
+		// The panels are the mechanisms: each panel's title says its
+		// notion (from the ledger, filled by the runner).
+		NotionsByPanel: true,
 	}}
 }
 
