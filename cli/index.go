@@ -133,6 +133,11 @@ func reconcile(out string, byDir map[string]indexEntry) {
 		e, ok := byDir[rel]
 		a := f.Attempt
 		switch {
+		case f.AttemptErr != nil:
+			if !ok {
+				e = indexEntry{Dir: rel, SpecID: filepath.Base(filepath.Dir(d))}
+			}
+			e.Status = "unfinished: unknown whether it finished, its attempt record is unreadable: " + firstLine(f.AttemptErr.Error())
 		case !ok && a != nil:
 			e = indexEntry{Dir: rel, SpecID: a.Spec.ID, SpecFile: a.Spec.File, Title: a.Spec.Title, Kind: a.Spec.Kind,
 				Profile: a.Profile, Seed: a.Seed, Secure: a.SecureNoise, Build: a.Build, Finished: a.Updated.Truncate(time.Second),

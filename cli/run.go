@@ -407,15 +407,20 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 	}
 	stand.report(stderr, len(specs), dd)
 	var reportErr error
-	if f.report && ctx.Err() == nil {
+	if f.report {
 		// The report of every run in the folder, those of this command
 		// and any before it; those that did not finish are named at its
-		// top, their claims counted as not run.
+		// top, their claims counted as not run. Written after an
+		// interrupt too: a report of an earlier command must not stand
+		// for a folder whose runs are now unfinished.
 		if dir, err := writeReport(f.out, stderr); err != nil {
 			reportErr = err
 		} else {
 			fmt.Fprintf(stdout, "report: wrote %s (and report.md beside it)\n", filepath.Join(dir, "index.html"))
 		}
+	}
+	if ctx.Err() != nil && reportErr != nil {
+		fmt.Fprintf(stderr, "dprepro: %v\n", reportErr)
 	}
 	if ctx.Err() != nil && (len(failures) > 0 || len(notStarted) > 0) {
 		msg := errors.Join(failures...).Error()

@@ -42,9 +42,9 @@ func startBlocked(t *testing.T, bin string, env []string, specs, out string) (*e
 }
 
 // TestReport_StoppedRuns: reproduce stopped by Ctrl-C while its first spec
-// runs — and, in another folder, killed with SIGKILL — leaves folders that
-// tell by themselves what became of each spec: `dprepro report OUT`, a
-// new process, names the interrupted (or killed) run and the one never
+// runs (it still writes its report) — and, in another folder, killed with
+// SIGKILL — leaves folders that tell by themselves what became of each
+// spec: `dprepro report OUT`, a new process, names the interrupted (or killed) run and the one never
 // started at its top, and says how many units are checkpointed; the index
 // says the same (after a SIGKILL, once the next command writes it). Run
 // again, the same command resumes and the report is whole.
@@ -63,6 +63,10 @@ func TestReport_StoppedRuns(t *testing.T) {
 	var ee *exec.ExitError
 	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("interrupted reproduce: %v, want exit 130\n%s", err, cmd.Stderr)
+	}
+	// The interrupted reproduce wrote its report, naming both.
+	if md := string(mustRead(t, filepath.Join(out, "report", "report.md"))); !strings.Contains(md, "## ⛔ 2 runs did not finish") {
+		t.Error("the report of the interrupted reproduce does not name the 2 runs that did not finish")
 	}
 	r := runProc(t, env, bin, "report", out)
 	if r.code != 0 || !strings.Contains(r.stderr, "ext/quick-seed1 (interrupted), proc/quick-seed17 (not started)") {

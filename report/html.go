@@ -363,9 +363,9 @@ td.notrun { background:var(--notheld-bg); color:var(--notrun); font-weight:600; 
 .bar .notrun { background:var(--notrun); }
 .total.notrun { background:var(--notheld-bg); color:var(--notrun); border:1px solid var(--notrun); }
 .flag.failed { background:var(--notrun); color:#fff; }
-.failed { background:var(--notheld-bg); border: 2px solid var(--notheld); border-radius: 6px; padding: 4px 14px 8px; margin: 12px 0; color:#1f2328; }
-.failed h2 { color:var(--notheld); border-top: none; margin: 6px 0; padding-top: 0; }
-.failed li { margin: 8px 0; }
+section.failed { background:var(--notheld-bg); border: 2px solid var(--notheld); border-radius: 6px; padding: 4px 14px 8px; margin: 12px 0; color:#1f2328; }
+section.failed h2 { color:var(--notheld); border-top: none; margin: 6px 0; padding-top: 0; }
+section.failed li { margin: 8px 0; }
 pre.err { white-space: pre-wrap; overflow-wrap: anywhere; font: 12.5px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; background:#fff; border:1px solid #ffcecb; border-radius: 4px; padding: 6px 8px; margin: 4px 0; color:var(--notheld); }
 article.unfinished { border-left: 4px solid var(--notheld); padding-left: 12px; }
 </style>

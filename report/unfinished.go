@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/dprepro/dprepro/results"
@@ -24,6 +26,10 @@ type Folder struct {
 	// Attempt is the latest attempt when it did not finish and is newer
 	// than the finished run (results.Attempt.Supersedes); nil otherwise.
 	Attempt *results.Attempt
+	// AttemptErr is why the folder's attempt record could not be read
+	// (a damaged attempt.json): whether its latest attempt finished is
+	// not known, and it counts as one that did not.
+	AttemptErr error
 	// Checkpoint is the header of the folder's checkpoint and
 	// CheckpointUnits the units it records, when HasCheckpoint.
 	Checkpoint      results.CheckpointHeader
@@ -32,7 +38,7 @@ type Folder struct {
 }
 
 // ReadFolder reads what the run folder dir holds. An unreadable manifest
-// or attempt record is an error.
+// is an error; an unreadable attempt record is Folder.AttemptErr.
 func ReadFolder(dir string) (Folder, error) {
 	var f Folder
 	if isRun(dir) {
@@ -44,7 +50,7 @@ func ReadFolder(dir string) (Folder, error) {
 	}
 	a, err := results.ReadAttempt(dir)
 	if err != nil {
-		return f, err
+		f.AttemptErr = err
 	}
 	if a != nil && a.Supersedes(f.Manifest) {
 		f.Attempt = a
@@ -58,7 +64,7 @@ func ReadFolder(dir string) (Folder, error) {
 // checkpoint with neither a finished run nor a record (an attempt by a
 // build that kept none, stopped before it finished).
 func (f Folder) Unfinished() bool {
-	return f.Attempt != nil || f.Manifest == nil && f.HasCheckpoint
+	return f.Attempt != nil || f.AttemptErr != nil || f.Manifest == nil && f.HasCheckpoint
 }
 
 // isFolder reports whether dir is a run folder in any state: a finished
@@ -94,6 +100,9 @@ func FindUnfinished(root string, maxDepth int) ([]string, error) {
 	return out, nil
 }
 
+// runName is the name of a run folder (runner.RunName).
+var runName = regexp.MustCompile(`^(.+)-seed(\d+)(-secure)?$`)
+
 // Unfinished is a run folder whose latest attempt did not finish: the
 // report names it at its top, with its error and what did not run, and
 // counts its spec's claims as not run.
@@ -103,14 +112,17 @@ type Unfinished struct {
 	// State is the attempt's (results.Attempt*), or "unfinished" for a
 	// checkpoint without a record.
 	State string
-	// Attempt is the record; nil for a checkpoint without one.
+	// Attempt is the record; nil for a checkpoint without one, or an
+	// unreadable one (RecordErr).
 	Attempt *results.Attempt
-	SpecID  string
-	Title   string
-	Paper   string
-	Kind    string
-	Profile string
-	Seed    int64
+	// RecordErr is why the attempt record could not be read.
+	RecordErr error
+	SpecID    string
+	Title     string
+	Paper     string
+	Kind      string
+	Profile   string
+	Seed      int64
 	// Error is the error the attempt ended with, in full ("" for none).
 	Error string
 	// Claims are the spec's claims, counted as not run; nil when unknown
@@ -147,15 +159,27 @@ func (f Folder) unfinished(out, dir string) *Unfinished {
 		}
 		return u
 	}
-	h := f.Checkpoint
-	u.State, u.SpecID, u.Profile, u.Seed, u.checkpointBuild = "unfinished", h.SpecID, h.Profile, h.Seed, h.Build
+	u.State, u.RecordErr = "unfinished", f.AttemptErr
+	if h := f.Checkpoint; f.HasCheckpoint {
+		u.SpecID, u.Profile, u.Seed, u.checkpointBuild = h.SpecID, h.Profile, h.Seed, h.Build
+		return u
+	}
+	// Named by its folder: OUT/<spec id>/<profile>-seed<seed>[-secure].
+	u.SpecID = filepath.Base(filepath.Dir(dir))
+	if g := runName.FindStringSubmatch(filepath.Base(dir)); g != nil {
+		u.Profile = g[1]
+		u.Seed, _ = strconv.ParseInt(g[2], 10, 64)
+	}
 	return u
 }
 
 // Headline says in one line how the attempt ended.
 func (u *Unfinished) Headline() string {
 	a := u.Attempt
-	if a == nil {
+	switch {
+	case a == nil && u.RecordErr != nil:
+		return "unknown whether it finished: its attempt record is unreadable (" + u.RecordErr.Error() + ")"
+	case a == nil:
 		return "did not finish: its folder holds a checkpoint but no manifest.json, and no record of the attempt (a run by an older build, interrupted or killed)"
 	}
 	who := fmt.Sprintf("PID %d on %s", a.PID, a.Host)

@@ -43,7 +43,7 @@ func writeCheckpointT(t *testing.T, dir, id string, n int) {
 // finish is in the report — a failed run (its error, the units its
 // checkpoint holds), a spec not built after an earlier finished run
 // (shown, not counted), a run killed while queued, a checkpoint of an
-// older build with no record — at the top of both pages, its claims
+// older build with no record, a damaged record — at the top of both pages, its claims
 // counted as not run in the totals and its paper's counts; a queued
 // record beside a finished run, and a record older than the run's
 // manifest, change nothing.
@@ -77,6 +77,10 @@ func TestLoad_Unfinished(t *testing.T) {
 
 	// A checkpoint with no record and no manifest (an older build's).
 	writeCheckpointT(t, filepath.Join(out, "o", "quick-seed9"), "o", 2)
+	// A damaged record, alone in its folder.
+	damaged := filepath.Join(out, "z", "paper-seed3")
+	os.MkdirAll(damaged, 0o755)
+	os.WriteFile(filepath.Join(damaged, results.AttemptFile), []byte(`{"state": "runn`), 0o644)
 
 	r, err := Load(out, Options{Analyses: ParseAnalyses("docs/analysis.md", []byte(fixtureAnalyses)), Claims: fixtureClaims})
 	if err != nil {
@@ -86,7 +90,7 @@ func TestLoad_Unfinished(t *testing.T) {
 	for _, u := range r.Unfinished {
 		got = append(got, u.Dir+"="+u.State)
 	}
-	if s := strings.Join(got, " "); s != "f/quick-seed1=failed o/quick-seed9=unfinished q/quick-seed4=queued t/quick-seed1=not run" {
+	if s := strings.Join(got, " "); s != "f/quick-seed1=failed o/quick-seed9=unfinished q/quick-seed4=queued t/quick-seed1=not run z/paper-seed3=unfinished" {
 		t.Fatalf("unfinished: %s", s)
 	}
 	// Claims: f's 2, t's 4 and q's 1 not run; t's verdicts not counted;
@@ -112,6 +116,9 @@ func TestLoad_Unfinished(t *testing.T) {
 	if o := r.Unfinished[1]; o.Claims != nil || o.SpecID != "o" || o.Checkpointed != 2 || !strings.Contains(o.Headline(), "no record of the attempt") {
 		t.Errorf("o: %+v %q", o, o.Headline())
 	}
+	if z := r.Unfinished[4]; z.SpecID != "z" || z.Profile != "paper" || z.Seed != 3 || !strings.Contains(z.Headline(), "its attempt record is unreadable") {
+		t.Errorf("z: %+v %q", z, z.Headline())
+	}
 	for _, p := range r.Papers {
 		for _, run := range p.Runs {
 			if run.Dir == "u/quick-seed2" && run.Superseded != nil {
@@ -131,7 +138,7 @@ func TestLoad_Unfinished(t *testing.T) {
 		t.Fatalf("index.html: the runs that did not finish are not at the top (at %d, the overview at %d)", top, glance)
 	}
 	for _, want := range []string{
-		"4 runs did not finish: this report is incomplete",
+		"5 runs did not finish: this report is incomplete",
 		`<div class="total notrun"><b>7</b>not run</div>`,
 		"f: 2 of 5 units failed:\nunit a: boom", "its 2 claims; rows.csv, summary.csv, figures and tables; 3 of 5 units are checkpointed",
 		"t.toml:7: data.datasets[0]: unknown label", "Not counted: the latest attempt at this run could not be built",
@@ -143,7 +150,7 @@ func TestLoad_Unfinished(t *testing.T) {
 			t.Errorf("index.html lacks %q", want)
 		}
 	}
-	mtop, mglance := strings.Index(md, "## ⛔ 4 runs did not finish: this report is incomplete"), strings.Index(md, "## At a glance")
+	mtop, mglance := strings.Index(md, "## ⛔ 5 runs did not finish: this report is incomplete"), strings.Index(md, "## At a glance")
 	if mtop < 0 || mtop > mglance {
 		t.Fatalf("report.md: the runs that did not finish are not at the top (at %d, the overview at %d)", mtop, mglance)
 	}
@@ -152,7 +159,7 @@ func TestLoad_Unfinished(t *testing.T) {
 		"| [f](#f-quick-seed-1-failed) | quick · 1 | ⛔ **failed** | 0 | 0 | 0 | 0 | 0 | 2 |",
 		"### f quick seed 1 failed", "| `f2` | Table 2 | second |",
 		"> ⛔ **Not counted: the latest attempt at this run could not be built",
-		"But 4 runs did not finish: 7 claims were not run",
+		"But 5 runs did not finish: 7 claims were not run",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
@@ -167,7 +174,7 @@ func TestLoad_Unfinished(t *testing.T) {
 	if r, err = Load(out, Options{Claims: fixtureClaims}); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Unfinished) != 3 || r.Counts.NotHeld != 2 || r.Counts.NotRun != 3 {
+	if len(r.Unfinished) != 4 || r.Counts.NotHeld != 2 || r.Counts.NotRun != 3 {
 		t.Errorf("after the run finished: %d unfinished, counts %+v", len(r.Unfinished), r.Counts)
 	}
 }
