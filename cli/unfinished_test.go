@@ -138,8 +138,10 @@ func TestReport_FailedRuns(t *testing.T) {
 	specs, data, out := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFiles(t, specs, map[string]string{"a-ext.toml": extSpec, "worker.sh": modeWorker, "crash": "",
 		"b-swap.toml": ipumsSpec + swapClaim, "c-proc.toml": processSpecSmall})
-	// 57 features and a label of 2, which IPUMS-US does not allow.
-	writeFiles(t, data, map[string]string{"ipums-us.txt": strings.Repeat("0 ", 57) + "2\n"})
+	// 57 features and a label IPUMS-US does not allow, which the error
+	// quotes (and the index's status with it).
+	bad := strings.Repeat("0 ", 57) + "<script>\n"
+	writeFiles(t, data, map[string]string{"ipums-us.txt": bad})
 	reproduce := func() procResult {
 		return runProc(t, env, bin, "reproduce", "--specs", specs, "--data-dir", data, "--out", out, "--workers", "2", "--heartbeat", "1h")
 	}
@@ -174,7 +176,7 @@ func TestReport_FailedRuns(t *testing.T) {
 		"2 runs did not finish: this report is incomplete",
 		`<div class="total notrun"><b>2</b>not run</div>`,
 		"failed at", "4 of 8 units failed", "boom &lt;script&gt;alert(1)&lt;/script&gt;", "its 1 claim; rows.csv, summary.csv, figures and tables; 4 of 8 units are checkpointed",
-		"not run: its experiment could not be built", "unknown label &#34;2&#34;", "no unit of this attempt ran",
+		"not run: its experiment could not be built", "unknown label &#34;&lt;script&gt;&#34;", "no unit of this attempt ran",
 	} {
 		if !strings.Contains(page[top:glance], want) {
 			t.Errorf("index.html's top lacks %q", want)
@@ -194,6 +196,9 @@ func TestReport_FailedRuns(t *testing.T) {
 	}
 	checkSafeMarkdown(t, filepath.Join(out, "report", "report.md"))
 	checkSafeMarkdown(t, filepath.Join(out, "index.md"))
+	if !strings.Contains(string(mustRead(t, filepath.Join(out, "index.md"))), `unknown label "&lt;script&gt;"`) {
+		t.Error("index.md does not show the error as written")
+	}
 
 	// The report written later by another process: the same.
 	r = runProc(t, env, bin, "report", out)
@@ -208,7 +213,7 @@ func TestReport_FailedRuns(t *testing.T) {
 	if e := idx["ext/quick-seed1"]; !strings.HasPrefix(e.Status, "failed: ") || !strings.Contains(e.Error, "boom <script>") {
 		t.Errorf("index entry of ext: %+v", e)
 	}
-	if e := idx["swap/quick-seed5"]; !strings.HasPrefix(e.Status, "not run (an earlier run's files, if any, are untouched): ") || !strings.Contains(e.Error, `unknown label "2"`) {
+	if e := idx["swap/quick-seed5"]; !strings.HasPrefix(e.Status, "not run (an earlier run's files, if any, are untouched): ") || !strings.Contains(e.Error, `unknown label "<script>"`) {
 		t.Errorf("index entry of swap: %+v", e)
 	}
 
@@ -235,7 +240,7 @@ func TestReport_FailedRuns(t *testing.T) {
 
 	// Broken again after a finished run: not run, the earlier run shown,
 	// not counted.
-	writeFiles(t, data, map[string]string{"ipums-us.txt": strings.Repeat("0 ", 57) + "2\n"})
+	writeFiles(t, data, map[string]string{"ipums-us.txt": bad})
 	if r = reproduce(); r.code != 2 {
 		t.Fatalf("broken again: exit %d, want 2\n%s", r.code, r.stderr)
 	}

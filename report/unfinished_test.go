@@ -113,6 +113,9 @@ func TestLoad_Unfinished(t *testing.T) {
 	if f.Checkpointed != 3 || f.Units != 5 || !strings.Contains(f.NotRunText(), "its 2 claims") || !strings.Contains(f.NotRunText(), "3 of 5 units are checkpointed") {
 		t.Errorf("f: %q", f.NotRunText())
 	}
+	if s := ReadmeSummary(r, "docs/analysis.md"); !strings.Contains(s, "- `f` (quick profile, seed 1): did not finish (it failed); 2 claims not run.") || !strings.Contains(s, "6 in runs that did not finish") {
+		t.Errorf("ReadmeSummary:\n%s", s)
+	}
 	if o := r.Unfinished[1]; o.Claims != nil || o.SpecID != "o" || o.Checkpointed != 2 || !strings.Contains(o.Headline(), "no record of the attempt") {
 		t.Errorf("o: %+v %q", o, o.Headline())
 	}
