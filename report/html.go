@@ -409,7 +409,7 @@ and <span class="v notrun">not run</span> when its run did not finish (failed, i
 {{range .Papers}}<tr class="group"><th colspan="10"><a href="#{{.ID}}">{{.Label}}</a></th></tr>
 {{range .Unfinished}}<tr><td class="nw"><a href="#{{.ID}}">{{.SpecID}}</a></td><td class="small nw">{{.Profile}} · {{.Seed}}</td>
 <td class="small"><span class="flag failed">{{.State}}</span>{{with .Earlier}} <a href="#{{.ID}}">earlier run</a>, not counted{{end}}</td>
-<td>{{with len .Claims}}<div class="bar" title="{{nclaims .}} not run"><span class="notrun" style="flex-grow: 1"></span></div>{{else}}<span class="small muted">{{if .Claims}}no claims{{else}}claims unknown{{end}}</span>{{end}}</td>
+<td>{{with len .Claims}}<div class="bar" title="{{nclaims .}} not run"><span class="notrun" style="flex-grow: 1"></span></div>{{else}}<span class="small muted">{{if .ClaimsKnown}}no claims{{else}}claims unknown{{end}}</span>{{end}}</td>
 {{$n := len .Claims}}{{range verdicts}}{{if eq . "not run"}}<td class="n {{if $n}}notrun{{else}}c0{{end}}">{{$n}}</td>{{else}}<td class="n c0">0</td>{{end}}{{end}}</tr>
 {{end}}{{range .Runs}}{{if not .Superseded}}{{$c := .Counts}}<tr><td class="nw"><a href="#{{.ID}}">{{.Manifest.Spec.ID}}</a></td><td class="small nw">{{.Manifest.Profile}} · {{.Manifest.Seed}}</td>
 <td class="small">{{range .Manifest.Datasets}}{{if standIn .}}<span class="flag standin" title="synthetic stand-in">{{.Name}}: stand-in</span> {{else if eq .Source "real"}}<span class="flag real">{{.Name}}</span> {{else}}<span class="flag sim">{{.Name}}: simulated</span> {{end}}{{else}}<span class="muted">none</span>{{end}}</td>

@@ -340,8 +340,9 @@ func isRun(dir string) bool {
 // Load reads every finished run under out (see FindRuns) and every run
 // folder whose latest attempt did not finish (Folder.Unfinished), and
 // groups them by paper. It fails when out holds no run of either kind or a
-// manifest or attempt record is unreadable; what it cannot read of a run
-// otherwise becomes one of the run's Notes.
+// manifest is unreadable (an unreadable attempt record makes its folder
+// one that did not finish); what it cannot read of a run otherwise
+// becomes one of the run's Notes.
 func Load(out string, o Options) (*Report, error) {
 	if o.MaxDepth == 0 {
 		o.MaxDepth = 3

@@ -173,6 +173,10 @@ func (f Folder) unfinished(out, dir string) *Unfinished {
 	return u
 }
 
+// ClaimsKnown reports whether the spec's claims are known (from the
+// attempt's record), none or some.
+func (u *Unfinished) ClaimsKnown() bool { return u.Claims != nil }
+
 // Headline says in one line how the attempt ended.
 func (u *Unfinished) Headline() string {
 	a := u.Attempt

@@ -148,6 +148,7 @@ func TestLoad_Unfinished(t *testing.T) {
 		"not started: queued at 2024-05-01 12:00:00 UTC by PID 8 on h",
 		"no record of the attempt",
 		`<td class="statement small">second</td>`,
+		`<span class="small muted">claims unknown</span>`, // o
 	} {
 		if !strings.Contains(page[top:], want) {
 			t.Errorf("index.html lacks %q", want)
@@ -195,8 +196,12 @@ func TestLoad_OnlyUnfinished(t *testing.T) {
 	if len(r.Unfinished) != 1 || len(r.Papers) != 1 || r.Papers[0].Label != "x" || runsLine(r) != "0 finished runs and 1 that did not finish" {
 		t.Errorf("%d unfinished, papers %+v, %q", len(r.Unfinished), r.Papers, runsLine(r))
 	}
-	if _, err := r.Write(); err != nil {
+	dir, err := r.Write()
+	if err != nil {
 		t.Fatal(err)
+	}
+	if page := read(t, filepath.Join(dir, "index.html")); !strings.Contains(page, `<span class="small muted">no claims</span>`) {
+		t.Error("a spec known to have no claims is not shown as such")
 	}
 }
 
