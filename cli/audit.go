@@ -14,6 +14,7 @@ import (
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/privaudit"
+	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -97,12 +98,19 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer locks[0].Release()
 	entry := newIndexEntry(f.out, s)
+	runDir := runner.RunDir(f.out, s)
+	attempt := newAttempt(s, results.AttemptRunning, time.Now())
+	saveAttempt(runDir, attempt, stderr)
 	dir, err := runSecure(s, func() (string, error) {
 		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Locked: true})
 	}, stderr)
+	endAttempt(ctx, runDir, attempt, err, true, runner.Shard{}, len(exp.Units()), stderr)
 	entry.Finished = time.Now().UTC().Truncate(time.Second)
 	entry.Data = "none"
 	entry.Status = runStatus(ctx, err, true) // an interrupt's exit status is main's
+	if err != nil {
+		entry.Error = err.Error()
+	}
 	if ierr := updateIndex(f.out, []indexEntry{entry}); ierr != nil {
 		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
 	}

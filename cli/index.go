@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/report"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -26,7 +26,8 @@ type indexEntry struct {
 	Profile  string    `json:"profile"`
 	Seed     int64     `json:"seed"`
 	Secure   bool      `json:"secure_noise"`
-	Status   string    `json:"status"` // complete, failed: …, interrupted, shard i/N done
+	Status   string    `json:"status"`          // complete, failed: …, not run …: …, interrupted, not started: …, unfinished: …, shard i/N done
+	Error    string    `json:"error,omitempty"` // the error the run ended with, in full
 	Data     string    `json:"data"`
 	Build    string    `json:"build"`
 	Finished time.Time `json:"finished"`
@@ -47,8 +48,9 @@ func newIndexEntry(out string, s *experiments.Spec) indexEntry {
 }
 
 // updateIndex merges entries into OUT/index.json (one entry per run
-// folder, the newest wins) and rewrites OUT/index.md from it, under a lock
-// shared by every process writing into OUT.
+// folder, the newest wins), makes every entry say what its folder holds
+// now (reconcile), and rewrites OUT/index.md from it, under a lock shared
+// by every process writing into OUT.
 func updateIndex(out string, entries []indexEntry) error {
 	if len(entries) == 0 {
 		return nil
@@ -74,6 +76,7 @@ func updateIndex(out string, entries []indexEntry) error {
 	for _, e := range entries {
 		byDir[e.Dir] = e
 	}
+	reconcile(out, byDir)
 	all = all[:0]
 	for _, e := range byDir {
 		all = append(all, e)
@@ -94,8 +97,95 @@ func updateIndex(out string, entries []indexEntry) error {
 		if e.Secure {
 			seed += " (secure noise)"
 		}
-		fmt.Fprintf(&md, "| [%s](%s/) | %s | %s | %s | %s | %s | %s |\n", e.Dir, e.Dir, e.SpecID, e.Profile, seed,
-			strings.ReplaceAll(e.Status, "|", "/"), strings.ReplaceAll(e.Data, "|", "/"), e.Finished.Format("2006-01-02 15:04:05"))
+		// Statuses carry errors, which quote spec text: escaped as in
+		// report.md (no HTML, no Markdown of their own).
+		fmt.Fprintf(&md, "| [%s](%s/) | %s | %s | %s | %s | %s | %s |\n", report.MarkdownText(e.Dir), e.Dir, report.MarkdownText(e.SpecID), report.MarkdownText(e.Profile), seed,
+			report.MarkdownText(e.Status), report.MarkdownText(e.Data), e.Finished.Format("2006-01-02 15:04:05"))
 	}
 	return results.WriteFileAtomic(filepath.Join(out, "index.md"), md.Bytes())
+}
+
+// reconcile makes the index entries byDir (by folder relative to out) say
+// what their folders hold now, where a process could not say it itself:
+// a run folder whose latest attempt was stopped without a word (SIGKILL, a
+// crash), or is running now, is "unfinished" whatever an earlier entry
+// said; an entry "complete" whose folder no longer holds a manifest is
+// "unfinished"; and a folder whose attempt record (report.Folder) is not
+// in the index at all (a command killed before it wrote the index) gets an
+// entry from that record.
+func reconcile(out string, byDir map[string]indexEntry) {
+	dirs, err := report.FindUnfinished(out, 3)
+	if err != nil {
+		return // the entries stand as written
+	}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		rel, err := filepath.Rel(out, d)
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		seen[rel] = true
+		f, err := report.ReadFolder(d)
+		if err != nil {
+			continue
+		}
+		e, ok := byDir[rel]
+		a := f.Attempt
+		switch {
+		case f.AttemptErr != nil:
+			if !ok {
+				e = indexEntry{Dir: rel, SpecID: filepath.Base(filepath.Dir(d))}
+			}
+			e.Status = "unfinished: unknown whether it finished, its attempt record is unreadable: " + firstLine(f.AttemptErr.Error())
+		case !ok && a != nil:
+			e = indexEntry{Dir: rel, SpecID: a.Spec.ID, SpecFile: a.Spec.File, Title: a.Spec.Title, Kind: a.Spec.Kind,
+				Profile: a.Profile, Seed: a.Seed, Secure: a.SecureNoise, Build: a.Build, Finished: a.Updated.Truncate(time.Second),
+				Status: attemptStatus(a), Error: a.Error}
+		case !ok:
+			h := f.Checkpoint
+			e = indexEntry{Dir: rel, SpecID: h.SpecID, Profile: h.Profile, Seed: h.Seed, Build: h.Build,
+				Status: fmt.Sprintf("unfinished: a checkpoint of %d units and no manifest.json (interrupted or killed; no record of the attempt)", f.CheckpointUnits)}
+		case a != nil && (a.Unfinished() || e.Status == "complete"):
+			// Stopped without a word (or running now), or ended after
+			// the entry was written by a process killed before it wrote
+			// the index.
+			e.Status, e.Error = attemptStatus(a), a.Error
+			e.Finished = a.Updated.Truncate(time.Second)
+		case e.Status == "complete" && f.Manifest == nil:
+			e.Status = fmt.Sprintf("unfinished: the folder holds no manifest.json, only a checkpoint of %d units (a later run of it was stopped)", f.CheckpointUnits)
+		default:
+			continue
+		}
+		byDir[rel] = e
+	}
+	for rel, e := range byDir {
+		if seen[rel] || e.Status != "complete" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(rel), "manifest.json")); os.IsNotExist(err) {
+			e.Status = "unfinished: the folder holds no manifest.json (a later run of it was stopped, or its files were removed)"
+			byDir[rel] = e
+		}
+	}
+}
+
+// attemptStatus is the index status of a run folder from the record of
+// its latest attempt (results.Attempt).
+func attemptStatus(a *results.Attempt) string {
+	switch a.State {
+	case results.AttemptQueued:
+		return fmt.Sprintf("unfinished: queued by PID %d on %s at %s, which stopped before it began (killed, or crashed) or is still running", a.PID, a.Host, a.Started.Format(time.RFC3339))
+	case results.AttemptRunning:
+		return fmt.Sprintf("unfinished: started by PID %d on %s at %s, which stopped without a word (killed, or crashed) or is still running", a.PID, a.Host, a.Started.Format(time.RFC3339))
+	case results.AttemptNotStarted:
+		return "not started: the command was interrupted before it (run the same command again to run it)"
+	case results.AttemptInterrupted:
+		return "interrupted"
+	case results.AttemptNotRun:
+		return "not run (an earlier run's files, if any, are untouched): " + firstLine(a.Error)
+	case results.AttemptShardDone:
+		return "shard done"
+	}
+	return "failed: " + firstLine(a.Error)
 }

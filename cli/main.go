@@ -138,13 +138,17 @@ Data directory (one search order, printed at the start of every run):
                               synthetic stand-in, counted at the end of the run
 Runs go to OUT/<spec id>/<profile>-seed<seed>/ (default OUT: results/runs):
 spec.toml, rows.csv, summary.csv, claims.csv, figures/, tables/,
-manifest.json (written last). One process writes a run folder at a time;
+manifest.json (written last); until then attempt.json says how the latest
+attempt stands or ended (queued, running, failed, not run, interrupted, not
+started). One process writes a run folder at a time;
 an interrupted run resumes from its checkpoint when started again with the
 same spec, seed, data and build, and starts over (saying what changed)
 otherwise. "dprepro report OUT" (run by reproduce at its end) writes
-OUT/report/index.html and report.md: per paper the claims and their
-verdicts, each "not held" linked to its written analysis, the published
-values beside ours, the figures, the privacy ledger and the provenance.
+OUT/report/index.html and report.md: at the top every run that did not
+finish, with its error (its claims counted as not run); per paper the
+claims and their verdicts, each "not held" linked to its written analysis,
+the published values beside ours, the figures, the privacy ledger and the
+provenance.
 
 Exit status: 0 ok; 1 a run failed or check found a regression; 2 a bad flag,
 spec, data file or data directory, a run folder in use, or unusable input to

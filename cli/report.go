@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/dprepro/dprepro/docs"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
@@ -34,7 +35,7 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 		_, err = io.WriteString(stdout, s)
 		return err
 	}
-	dir, err := writeReport(pos[0])
+	dir, err := writeReport(pos[0], stderr)
 	if err != nil {
 		return err
 	}
@@ -43,9 +44,10 @@ func cmdReport(_ context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // writeReport writes the report of the runs under out and returns its
-// folder. A folder that is missing or holds no finished run is bad input
-// (exit 2).
-func writeReport(out string) (string, error) {
+// folder; the runs that did not finish, named at the report's top, are
+// also named on stderr. A folder that is missing or holds no run is bad
+// input (exit 2).
+func writeReport(out string, stderr io.Writer) (string, error) {
 	if fi, err := os.Stat(out); err != nil || !fi.IsDir() {
 		return "", usagef("report: %s is not a folder", out)
 	}
@@ -62,6 +64,14 @@ func writeReport(out string) (string, error) {
 	dir, err := r.Write()
 	if err != nil {
 		return "", fmt.Errorf("report: %w", err)
+	}
+	if n := len(r.Unfinished); n > 0 {
+		var names []string
+		for _, u := range r.Unfinished {
+			names = append(names, u.Dir+" ("+u.State+")")
+		}
+		fmt.Fprintf(stderr, "dprepro: report: %d of the runs in %s did not finish, and the report names them at its top (their claims, %d, counted as not run): %s\n",
+			n, out, r.Counts.NotRun, strings.Join(names, ", "))
 	}
 	return dir, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/internal/browser"
+	"github.com/dprepro/dprepro/results"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "TestReportInBrowser: report every built-in spec (reproduce --profile quick, about a minute) and save the screenshot as docs/report-screenshot.png")
@@ -88,6 +89,14 @@ func TestReportInBrowser(t *testing.T) {
 		if code, _, stderr := dprepro(t, "run", "cv13-magic", "wkl-table3-adult", "wkl-table4-bank", "--profile", "quick", "--out", out, "--workers", "2", "--data-dir", data); code != 0 {
 			t.Fatalf("run: exit %d: %s", code, stderr)
 		}
+		// A run that failed, with a long unbroken line in its error: the
+		// list at the top must fit the window as well.
+		long := "/" + strings.Repeat("very-long-folder-name/", 30) + "workers.log"
+		if err := results.WriteAttempt(filepath.Join(out, "failed", "quick-seed1"), &results.Attempt{State: results.AttemptFailed,
+			Error: "failed: 1 of 4 units failed (the workers' stderr is in " + long + "):\nunit a: boom", Spec: results.SpecInfo{ID: "failed", Title: "A failed run"},
+			Profile: "quick", Seed: 1, Claims: []results.AttemptClaim{{ID: "c", Source: "Table 1", Statement: "a claim " + long}}}); err != nil {
+			t.Fatal(err)
+		}
 		code, stdout, stderr := dprepro(t, "report", out)
 		if code != 0 || !strings.Contains(stdout, "index.html") {
 			t.Fatalf("report: exit %d: %s%s", code, stdout, stderr)
@@ -155,6 +164,9 @@ func TestReportInBrowser(t *testing.T) {
 			break
 		}
 		t.Errorf("at 1280 px: %s", o)
+	}
+	if !*updateScreenshot && !strings.Contains(string(page), `<section class="failed" id="unfinished">`) {
+		t.Error("index.html does not name the failed run at its top")
 	}
 	if data != "" {
 		// cv13-magic's quick run on the real data has claims that are not

@@ -310,6 +310,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			l.Release()
 		}
 	}()
+	attempts := startAttempts(f.out, specs, stderr)
 
 	var (
 		ciDirs   []string          // runs of ci-coverage specs, for the figures across them
@@ -320,14 +321,29 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		stand    standIns
 	)
 	var notStarted []string
-	for _, s := range specs {
+	for i, s := range specs {
+		runDir := runner.RunDir(f.out, s)
 		if ctx.Err() != nil {
 			notStarted = append(notStarted, s.ID)
+			if notStartedAttempt(runDir, attempts[i], stderr) {
+				// The index lists it; a folder holding a finished run
+				// keeps that run's entry (the folder is untouched).
+				entry := newIndexEntry(f.out, s)
+				entry.Finished = time.Now().UTC().Truncate(time.Second)
+				entry.Status = "not started: the command was interrupted before it (run the same command again to run it)"
+				entries = append(entries, entry)
+			}
 			continue
 		}
 		start := time.Now()
 		entry := newIndexEntry(f.out, s)
+		running(runDir, attempts[i], stderr)
 		dir, exp, err := runOne(ctx, s, f, dd, shard, stdout, stderr)
+		units := 0
+		if exp != nil {
+			units = len(exp.Units())
+		}
+		endAttempt(ctx, runDir, attempts[i], err, exp != nil, shard, units, stderr)
 		entry.Finished = time.Now().UTC().Truncate(time.Second)
 		entry.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
 		if exp != nil {
@@ -335,6 +351,9 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			stand.add(s.ID, exp.Datasets())
 		}
 		entry.Status = runStatus(ctx, err, exp != nil)
+		if err != nil {
+			entry.Error = err.Error()
+		}
 		if err == nil && shard.Sharded() {
 			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
 		}
@@ -388,14 +407,20 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 	}
 	stand.report(stderr, len(specs), dd)
 	var reportErr error
-	if f.report && ctx.Err() == nil {
-		// The report of every finished run in the folder, those of this
-		// command and any before it; a failed run is left out of it.
-		if dir, err := writeReport(f.out); err != nil {
+	if f.report {
+		// The report of every run in the folder, those of this command
+		// and any before it; those that did not finish are named at its
+		// top, their claims counted as not run. Written after an
+		// interrupt too: a report of an earlier command must not stand
+		// for a folder whose runs are now unfinished.
+		if dir, err := writeReport(f.out, stderr); err != nil {
 			reportErr = err
 		} else {
 			fmt.Fprintf(stdout, "report: wrote %s (and report.md beside it)\n", filepath.Join(dir, "index.html"))
 		}
+	}
+	if ctx.Err() != nil && reportErr != nil {
+		fmt.Fprintf(stderr, "dprepro: %v\n", reportErr)
 	}
 	if ctx.Err() != nil && (len(failures) > 0 || len(notStarted) > 0) {
 		msg := errors.Join(failures...).Error()

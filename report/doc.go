@@ -4,7 +4,8 @@
 // [Load] finds the finished runs under OUT as `dprepro check` does
 // (folders holding manifest.json, OUT/<spec id>/<run>/) and reads each
 // one's manifest.json, claims.csv, summary.csv, figures/*.png and
-// tables/*.md; [Report.Write] writes OUT/report/:
+// tables/*.md, and every run folder whose latest attempt did not finish
+// ([Folder], [Unfinished]); [Report.Write] writes OUT/report/:
 //
 //	index.html   one page, inline CSS, no script, nothing from the network
 //	report.md    the same in Markdown
@@ -14,7 +15,8 @@
 // # Content
 //
 // Runs are grouped by the paper they reproduce (the manifest's
-// spec.paper). The page opens with the verdicts counted, a table of every
+// spec.paper). The page opens, in red, with every run that did not finish
+// (see below), then the verdicts counted, a table of every
 // run (its data, real or a SYNTHETIC stand-in, and its claims by
 // verdict) and a table of every claim that is not held with the gist of
 // its written analysis, or "no analysis written yet". Per run follow its
@@ -24,6 +26,25 @@
 // its provenance (build, spec file and hashes, profile, seed, data files
 // with SHA-256, noise) and the spec's notes, where its deviations from the
 // paper are written.
+//
+// # Runs that did not finish
+//
+// A run folder tells by itself whether its latest attempt finished: the
+// command that runs it keeps results.Attempt (attempt.json) there until
+// manifest.json is written, with its state (queued, running, failed, not
+// run, interrupted, not started, shard done) and its error; a checkpoint
+// with neither is an attempt by a build that kept no record. Such a folder
+// is never left out of the report, whichever process writes it: it is
+// named at the top with its error and what did not run, and its spec's
+// claims are counted as [NotRun] in the totals and its paper's counts. A
+// finished run the folder still holds from before the attempt is shown,
+// marked, and not counted.
+//
+// # Markdown
+//
+// report.md escapes all text from specs, manifests and errors as
+// index.html does ([MarkdownText]): it shows as written, never as HTML, a
+// link, an image, a heading or a cell of its own.
 //
 // # Verdicts
 //

@@ -59,6 +59,8 @@ func vclass(v string) string {
 		return "inconclusive"
 	case claims.Synthetic:
 		return "synthetic"
+	case NotRun:
+		return "notrun"
 	}
 	return "missing"
 }
@@ -156,45 +158,97 @@ func countOf(c Counts, v string) int {
 		return c.Inconclusive
 	case claims.Synthetic:
 		return c.Synthetic
+	case NotRun:
+		return c.NotRun
 	}
 	return c.Missing
 }
 
-// profilesOf lists the profiles of r's runs: "quick, paper".
+// profilesOf lists the profiles of r's runs, finished or not: "quick,
+// paper".
 func profilesOf(r *Report) string {
 	seen := map[string]bool{}
 	var ps []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			ps = append(ps, p)
+		}
+	}
 	for _, p := range r.Papers {
 		for _, run := range p.Runs {
-			if !seen[run.Manifest.Profile] {
-				seen[run.Manifest.Profile] = true
-				ps = append(ps, run.Manifest.Profile)
-			}
+			add(run.Manifest.Profile)
+		}
+		for _, u := range p.Unfinished {
+			add(u.Profile)
 		}
 	}
 	return strings.Join(ps, ", ")
 }
 
-// runsOf counts r's runs.
+// runsOf counts r's finished runs that are counted (not superseded by an
+// attempt that did not finish).
 func runsOf(r *Report) int {
 	n := 0
 	for _, p := range r.Papers {
-		n += len(p.Runs)
+		for _, run := range p.Runs {
+			if run.Superseded == nil {
+				n++
+			}
+		}
 	}
 	return n
+}
+
+// nclaims is "1 claim" or "n claims".
+func nclaims(n int) string {
+	return fmt.Sprintf("%d %s", n, plural(n, "claim", "claims"))
+}
+
+// runsLine says how many runs the report holds: "3 runs", or "3 finished
+// runs and 2 that did not finish".
+func runsLine(r *Report) string {
+	n := runsOf(r)
+	if len(r.Unfinished) == 0 {
+		return fmt.Sprintf("%d %s", n, plural(n, "run", "runs"))
+	}
+	s := fmt.Sprintf("%d finished %s", n, plural(n, "run", "runs"))
+	earlier := 0
+	for _, u := range r.Unfinished {
+		if u.Earlier != nil {
+			earlier++
+		}
+	}
+	if earlier > 0 {
+		s += fmt.Sprintf(" (and %d earlier %s, shown but not counted)", earlier, plural(earlier, "one", "ones"))
+	}
+	return s + fmt.Sprintf(" and %d that did not finish", len(r.Unfinished))
 }
 
 // buildsOf lists the builds that made r's runs.
 func buildsOf(r *Report) []string {
 	seen := map[string]bool{}
 	var bs []string
+	add := func(b string) {
+		if b != "" && !seen[b] {
+			seen[b] = true
+			bs = append(bs, b)
+		}
+	}
 	for _, p := range r.Papers {
 		for _, run := range p.Runs {
-			if b := run.Manifest.Build.Identity(); !seen[b] {
-				seen[b] = true
-				bs = append(bs, b)
+			add(run.Manifest.Build.Identity())
+		}
+		for _, u := range p.Unfinished {
+			if u.Attempt != nil {
+				add(u.Attempt.Build)
+			} else {
+				add(u.checkpointBuild)
 			}
 		}
+	}
+	if len(bs) == 0 {
+		return []string{"an unknown build"}
 	}
 	return bs
 }
@@ -203,7 +257,7 @@ var funcs = template.FuncMap{
 	"num": num, "xval": xval, "xlist": xlist, "vclass": vclass, "cellTitle": cellTitle,
 	"total": totalOf, "charge": chargeOf, "chargeNotes": chargeNotes, "standIn": standIn, "short": short,
 	"analysisID": htmlID,
-	"verdicts":   func() []string { return verdictOrder },
+	"verdicts":   func() []string { return countOrder },
 	"count":      countOf,
 	"undecidedCounts": func(cs []*Claim) []string {
 		var c Counts
@@ -225,7 +279,7 @@ var funcs = template.FuncMap{
 	},
 	"analysesHTML": func(a *Analyses) template.HTML { return a.html() },
 	"notes":        func(s string) []string { return strings.Split(strings.TrimSpace(s), "\n\n") },
-	"profiles":     profilesOf, "runs": runsOf, "builds": buildsOf,
+	"profiles":     profilesOf, "runs": runsOf, "builds": buildsOf, "runsLine": runsLine, "nclaims": nclaims,
 	"synthRuns": func(p *Paper) int {
 		n := 0
 		for _, run := range p.Runs {
@@ -250,7 +304,7 @@ const pageHTML = `<!DOCTYPE html>
 <title>dprepro report</title>
 <style>
 :root { --held:#1a7f37; --held-bg:#dafbe1; --notheld:#cf222e; --notheld-bg:#ffebe9; --inc:#9a6700; --inc-bg:#fff8c5;
-  --syn:#8250df; --syn-bg:#fbefff; --mis:#57606a; --mis-bg:#eaeef2; --line:#d0d7de; }
+  --syn:#8250df; --syn-bg:#fbefff; --mis:#57606a; --mis-bg:#eaeef2; --line:#d0d7de; --notrun:#82071e; }
 * { box-sizing: border-box; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color:#1f2328; margin:0; background:#f6f8fa; }
 main { max-width: 1200px; margin: 0 auto; padding: 16px 24px 48px; background:#fff; }
@@ -322,22 +376,43 @@ nav li { display: inline; }
 nav li + li::before { content: " · "; color: #8c959f; }
 .analyses h3 { font-size: 16px; border-top: 1px solid var(--line); padding-top: 10px; }
 .analyses h4 { font-size: 15px; }
+.v.notrun { color:#fff; background:var(--notrun); }
+td.notrun { background:var(--notheld-bg); color:var(--notrun); font-weight:600; }
+.bar .notrun { background:var(--notrun); }
+.total.notrun { background:var(--notheld-bg); color:var(--notrun); border:1px solid var(--notrun); }
+.flag.failed { background:var(--notrun); color:#fff; }
+section.failed { background:var(--notheld-bg); border: 2px solid var(--notheld); border-radius: 6px; padding: 4px 14px 8px; margin: 12px 0; color:#1f2328; }
+section.failed h2 { color:var(--notheld); border-top: none; margin: 6px 0; padding-top: 0; }
+section.failed li { margin: 8px 0; }
+pre.err { white-space: pre-wrap; overflow-wrap: anywhere; font: 12.5px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; background:#fff; border:1px solid #ffcecb; border-radius: 4px; padding: 6px 8px; margin: 4px 0; color:var(--notheld); }
+article.unfinished { border-left: 4px solid var(--notheld); padding-left: 12px; }
 </style>
 </head>
 <body>
 <main>
 <h1>Reproduction report</h1>
-<p class="meta">{{runs .}} runs in <code>{{.Out}}</code>; profile {{profiles .}}; built by {{range $i, $b := builds .}}{{if $i}}, {{end}}<code>{{$b}}</code>{{end}}.
+<p class="meta">{{runsLine .}} in <code>{{.Out}}</code>; profile {{profiles .}}; built by {{range $i, $b := builds .}}{{if $i}}, {{end}}<code>{{$b}}</code>{{end}}.
 Written by <code>dprepro report</code> from the run folders’ <code>claims.csv</code>, <code>manifest.json</code>, figures and tables.</p>
+{{if .Unfinished}}<section class="failed" id="unfinished">
+<h2>{{len .Unfinished}} {{if eq (len .Unfinished) 1}}run{{else}}runs{{end}} did not finish: this report is incomplete</h2>
+<p>{{if .Counts.NotRun}}Their {{nclaims .Counts.NotRun}} {{if eq .Counts.NotRun 1}}is{{else}}are{{end}} counted as <span class="v notrun">not run</span>: no data of these runs decided them.{{else}}Their specs transcribe no claims (or none is known), so no claim is counted as not run; their results are missing all the same.{{end}} Nothing further down stands in for them.</p>
+<ul>{{range .Unfinished}}<li><a href="#{{.ID}}"><b>{{.SpecID}}</b></a> <span class="small">({{.Profile}}, seed {{.Seed}}; folder <code>{{.Dir}}</code>)</span>: <b>{{.Headline}}</b>.
+{{with .Error}}<pre class="err">{{.}}</pre>{{end}}
+<div class="small"><b>Not run:</b> {{.NotRunText}}. {{.Advice}}{{if .Earlier}} <a href="#{{.Earlier.ID}}">The earlier run in its folder</a> is shown, not counted.{{end}}</div></li>
+{{end}}</ul>
+</section>
+{{end}}
 <p class="disclaimer"><b>Simulation, not hardened DP.</b> Noise comes from seeded pseudo-random streams unless a run says otherwise (its provenance lists the noise): right for research, wrong for protecting real data.</p>
 
 <div class="totals">{{range verdicts}}<div class="total {{vclass .}}"><b>{{count $.Counts .}}</b>{{.}}</div>{{end}}</div>
 <p class="small muted">Claims of the papers, each decided on the run’s own uncertainty at every swept value x it covers (package <code>claims</code>).
 A claim is <span class="v notheld">not held</span> when the data contradict it at some x, <span class="v inconclusive">inconclusive</span> when at some x they neither confirm nor contradict it,
 <span class="v held">held</span> when it holds at every x the run decided, <span class="v synthetic">synthetic</span> when its data were a synthetic stand-in (never held),
-and <span class="v missing">missing</span> when the run has none of its cells, with the reason: the dataset, method, metric or x it did not run (a quick profile sweeps fewer values), or no values. Hover over an x for our value and its 95% CI.</p>
+<span class="v missing">missing</span> when the run has none of its cells, with the reason: the dataset, method, metric or x it did not run (a quick profile sweeps fewer values), or no values,
+and <span class="v notrun">not run</span> when its run did not finish (failed, interrupted, killed or never started). Hover over an x for our value and its 95% CI.</p>
 
 <nav><b>Contents:</b> <ul>
+{{if .Unfinished}}<li><a href="#unfinished">Runs that did not finish</a></li>{{end}}
 <li><a href="#overview">At a glance</a></li>
 <li><a href="#not-held">What did not reproduce, and why</a></li>
 {{range .Papers}}<li><a href="#{{.ID}}">{{.Label}}</a></li>{{end}}
@@ -349,12 +424,16 @@ and <span class="v missing">missing</span> when the run has none of its cells, w
 <div class="wrap"><table class="full">
 <thead><tr><th>run</th><th>profile · seed</th><th>data</th><th>claims</th>{{range verdicts}}<th class="n">{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Papers}}<tr class="group"><th colspan="9"><a href="#{{.ID}}">{{.Label}}</a></th></tr>
-{{range .Runs}}{{$c := .Counts}}<tr><td class="nw"><a href="#{{.ID}}">{{.Manifest.Spec.ID}}</a></td><td class="small nw">{{.Manifest.Profile}} · {{.Manifest.Seed}}</td>
+{{range .Papers}}<tr class="group"><th colspan="10"><a href="#{{.ID}}">{{.Label}}</a></th></tr>
+{{range .Unfinished}}<tr><td class="nw"><a href="#{{.ID}}">{{.SpecID}}</a></td><td class="small nw">{{.Profile}} · {{.Seed}}</td>
+<td class="small"><span class="flag failed">{{.State}}</span>{{with .Earlier}} <a href="#{{.ID}}">earlier run</a>, not counted{{end}}</td>
+<td>{{with len .Claims}}<div class="bar" title="{{nclaims .}} not run"><span class="notrun" style="flex-grow: 1"></span></div>{{else}}<span class="small muted">{{if .ClaimsKnown}}no claims{{else}}claims unknown{{end}}</span>{{end}}</td>
+{{$n := len .Claims}}{{range verdicts}}{{if eq . "not run"}}<td class="n {{if $n}}notrun{{else}}c0{{end}}">{{$n}}</td>{{else}}<td class="n c0">0</td>{{end}}{{end}}</tr>
+{{end}}{{range .Runs}}{{if not .Superseded}}{{$c := .Counts}}<tr><td class="nw"><a href="#{{.ID}}">{{.Manifest.Spec.ID}}</a></td><td class="small nw">{{.Manifest.Profile}} · {{.Manifest.Seed}}</td>
 <td class="small">{{range .Manifest.Datasets}}{{if standIn .}}<span class="flag standin" title="synthetic stand-in">{{.Name}}: stand-in</span> {{else if eq .Source "real"}}<span class="flag real">{{.Name}}</span> {{else}}<span class="flag sim">{{.Name}}: simulated</span> {{end}}{{else}}<span class="muted">none</span>{{end}}</td>
 <td>{{if $c.Total}}<div class="bar" title="{{$c.Total}} claims">{{range $v := verdicts}}{{with count $c $v}}<span class="{{vclass $v}}" style="flex-grow: {{.}}"></span>{{end}}{{end}}</div>{{else}}<span class="small muted">no claims</span>{{end}}</td>
 {{range verdicts}}{{$n := count $c .}}<td class="n {{if $n}}{{vclass .}}{{else}}c0{{end}}">{{$n}}</td>{{end}}</tr>
-{{end}}{{end}}
+{{end}}{{end}}{{end}}
 </tbody></table></div>
 
 <h2 id="not-held">What did not reproduce, and why</h2>
@@ -367,12 +446,14 @@ and <span class="v missing">missing</span> when the run has none of its cells, w
 <td class="why">{{template "analysis" .}}</td></tr>
 {{end}}</tbody></table></div>
 {{else}}<p>{{.NoneNotHeld}}</p>{{end}}
+{{if and .NotHeld .Unfinished}}<p class="warn">Not listed here: the {{nclaims .Counts.NotRun}} of the {{len .Unfinished}} {{if eq (len .Unfinished) 1}}run{{else}}runs{{end}} that did not finish were not run (<a href="#unfinished">see the top</a>).</p>{{end}}
 
 {{range .Papers}}
 <h2 id="{{.ID}}">{{.Label}}</h2>
 {{if .Reference}}<p class="small muted">{{.Reference}}</p>{{end}}
 <p>{{$p := .}}{{range $v := verdicts}}{{with count $p.Counts $v}}<span class="v {{vclass $v}}">{{.}} {{$v}}</span> {{end}}{{end}}{{if not .Counts.Total}}<span class="muted">No claims of this paper are transcribed.</span>{{end}}
 {{with synthRuns .}}<span class="flag standin">{{.}} run(s) on synthetic stand-ins</span>{{end}}</p>
+{{range .Unfinished}}{{template "unfinished" .}}{{end}}
 {{range .Runs}}{{template "run" .}}{{end}}
 {{if .Figures}}<h3>{{.ExtraTitle}}</h3><div class="figs">{{range .Figures}}{{template "figure" .}}{{end}}</div>{{end}}
 {{end}}
@@ -398,9 +479,24 @@ and <span class="v missing">missing</span> when the run has none of its cells, w
 <td>{{if eq .Verdict "not held"}}{{template "analysis" .}}{{else if .At "missing"}}<span class="small">{{.MissingWhy}}</span>{{else}}<span class="muted small">—</span>{{end}}</td></tr>
 {{end}}</tbody></table></div>{{end}}
 {{define "figure"}}<figure{{if .Wide}} class="wide"{{end}}><a href="{{.Src}}"><img src="{{.Src}}" alt="{{.Caption}}" width="{{.Width}}" height="{{.Height}}"></a><figcaption>{{.Caption}}</figcaption></figure>{{end}}
+{{define "unfinished"}}<article class="run unfinished" id="{{.ID}}">
+<h3>{{.SpecID}} {{with .Title}}<span class="muted small">— {{.}}</span> {{end}}<span class="v notrun">{{.State}}</span></h3>
+<p class="meta">folder <code>{{.Dir}}</code> · profile <b>{{.Profile}}</b> · seed {{.Seed}}{{with .Attempt}} · by <code>{{.Command}}</code> (PID {{.PID}} on {{.Host}}), build <code>{{.Build}}</code>{{end}}</p>
+<p><b>{{.Headline}}</b>.</p>
+{{with .Error}}<pre class="err">{{.}}</pre>{{end}}
+<p class="small"><b>Not run:</b> {{.NotRunText}}. {{.Advice}}</p>
+{{with .EarlierNote}}<p class="warn">{{.}}</p>{{end}}
+{{with .Claims}}<details><summary>{{nclaims (len .)}} not run</summary><div class="wrap"><table class="full fixed">
+<colgroup><col style="width: 25%"><col style="width: 20%"><col style="width: 55%"></colgroup>
+<thead><tr><th>claim</th><th>source</th><th>statement</th></tr></thead><tbody>
+{{range .}}<tr><td><code>{{.ID}}</code>{{if or .Method .Metric}}<br><span class="small muted">{{.Method}} · {{.Metric}}</span>{{end}}</td><td class="small">{{.Source}}</td><td class="statement small">{{.Statement}}</td></tr>
+{{end}}</tbody></table></div></details>{{end}}
+</article>
+{{end}}
 {{define "run"}}{{$run := .}}{{$m := .Manifest}}
 <article class="run" id="{{.ID}}">
 <h3>{{$m.Spec.ID}} <span class="muted small">— {{$m.Spec.Title}}</span></h3>
+{{with .Superseded}}<p class="warn"><b>{{$run.SupersededNote}}</b></p>{{end}}
 <p class="meta">folder <code>{{.Dir}}</code> · profile <b>{{$m.Profile}}</b> · seed {{$m.Seed}} · {{$m.Units.Total}} units · {{printf "%.1f" $m.WallSeconds}} s
 · data: {{range $m.Datasets}}{{if standIn .}}<span class="flag standin">{{.Name}}: SYNTHETIC stand-in for {{standIn .}}</span> {{else if eq .Source "real"}}<span class="flag real">{{.Name}}: real</span> {{else}}<span class="flag sim">{{.Name}}: simulated by design</span> {{end}}{{else}}none{{end}}
 {{if $m.SecureNoise}}· <b>secure noise</b>{{end}}</p>

@@ -36,8 +36,8 @@ func ReadmeSummary(r *Report, analysisPath string) string {
 		fmt.Fprintf(&b, "**%s** — %s.\n\n", label, countsText(p.Counts))
 		told := map[string]bool{} // analyses whose gist this paper's list gave already
 		for _, run := range p.Runs {
-			if run.Counts.Total() == 0 {
-				continue
+			if run.Counts.Total() == 0 || run.Superseded != nil {
+				continue // no claims, or not counted (see p.Unfinished)
 			}
 			m := run.Manifest
 			fmt.Fprintf(&b, "- `%s` (%s profile, seed %d%s): %s.\n", m.Spec.ID, m.Profile, m.Seed, dataText(m), countsText(run.Counts))
@@ -73,6 +73,9 @@ func ReadmeSummary(r *Report, analysisPath string) string {
 				b.WriteString(".\n")
 			}
 		}
+		for _, u := range p.Unfinished {
+			fmt.Fprintf(&b, "- `%s` (%s profile, seed %d): did not finish (it %s); %d claims not run.\n", u.SpecID, u.Profile, u.Seed, u.Verb(), len(u.Claims))
+		}
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
@@ -93,6 +96,9 @@ func countsText(c Counts) string {
 	}
 	if c.Missing > 0 {
 		more = append(more, fmt.Sprintf("%d not run", c.Missing))
+	}
+	if c.NotRun > 0 {
+		more = append(more, fmt.Sprintf("%d in runs that did not finish", c.NotRun))
 	}
 	if len(more) > 0 {
 		s += " (" + strings.Join(more, ", ") + ")"

@@ -22,7 +22,8 @@ import (
 	"github.com/dprepro/dprepro/results"
 )
 
-// ErrNoRuns is returned by Load for a folder that holds no finished run.
+// ErrNoRuns is returned by Load for a folder that holds no run, finished
+// or not.
 var ErrNoRuns = errors.New("no finished run")
 
 // Options configures Load.
@@ -58,7 +59,12 @@ type Report struct {
 	Out string
 	// Papers are the groups of runs, those with claims first.
 	Papers []*Paper
-	// Counts counts the claims of every run by verdict.
+	// Unfinished are the run folders whose latest attempt did not finish
+	// (failed, not run, interrupted, killed, never started), shown at the
+	// top of the report; their claims are counted as not run.
+	Unfinished []*Unfinished
+	// Counts counts the claims of every run by verdict, and those of the
+	// runs that did not finish as not run.
 	Counts Counts
 	// NotHeld lists every claim whose verdict is not held.
 	NotHeld []*Claim
@@ -72,10 +78,27 @@ type Report struct {
 // an all-stand-in run never reads like a pass.
 func (r *Report) NoneNotHeld() string {
 	c := r.Counts
+	var s string
 	if c.Held+c.NotHeld+c.Inconclusive == 0 {
-		return "No claim could be decided: every claim of these runs was on synthetic stand-in data or at values the runs do not have, so nothing here confirms or contradicts the papers."
+		s = "No claim could be decided: every claim of these runs was on synthetic stand-in data or at values the runs do not have, so nothing here confirms or contradicts the papers."
+		if len(r.Unfinished) > 0 {
+			s = "No claim could be decided: every claim of these runs was on synthetic stand-in data, at values the runs do not have, or in a run that did not finish, so nothing here confirms or contradicts the papers."
+		}
+	} else {
+		s = "No claim is contradicted by the data of these runs."
 	}
-	return "No claim is contradicted by the data of these runs."
+	if n := len(r.Unfinished); n > 0 {
+		s += fmt.Sprintf(" But %d %s did not finish: %s %s not run (see the top).", n, plural(n, "run", "runs"), nclaims(c.NotRun), plural(c.NotRun, "was", "were"))
+	}
+	return s
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Paper is the runs of one reproduced paper (those whose manifests have
@@ -85,8 +108,10 @@ type Paper struct {
 	Label     string // short: "Chaudhuri & Vinterbo 2013"
 	Reference string // the spec's paper field
 	Runs      []*Run
-	Counts    Counts
-	Figures   []Figure // drawn across its runs
+	// Unfinished are the runs of the paper that did not finish.
+	Unfinished []*Unfinished
+	Counts     Counts
+	Figures    []Figure // drawn across its runs
 	// ExtraTitle heads Figures.
 	ExtraTitle string
 }
@@ -107,6 +132,9 @@ type Run struct {
 	// Notes are what the report could not read of the run (an unreadable
 	// claims.csv, a spec whose claims are gone); shown with the run.
 	Notes []string
+	// Superseded is the later attempt at this run's folder that did not
+	// finish; non-nil: the run is shown but its claims are not counted.
+	Superseded *Unfinished
 }
 
 // Decided returns the run's claims that its data decided: held, not
@@ -223,9 +251,11 @@ type Table struct {
 	Markdown string
 }
 
-// Counts counts claims by verdict.
+// Counts counts claims by verdict; NotRun counts the claims of runs that
+// did not finish.
 type Counts struct {
 	Held, NotHeld, Inconclusive, Synthetic, Missing int
+	NotRun                                          int
 }
 
 // Add counts one claim of verdict v.
@@ -239,6 +269,8 @@ func (c *Counts) Add(v string) {
 		c.Inconclusive++
 	case claims.Synthetic:
 		c.Synthetic++
+	case NotRun:
+		c.NotRun++
 	default:
 		c.Missing++
 	}
@@ -246,16 +278,20 @@ func (c *Counts) Add(v string) {
 
 // Plus returns the sum of c and d.
 func (c Counts) Plus(d Counts) Counts {
-	return Counts{c.Held + d.Held, c.NotHeld + d.NotHeld, c.Inconclusive + d.Inconclusive, c.Synthetic + d.Synthetic, c.Missing + d.Missing}
+	return Counts{c.Held + d.Held, c.NotHeld + d.NotHeld, c.Inconclusive + d.Inconclusive, c.Synthetic + d.Synthetic, c.Missing + d.Missing, c.NotRun + d.NotRun}
 }
 
 // Total is the number of claims counted.
 func (c Counts) Total() int {
-	return c.Held + c.NotHeld + c.Inconclusive + c.Synthetic + c.Missing
+	return c.Held + c.NotHeld + c.Inconclusive + c.Synthetic + c.Missing + c.NotRun
 }
 
 // verdictOrder ranks verdicts, the one a reader must see first first.
 var verdictOrder = []string{claims.NotHeld, claims.Inconclusive, claims.Held, claims.Synthetic, claims.Missing}
+
+// countOrder is the order of the counts shown: the verdicts, then the
+// claims of runs that did not finish.
+var countOrder = append(slices.Clip(verdictOrder), NotRun)
 
 // claimVerdict is a claim's verdict from its verdicts at each x: not held
 // when it is not held at some x; else inconclusive when it is so at some
@@ -277,6 +313,12 @@ func claimVerdict(cells []*Cell) string {
 // those up to maxDepth levels down, not below a run and not in folders
 // whose name starts with a dot, in lexical order.
 func FindRuns(root string, maxDepth int) ([]string, error) {
+	return walkRuns(root, maxDepth, isRun)
+}
+
+// walkRuns returns the folders under root for which isRun holds, as
+// FindRuns describes.
+func walkRuns(root string, maxDepth int, isRun func(string) bool) ([]string, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, err
@@ -318,9 +360,12 @@ func isRun(dir string) bool {
 	return err == nil && !fi.IsDir()
 }
 
-// Load reads every finished run under out (see FindRuns) and groups them
-// by paper. It fails when out holds no run or a manifest is unreadable;
-// what it cannot read of a run otherwise becomes one of the run's Notes.
+// Load reads every finished run under out (see FindRuns) and every run
+// folder whose latest attempt did not finish (Folder.Unfinished), and
+// groups them by paper. It fails when out holds no run of either kind or a
+// manifest is unreadable (an unreadable attempt record makes its folder
+// one that did not finish); what it cannot read of a run otherwise
+// becomes one of the run's Notes.
 func Load(out string, o Options) (*Report, error) {
 	if o.MaxDepth == 0 {
 		o.MaxDepth = 3
@@ -328,7 +373,7 @@ func Load(out string, o Options) (*Report, error) {
 	if o.Claims == nil {
 		o.Claims = experiments.ClaimsOf
 	}
-	dirs, err := FindRuns(out, o.MaxDepth)
+	dirs, err := walkRuns(out, o.MaxDepth, isFolder)
 	if err != nil {
 		return nil, err
 	}
@@ -337,24 +382,59 @@ func Load(out string, o Options) (*Report, error) {
 	}
 	r := &Report{Out: out, Analyses: o.Analyses}
 	byPaper := map[string]*Paper{}
-	for _, dir := range dirs {
-		run, err := loadRun(out, dir, o)
-		if err != nil {
-			return nil, err
-		}
-		key := run.Manifest.Spec.Paper
-		if key == "" {
-			key = "kind " + run.Manifest.Spec.Kind
+	paperOf := func(paper, kind, id string) *Paper {
+		key := paper
+		switch {
+		case key == "" && kind != "":
+			key = "kind " + kind
+		case key == "":
+			key = "spec " + id
 		}
 		p := byPaper[key]
 		if p == nil {
-			p = &Paper{Reference: run.Manifest.Spec.Paper}
+			p = &Paper{Reference: paper}
 			byPaper[key] = p
 			r.Papers = append(r.Papers, p)
 		}
-		p.Runs = append(p.Runs, run)
-		p.Counts = p.Counts.Plus(run.Counts)
-		r.Counts = r.Counts.Plus(run.Counts)
+		return p
+	}
+	for _, dir := range dirs {
+		f, err := ReadFolder(dir)
+		if err != nil {
+			return nil, err
+		}
+		var run *Run
+		if f.Manifest != nil {
+			if run, err = loadRun(out, dir, f.Manifest, o); err != nil {
+				return nil, err
+			}
+			p := paperOf(run.Manifest.Spec.Paper, run.Manifest.Spec.Kind, run.Manifest.Spec.ID)
+			p.Runs = append(p.Runs, run)
+		}
+		if !f.Unfinished() {
+			if run == nil {
+				continue // cannot be: a folder is finished or not
+			}
+			p := paperOf(run.Manifest.Spec.Paper, run.Manifest.Spec.Kind, run.Manifest.Spec.ID)
+			p.Counts = p.Counts.Plus(run.Counts)
+			r.Counts = r.Counts.Plus(run.Counts)
+			continue
+		}
+		// The latest attempt did not finish: the spec's claims are not
+		// run, whatever an earlier run in the folder decided.
+		u := f.unfinished(out, dir)
+		if run != nil {
+			u.Earlier, run.Superseded = run, u
+			if u.Title == "" { // a checkpoint without a record
+				u.Title, u.Paper, u.Kind = run.Manifest.Spec.Title, run.Manifest.Spec.Paper, run.Manifest.Spec.Kind
+			}
+		}
+		p := paperOf(u.Paper, u.Kind, u.SpecID)
+		p.Unfinished = append(p.Unfinished, u)
+		r.Unfinished = append(r.Unfinished, u)
+		c := Counts{NotRun: len(u.Claims)}
+		p.Counts = p.Counts.Plus(c)
+		r.Counts = r.Counts.Plus(c)
 	}
 	for _, p := range r.Papers {
 		sort.SliceStable(p.Runs, func(i, j int) bool {
@@ -364,6 +444,7 @@ func Load(out string, o Options) (*Report, error) {
 			}
 			return p.Runs[i].Dir < p.Runs[j].Dir
 		})
+		sort.SliceStable(p.Unfinished, func(i, j int) bool { return p.Unfinished[i].Dir < p.Unfinished[j].Dir })
 		p.Label = paperLabel(p)
 	}
 	sort.SliceStable(r.Papers, func(i, j int) bool {
@@ -376,6 +457,9 @@ func Load(out string, o Options) (*Report, error) {
 	for i, p := range r.Papers {
 		p.ID = fmt.Sprintf("paper-%d", i+1)
 		for _, run := range p.Runs {
+			if run.Superseded != nil {
+				continue // not counted
+			}
 			for _, c := range run.Claims {
 				if c.Verdict == claims.NotHeld {
 					r.NotHeld = append(r.NotHeld, c)
@@ -396,14 +480,20 @@ func Load(out string, o Options) (*Report, error) {
 var yearTitle = regexp.MustCompile(`^(.*?\b(?:19|20)\d\d)\b`)
 
 // paperLabel is a short name for p: the authors and year its first run's
-// title starts with, else that title.
+// title starts with, else that title (of its first run that did not
+// finish when it has no finished run).
 func paperLabel(p *Paper) string {
-	t := p.Runs[0].Manifest.Spec.Title
+	var t, id string
+	if len(p.Runs) > 0 {
+		t, id = p.Runs[0].Manifest.Spec.Title, p.Runs[0].Manifest.Spec.ID
+	} else {
+		t, id = p.Unfinished[0].Title, p.Unfinished[0].SpecID
+	}
 	if g := yearTitle.FindStringSubmatch(t); g != nil {
 		return g[1]
 	}
 	if t == "" {
-		return p.Runs[0].Manifest.Spec.ID
+		return id
 	}
 	return t
 }
@@ -432,17 +522,13 @@ func (r *Report) addExtra(out string, e ExtraFigures) error {
 	return nil
 }
 
-// loadRun reads one run folder.
-func loadRun(out, dir string, o Options) (*Run, error) {
-	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
+// loadRun reads one finished run folder, whose manifest is m.
+func loadRun(out, dir string, m *results.Manifest, o Options) (*Run, error) {
 	rel, err := filepath.Rel(out, dir)
 	if err != nil || rel == "." {
 		rel = filepath.Base(dir)
 	}
-	run := &Run{Dir: filepath.ToSlash(rel), Manifest: &m}
+	run := &Run{Dir: filepath.ToSlash(rel), Manifest: m}
 	run.ID = "run-" + htmlSafe(run.Dir)
 	if err := run.readClaims(filepath.Join(dir, "claims.csv")); err != nil {
 		run.Notes = append(run.Notes, err.Error())

@@ -87,19 +87,13 @@ func copyFile(dst, src string) error {
 
 // mark is a verdict's sign in Markdown.
 var mark = map[string]string{
-	claims.Held: "✅", claims.NotHeld: "❌", claims.Inconclusive: "⚠️", claims.Synthetic: "🧪", claims.Missing: "⬜",
-}
-
-// cell escapes s for a Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.ReplaceAll(s, "|", `\|`)
+	claims.Held: "✅", claims.NotHeld: "❌", claims.Inconclusive: "⚠️", claims.Synthetic: "🧪", claims.Missing: "⬜", NotRun: "⛔",
 }
 
 // countsLine is "❌ 2 not held · ✅ 5 held" (verdicts counted zero left out).
 func countsLine(c Counts) string {
 	var parts []string
-	for _, v := range verdictOrder {
+	for _, v := range countOrder {
 		if n := countOf(c, v); n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d %s", mark[v], n, v))
 		}
@@ -114,11 +108,11 @@ func countsLine(c Counts) string {
 func analysisMD(c *Claim) string {
 	switch {
 	case c.Anchor != "" && c.Gist != "":
-		return cell(c.Gist) + " [analysis](analysis.md#" + c.Anchor + ")"
+		return MarkdownText(c.Gist) + " [analysis](analysis.md#" + c.Anchor + ")"
 	case c.Anchor != "":
 		return "[analysis](analysis.md#" + c.Anchor + ")"
 	case c.Analysis != "":
-		return "see `" + c.Analysis + "`"
+		return "see " + cellCode(c.Analysis)
 	}
 	return "**no analysis written yet**"
 }
@@ -134,16 +128,17 @@ func atEach(c *Claim) string {
 	return strings.Join(parts, " · ")
 }
 
+// dataMD describes a run's datasets in Markdown (escaped).
 func dataMD(ds []results.DatasetInfo) string {
 	var parts []string
 	for _, d := range ds {
 		switch {
 		case standIn(d) != "":
-			parts = append(parts, "**"+d.Name+": SYNTHETIC stand-in for "+standIn(d)+"**")
+			parts = append(parts, "**"+MarkdownText(d.Name+": SYNTHETIC stand-in for "+standIn(d))+"**")
 		case d.Source == "real":
-			parts = append(parts, d.Name+": real")
+			parts = append(parts, MarkdownText(d.Name+": real"))
 		default:
-			parts = append(parts, d.Name+": simulated by design")
+			parts = append(parts, MarkdownText(d.Name+": simulated by design"))
 		}
 	}
 	if len(parts) == 0 {
@@ -154,55 +149,141 @@ func dataMD(ds []results.DatasetInfo) string {
 
 // WriteMarkdown writes the report as Markdown: the content of index.html,
 // with the figures as images under figures/ and the analyses linked in
-// analysis.md beside it.
+// analysis.md beside it. Text from specs, manifests and errors is escaped
+// (see MarkdownText): it holds no HTML and no Markdown of its own.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	builds := make([]string, 0)
+	for _, id := range buildsOf(r) {
+		builds = append(builds, mdCode(id))
+	}
 	p("# Reproduction report\n\n")
-	p("%d runs in `%s`; profile %s; built by `%s`. Written by `dprepro report`; `index.html` beside this file shows the same.\n\n",
-		runsOf(r), r.Out, profilesOf(r), strings.Join(buildsOf(r), "`, `"))
+	p("%s in %s; profile %s; built by %s. Written by `dprepro report`; `index.html` beside this file shows the same.\n\n",
+		runsLine(r), mdCode(r.Out), MarkdownText(profilesOf(r)), strings.Join(builds, ", "))
+	writeUnfinishedTopMD(&b, r)
 	p("> **Simulation, not hardened DP.** Noise comes from seeded pseudo-random streams unless a run says otherwise: right for research, wrong for protecting real data.\n\n")
 	p("**Claims:** %s\n\n", countsLine(r.Counts))
-	p("A claim is ❌ not held when the data contradict it at some swept value x, ⚠️ inconclusive when at some x they neither confirm nor contradict it, ✅ held when it holds at every x the run decided, 🧪 synthetic when its data were a synthetic stand-in (never held), ⬜ missing when the run has none of its cells (the reason says which of the dataset, method, metric or x it did not run).\n\n")
+	p("A claim is ❌ not held when the data contradict it at some swept value x, ⚠️ inconclusive when at some x they neither confirm nor contradict it, ✅ held when it holds at every x the run decided, 🧪 synthetic when its data were a synthetic stand-in (never held), ⬜ missing when the run has none of its cells (the reason says which of the dataset, method, metric or x it did not run), ⛔ not run when its run did not finish.\n\n")
 
-	p("## At a glance\n\n| run | profile · seed | data | ❌ not held | ⚠️ inconclusive | ✅ held | 🧪 synthetic | ⬜ missing |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	p("## At a glance\n\n| run | profile · seed | data | ❌ not held | ⚠️ inconclusive | ✅ held | 🧪 synthetic | ⬜ missing | ⛔ not run |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, pp := range r.Papers {
-		p("| **%s** | | | | | | | |\n", cell(pp.Label))
+		p("| **%s** | | | | | | | | |\n", MarkdownText(pp.Label))
+		for _, u := range pp.Unfinished {
+			data := "⛔ **" + MarkdownText(u.State) + "**"
+			if u.Earlier != nil {
+				data += " (earlier run below, not counted)"
+			}
+			p("| [%s](#%s) | %s · %d | %s | 0 | 0 | 0 | 0 | 0 | %d |\n", MarkdownText(u.SpecID), unfinishedAnchor(u), MarkdownText(u.Profile), u.Seed, data, len(u.Claims))
+		}
 		for _, run := range pp.Runs {
+			if run.Superseded != nil {
+				continue
+			}
 			c := run.Counts
-			p("| [%s](#%s) | %s · %d | %s | %d | %d | %d | %d | %d |\n", run.Manifest.Spec.ID, mdAnchor(run), run.Manifest.Profile, run.Manifest.Seed,
-				cell(dataMD(run.Manifest.Datasets)), c.NotHeld, c.Inconclusive, c.Held, c.Synthetic, c.Missing)
+			p("| [%s](#%s) | %s · %d | %s | %d | %d | %d | %d | %d | %d |\n", MarkdownText(run.Manifest.Spec.ID), mdAnchor(run), MarkdownText(run.Manifest.Profile), run.Manifest.Seed,
+				dataMD(run.Manifest.Datasets), c.NotHeld, c.Inconclusive, c.Held, c.Synthetic, c.Missing, c.NotRun)
 		}
 	}
 	p("\n## What did not reproduce, and why\n\n")
 	if len(r.NotHeld) == 0 {
-		p("%s\n\n", r.NoneNotHeld())
+		p("%s\n\n", MarkdownText(r.NoneNotHeld()))
 	} else {
 		p("| run | claim | statement | not held at | why |\n|---|---|---|---|---|\n")
 		for _, c := range r.NotHeld {
-			p("| %s | `%s` (%s) | %s | %s = %s | %s |\n", c.Run.Manifest.Spec.ID, c.ID, cell(c.Source), cell(c.Statement), c.Run.XName, xlist(c.At(claims.NotHeld)), analysisMD(c))
+			p("| %s | %s (%s) | %s | %s = %s | %s |\n", MarkdownText(c.Run.Manifest.Spec.ID), cellCode(c.ID), MarkdownText(c.Source), MarkdownText(c.Statement), MarkdownText(c.Run.XName), xlist(c.At(claims.NotHeld)), analysisMD(c))
 		}
 		p("\n")
+		if len(r.Unfinished) > 0 {
+			p("Not listed here: the %s of the %d %s that did not finish were not run (see the top).\n\n", nclaims(r.Counts.NotRun), len(r.Unfinished), plural(len(r.Unfinished), "run", "runs"))
+		}
 	}
 	for _, pp := range r.Papers {
-		p("## %s\n\n", pp.Label)
+		p("## %s\n\n", MarkdownText(pp.Label))
 		if pp.Reference != "" {
-			p("%s\n\n", pp.Reference)
+			p("%s\n\n", MarkdownText(pp.Reference))
 		}
 		p("**Claims:** %s\n\n", countsLine(pp.Counts))
+		for _, u := range pp.Unfinished {
+			writeUnfinishedMD(&b, u)
+		}
 		for _, run := range pp.Runs {
 			writeRunMD(&b, run)
 		}
 		if len(pp.Figures) > 0 {
-			p("### %s\n\n", pp.ExtraTitle)
+			p("### %s\n\n", MarkdownText(pp.ExtraTitle))
 			for _, f := range pp.Figures {
-				p("![%s](%s)\n\n", f.Caption, f.Src)
+				p("![%s](%s)\n\n", MarkdownText(f.Caption), f.Src)
 			}
 		}
 	}
 	p("## Known deviations\n\nEach run's spec notes (above) say how it departs from its paper; lines starting \"Deviation:\" mark the departures. The hand-written list for every paper is the section \"Known deviations from the papers\" of the source tree's `README.md`.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeUnfinishedTopMD writes the list of the runs that did not finish,
+// at the top of report.md.
+func writeUnfinishedTopMD(b *strings.Builder, r *Report) {
+	if len(r.Unfinished) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	n := len(r.Unfinished)
+	p("## ⛔ %d %s did not finish: this report is incomplete\n\n", n, plural(n, "run", "runs"))
+	if r.Counts.NotRun > 0 {
+		p("Their %s counted as ⛔ not run: no data of these runs decided them.", nclaims(r.Counts.NotRun)+plural(r.Counts.NotRun, " is", " are"))
+	} else {
+		p("Their specs transcribe no claims (or none is known), so no claim is counted as not run; their results are missing all the same.")
+	}
+	p(" Nothing further down stands in for them.\n\n")
+	for _, u := range r.Unfinished {
+		p("- [**%s**](#%s) (%s, seed %d; folder %s): **%s**.", MarkdownText(u.SpecID), unfinishedAnchor(u), MarkdownText(u.Profile), u.Seed, mdCode(u.Dir), MarkdownText(u.Headline()))
+		p(" Not run: %s. %s", MarkdownText(u.NotRunText()), MarkdownText(u.Advice()))
+		if u.Earlier != nil {
+			p(" The earlier run in its folder is shown, not counted.")
+		}
+		p("\n")
+	}
+	p("\n")
+	for _, u := range r.Unfinished {
+		if u.Error != "" {
+			p("Error of %s (%s):\n\n%s\n", MarkdownText(u.SpecID), mdCode(u.Dir), mdBlock("text", u.Error))
+		}
+	}
+}
+
+// unfinishedAnchor is the GitHub anchor of an unfinished run's heading in
+// report.md.
+func unfinishedAnchor(u *Unfinished) string {
+	return slug(u.SpecID + " " + u.Profile + " seed " + fmt.Sprint(u.Seed) + " " + u.State)
+}
+
+// writeUnfinishedMD writes the section of a run that did not finish.
+func writeUnfinishedMD(b *strings.Builder, u *Unfinished) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("### %s %s seed %d %s\n\n", MarkdownText(u.SpecID), MarkdownText(u.Profile), u.Seed, MarkdownText(u.State))
+	if u.Title != "" {
+		p("%s. ", MarkdownText(u.Title))
+	}
+	p("Folder %s, profile **%s**, seed %d", mdCode(u.Dir), MarkdownText(u.Profile), u.Seed)
+	if a := u.Attempt; a != nil {
+		p(", by %s (PID %d on %s), build %s", mdCode(a.Command), a.PID, MarkdownText(a.Host), mdCode(a.Build))
+	}
+	p(".\n\n> ⛔ **%s.** Not run: %s. %s\n\n", MarkdownText(u.Headline()), MarkdownText(u.NotRunText()), MarkdownText(u.Advice()))
+	if u.Error != "" {
+		p("%s\n", mdBlock("text", u.Error))
+	}
+	if note := u.EarlierNote(); note != "" {
+		p("> ⚠️ %s\n\n", MarkdownText(note))
+	}
+	if len(u.Claims) > 0 {
+		p("#### Claims not run\n\n| claim | source | statement |\n|---|---|---|\n")
+		for _, c := range u.Claims {
+			p("| %s | %s | %s |\n", cellCode(c.ID), MarkdownText(c.Source), MarkdownText(c.Statement))
+		}
+		p("\n")
+	}
 }
 
 // mdAnchor is the GitHub anchor of a run's heading in report.md.
@@ -213,12 +294,15 @@ func mdAnchor(run *Run) string {
 func writeRunMD(b *strings.Builder, run *Run) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	m := run.Manifest
-	p("### %s %s seed %d\n\n", m.Spec.ID, m.Profile, m.Seed)
-	p("%s. Folder `%s`, profile **%s**, seed %d, %d units, %.1f s; data: %s.\n\n", m.Spec.Title, run.Dir, m.Profile, m.Seed, m.Units.Total, m.WallSeconds, dataMD(m.Datasets))
-	for _, n := range append(append([]string{}, run.Notes...), m.Warnings...) {
-		p("> ⚠️ %s\n\n", cell(n))
+	p("### %s %s seed %d\n\n", MarkdownText(m.Spec.ID), MarkdownText(m.Profile), m.Seed)
+	if note := run.SupersededNote(); note != "" {
+		p("> ⛔ **%s**\n\n", MarkdownText(note))
 	}
-	x := run.XName
+	p("%s. Folder %s, profile **%s**, seed %d, %d units, %.1f s; data: %s.\n\n", MarkdownText(m.Spec.Title), mdCode(run.Dir), MarkdownText(m.Profile), m.Seed, m.Units.Total, m.WallSeconds, dataMD(m.Datasets))
+	for _, n := range append(append([]string{}, run.Notes...), m.Warnings...) {
+		p("> ⚠️ %s\n\n", MarkdownText(n))
+	}
+	x := MarkdownText(run.XName)
 	if x == "" {
 		x = "x"
 	}
@@ -232,14 +316,14 @@ func writeRunMD(b *strings.Builder, run *Run) {
 			case c.Verdict == claims.NotHeld:
 				why = analysisMD(c)
 			case len(c.At(claims.Missing)) > 0: // wholly or at some x
-				why = "⬜ " + cell(c.MissingWhy())
+				why = "⬜ " + MarkdownText(c.MissingWhy())
 			}
-			p("| %s %s | `%s` (%s; %s) | %s | %s | %s |\n", mark[c.Verdict], c.Verdict, c.ID, cell(c.Source), c.Rule, cell(c.Statement), atEach(c), why)
+			p("| %s %s | %s (%s; %s) | %s | %s | %s |\n", mark[c.Verdict], MarkdownText(c.Verdict), cellCode(c.ID), MarkdownText(c.Source), MarkdownText(c.Rule), MarkdownText(c.Statement), atEach(c), why)
 		}
 		p("\n")
 	}
 	for _, t := range run.Matches {
-		p("#### Paper vs ours: %s, %s (%s)\n\nEach cell: the published value, then ours with its 95%% CI.", t.Metric, t.Dataset, cell(t.Source))
+		p("#### Paper vs ours: %s, %s (%s)\n\nEach cell: the published value, then ours with its 95%% CI.", MarkdownText(t.Metric), MarkdownText(t.Dataset), MarkdownText(t.Source))
 		if len(t.NotRun) > 0 {
 			p(" Published also at %s = %s, not run at this profile.", x, xlist(t.NotRun))
 		}
@@ -255,7 +339,7 @@ func writeRunMD(b *strings.Builder, run *Run) {
 		}
 		p("\n|---|%s\n", strings.Repeat("---:|", len(t.Xs)))
 		for _, row := range t.Rows {
-			p("| %s |", row.Claim.Method)
+			p("| %s |", MarkdownText(row.Claim.Method))
 			for _, c := range row.Cells {
 				switch {
 				case c == nil:
@@ -273,11 +357,11 @@ func writeRunMD(b *strings.Builder, run *Run) {
 	if len(run.Figures) > 0 {
 		p("#### Figures\n\n")
 		for _, f := range run.Figures {
-			p("![%s](%s)\n\n", f.Caption, f.Src)
+			p("![%s](%s)\n\n", MarkdownText(f.Caption), f.Src)
 		}
 	}
 	for _, t := range run.Tables {
-		p("#### `%s`\n\n%s\n\n", t.Name, strings.TrimSpace(t.Markdown))
+		p("#### %s\n\n%s\n\n", mdCode(t.Name), mdNoHTML(strings.TrimSpace(t.Markdown)))
 	}
 	p("#### Privacy ledger\n\n")
 	if len(m.Ledger) == 0 {
@@ -293,33 +377,33 @@ func writeRunMD(b *strings.Builder, run *Run) {
 				}
 				cs = append(cs, ch)
 			}
-			p("| `%s` | %s | %s | %s | %s |\n", e.Method, cell(e.Setting), totalOf(e.Total), cell(strings.Join(cs, "; ")), cell(e.Rule))
+			p("| %s | %s | %s | %s | %s |\n", cellCode(e.Method), MarkdownText(e.Setting), MarkdownText(totalOf(e.Total)), MarkdownText(strings.Join(cs, "; ")), MarkdownText(e.Rule))
 		}
 		p("\n")
 	}
 	p("#### Provenance\n\n")
-	p("- build `%s`, %s %s/%s, %d workers\n", m.Build.Identity(), m.GoVersion, m.GOOS, m.GOARCH, m.Workers)
-	p("- spec `%s` (kind `%s`), file sha256 `%s`, resolved sha256 `%s`\n", m.Spec.File, m.Spec.Kind, m.Spec.FileSHA256, m.Spec.Hash)
-	p("- profile %s, seed %d; %d units (%d computed, %d from a checkpoint); started %s UTC\n", m.Profile, m.Seed, m.Units.Total, m.Units.Computed, m.Units.Resumed, m.Start.UTC().Format("2006-01-02 15:04:05"))
+	p("- build %s, %s %s/%s, %d workers\n", mdCode(m.Build.Identity()), MarkdownText(m.GoVersion), MarkdownText(m.GOOS), MarkdownText(m.GOARCH), m.Workers)
+	p("- spec %s (kind %s), file sha256 %s, resolved sha256 %s\n", mdCode(m.Spec.File), mdCode(m.Spec.Kind), mdCode(m.Spec.FileSHA256), mdCode(m.Spec.Hash))
+	p("- profile %s, seed %d; %d units (%d computed, %d from a checkpoint); started %s UTC\n", MarkdownText(m.Profile), m.Seed, m.Units.Total, m.Units.Computed, m.Units.Resumed, m.Start.UTC().Format("2006-01-02 15:04:05"))
 	for _, n := range m.Noise {
-		p("- noise: %s\n", n)
+		p("- noise: %s\n", MarkdownText(n))
 	}
 	for _, d := range m.Datasets {
-		p("- dataset %s: %s, n = %d, d = %d", d.Name, dataMD([]results.DatasetInfo{d}), d.N, d.D)
+		p("- dataset %s: %s, n = %d, d = %d", MarkdownText(d.Name), dataMD([]results.DatasetInfo{d}), d.N, d.D)
 		for _, f := range d.Files {
 			verified := "no pinned digest"
 			if f.Verified {
 				verified = "verified against the pinned digest"
 			}
-			p("; `%s` sha256 `%s` (%s), %d records, %d dropped", f.Name, f.SHA256, verified, f.Records, f.Dropped)
+			p("; %s sha256 %s (%s), %d records, %d dropped", mdCode(f.Name), mdCode(f.SHA256), verified, f.Records, f.Dropped)
 		}
 		if d.Generator != "" {
-			p("; generator `%s`", d.Generator)
+			p("; generator %s", mdCode(d.Generator))
 		}
 		p("\n")
 	}
 	p("\n")
 	if m.Notes != "" {
-		p("#### Spec notes and deviations\n\n```text\n%s\n```\n\n", strings.TrimSpace(m.Notes))
+		p("#### Spec notes and deviations\n\n%s\n", mdBlock("text", strings.TrimSpace(m.Notes)))
 	}
 }
