@@ -229,7 +229,7 @@ func TestWriteMarkdown_Escapes(t *testing.T) {
 	writeManifest(t, run, m)
 	q := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 	csv := strings.Join(claims.Columns, ",") + "\n" +
-		"t,c1," + q("Source "+payload) + "," + q("Statement "+payload) + "," + q("d"+payload) + "," + q("m"+payload) + ",coverage,1,0.9,0.5,0.4,0.6,match,not held\n"
+		"t,c1," + q("Source "+payload) + "," + q("Statement "+payload) + "," + q("d"+payload) + "," + q("m"+payload) + ",coverage,1,0.9,0.5,0.4,0.6,match,not held,\n"
 	if err := os.WriteFile(filepath.Join(run, "claims.csv"), []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
