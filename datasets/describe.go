@@ -8,17 +8,6 @@ import (
 	"strings"
 )
 
-// # What the loader says about the data it read
-//
-// A dataset is described, not guessed: its shape (records and design
-// columns after one-hot encoding) is measured once the records are read
-// and before the design matrix is built ([Shape], [Options.Admit]); the
-// mapping of its label values to the classes ±1 is counted
-// ([Dataset.Labels]); and what looks like a mistake in the user's data
-// or spec is a warning ([Dataset.Warnings]): a categorical attribute with
-// about one level per record, a label value that differs from the
-// positive one only by case or surrounding space.
-
 // Shape is the size of a dataset's design matrix as the spec's
 // preprocessing will build it, known once the records are read and before
 // the matrix (N × D float64 values, plus the intercept) is allocated.
