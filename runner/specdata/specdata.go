@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dprepro/dprepro/core/randx"
@@ -139,8 +140,8 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 	d := spec.Data
 	n, p := ds.X.Dims()
 	sub := d.Subsample
-	if ds.Source.Params["subsample"] == "" {
-		sub = 0 // not drawn: data.subsample ≥ n (a warning says so)
+	if ds.Source.Params["subsample"] != strconv.Itoa(sub) {
+		sub = 0 // not drawn (datasets.Subsample records one it draws): data.subsample ≥ n, a warning says so
 	}
 	info := results.DatasetInfo{
 		Name: ds.Name, Source: ds.Source.Kind, Generator: ds.Source.Generator, Params: ds.Source.Params,

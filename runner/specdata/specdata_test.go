@@ -278,6 +278,12 @@ func TestLoad_Described(t *testing.T) {
 	if w := Warnings([]*datasets.Dataset{ds}); !slices.Equal(w, []string{"dataset mine: data.subsample = 10 is not below the dataset's 4 records: all 4 are used, none drawn"}) {
 		t.Errorf("warnings %q", w)
 	}
+	// A subsample of exactly n draws nothing either.
+	s4, _ := spec(t, "4", mineTSV)
+	ds4 := mustLoad(t, s4)
+	if info := Info(s4, ds4); info.Subsample != 0 || len(ds4.Warnings) != 1 {
+		t.Errorf("subsample 4 of 4 records: manifest subsample %d, warnings %q", info.Subsample, ds4.Warnings)
+	}
 
 	dir := filepath.Dir(filepath.Dir(file))
 	big := "x\tc\ty\n1e308\tu\ta\n1e308\tv\tb\n1e308\tu\ta\n1\tv\tb\n"
