@@ -150,6 +150,10 @@ claims and their verdicts, each "not held" linked to its written analysis,
 the published values beside ours, the figures, the privacy ledger and the
 provenance.
 
+Memory: a spec whose estimated peak memory (with each dataset's n and d as
+read) exceeds the machine's physical memory, or $DPREPRO_MEMORY_BUDGET
+(bytes, or e.g. 8GiB), is refused before it runs (exit 2).
+
 Exit status: 0 ok; 1 a run failed or check found a regression; 2 a bad flag,
 spec, data file or data directory, a run folder in use, or unusable input to
 check; 130 interrupted (finished units are checkpointed).

@@ -62,9 +62,13 @@ func (f *runFlags) registerShard(fs *flag.FlagSet) {
 }
 
 // check validates the flags every running command shares and returns the
-// --seed override (−1 when not given). The profile name is checked against
-// the spec when it is loaded.
+// --seed override (−1 when not given), and applies $DPREPRO_MEMORY_BUDGET
+// (before any spec is loaded: Load checks the memory estimate). The
+// profile name is checked against the spec when it is loaded.
 func (f *runFlags) check() (seed int64, err error) {
+	if err := applyMemoryBudget(os.Getenv); err != nil {
+		return 0, err
+	}
 	if f.workers < 1 {
 		return 0, usagef("--workers must be >= 1 (got %d)", f.workers)
 	}
@@ -460,7 +464,12 @@ func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, s
 	if err != nil {
 		return "", nil, usageError{s.Attribute(err)}
 	}
-	for _, w := range exp.Warnings() {
+	// The estimate again, now with the n and d of every dataset as read
+	// (each was checked with one worker before its matrix was built).
+	if err := s.CheckResources(f.workers); err != nil {
+		return "", nil, usageError{err}
+	}
+	for _, w := range slices.Concat(s.Warnings(), exp.Warnings()) {
 		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
 	}
 	if len(f.merge) > 0 {

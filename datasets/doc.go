@@ -86,6 +86,21 @@
 // no reference level dropped; the intercept is a separate feature), named
 // "attribute=level".
 //
+// # Described, not guessed
+//
+// Once the records are read and before the design matrix is built, Load
+// hands the matrix's [Shape] (n, and d after one-hot encoding) to
+// Options.Admit, which a run uses to check its memory estimate with the
+// real sizes. A classification dataset's label mapping is counted
+// ([Dataset.Labels]: each value as read, its records and its class). What
+// looks like a slip is a warning ([Dataset.Warnings]): a label value that
+// differs from a data file's positive one only by case or surrounding
+// space, a categorical attribute in which most records have a level of
+// their own (an identifier). A value that a scaling cannot carry out in
+// float64 (a column sum beyond 1.8e308 under zscore, a row norm under
+// column_scale "none") is an *OverflowError naming the file, the column or
+// record and the scaling, never a matrix of NaN or silent zeros.
+//
 // # Synthetic stand-ins
 //
 // A stand-in has the same n, the same feature names and d after one-hot,

@@ -138,8 +138,17 @@ type Dataset struct {
 	Public *PublicInfo
 	// Warnings are notes for the run's manifest and stderr about the real
 	// file, e.g. an unpinned file whose record count is far from the
-	// documented one ("ipums-us.txt: 1,000 records, documented 39,928").
+	// documented one ("ipums-us.txt: 1,000 records, documented 39,928"),
+	// a label value that differs from a data file's positive one only by
+	// case or surrounding space, or a categorical attribute with about one
+	// level per record (see describe.go).
 	Warnings []string
+	// Labels lists, for classification, each label value with its count
+	// (records read, before any subsample) and the class it became, sorted
+	// by value; a table built without label text (a synthetic stand-in, a
+	// Go provider's table that gives none) lists the classes "+1" and "-1".
+	// Nil for regression.
+	Labels []LabelCount
 }
 
 // Options configures [Load].
@@ -162,6 +171,14 @@ type Options struct {
 	// Preprocess turns the raw table into the design matrix; the zero value
 	// gives the defaults documented on [Preprocessing].
 	Preprocess Preprocessing
+	// Admit, when set, is called with the dataset's [Shape] once its
+	// records are read and before its design matrix (N × D float64
+	// values, and the intercept) is allocated; an error from it stops the
+	// load and is returned as it is. A run checks its memory estimate
+	// here with the real n and d (experiments.Spec.SetDataShape), so that
+	// a categorical identifier that would make d ≈ n is refused before
+	// the n × n matrix exists.
+	Admit func(Shape) error
 }
 
 // Load returns the named dataset, preprocessed: a built-in one or one added
@@ -223,9 +240,30 @@ func load(p Provider, opts Options) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
+	pp := opts.Preprocess.WithDefaults()
+	if opts.Admit != nil {
+		if err := opts.Admit(pp.shape(raw.Table)); err != nil {
+			return nil, err
+		}
+	}
 	x, y, names, pub, err := opts.Preprocess.encode(raw.Table, raw.Task)
 	if err != nil {
+		var oe *OverflowError
+		if errors.As(err, &oe) && len(raw.Source.Files) > 0 {
+			oe.File = raw.Source.Files[0].Path
+		}
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
+	}
+	warnings := slices.Clone(raw.Warnings)
+	if pp.Scaling != ScalingPublic {
+		warnings = append(warnings, pp.wideCategorical(raw.Table)...)
+	}
+	var labels []LabelCount
+	if raw.Task == TaskClassification {
+		labels = raw.Table.Labels
+		if labels == nil {
+			labels = classLabels(raw.Table.Y)
+		}
 	}
 	return &Dataset{
 		Name:         name,
@@ -236,6 +274,7 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		Source:       raw.Source,
 		Preprocess:   opts.Preprocess.WithDefaults(),
 		Public:       pub,
-		Warnings:     slices.Clone(raw.Warnings),
+		Warnings:     warnings,
+		Labels:       slices.Clone(labels),
 	}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -256,9 +255,8 @@ rows:
 			if v == pos {
 				yi = 1
 			}
-			if q := strconv.FormatFloat(v, 'g', -1, 64); len(st.labels) < maxLabelSample && !slices.Contains(st.labels, q) {
-				st.labels = append(st.labels, q)
-			}
+			buf = strconv.AppendFloat(buf[:0], v, 'g', -1, 64)
+			st.labels.add(buf, yi)
 		}
 		for k, j := range cols {
 			w := x.at(i, j)
@@ -279,6 +277,9 @@ rows:
 		target = fmt.Sprintf("column %d", labelCol)
 	}
 	t := &Table{Target: target, Y: yv}
+	if f.Positive != "" {
+		t.Labels = st.labels.list()
+	}
 	for k := range cols {
 		name := "f" + strconv.Itoa(k+1)
 		t.Attributes = append(t.Attributes, name)

@@ -76,6 +76,7 @@ func (f *format) parse(r io.Reader, path string, sizeHint int) (*Table, FileReco
 	y := make([]float64, 0, sizeHint)
 	rowNum := make([]float64, nNum)
 	rowCat := make([]int32, nCat)
+	var tally labelTally
 
 	perr := func(line int, format string, args ...any) error {
 		return &ParseError{Path: path, Line: line, Msg: fmt.Sprintf(format, args...)}
@@ -129,6 +130,7 @@ func (f *format) parse(r io.Reader, path string, sizeHint int) (*Table, FileReco
 				return nil, rec, perr(line, "field %d (%s): unknown label %s (want %s)", nf, f.target, quote(lab), f.labelDesc)
 			}
 			yi = v
+			tally.add(lab, v)
 		} else {
 			v, ok := parseNumber(lab)
 			if !ok {
@@ -173,6 +175,9 @@ func (f *format) parse(r io.Reader, path string, sizeHint int) (*Table, FileReco
 	}
 
 	t := &Table{Target: f.target, Y: y}
+	if f.labels != nil {
+		t.Labels = tally.list()
+	}
 	for i, a := range f.attrs {
 		t.Attributes = append(t.Attributes, a.name)
 		if a.kind == numericAttr {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -354,7 +355,11 @@ func (p Preprocessing) apply(t *Table, task string) (*mat.Dense, []float64, []st
 		}
 		stats.add(row[:dFeat])
 	}
-	div := stats.divisors(data, n, d)
+	div, oerr := stats.divisors(data, n, d)
+	if oerr != nil {
+		oerr.Column = names[oerr.col]
+		return nil, nil, nil, oerr
+	}
 
 	var norms []float64
 	if p.RowNorm != RowNone {
@@ -370,6 +375,9 @@ func (p Preprocessing) apply(t *Table, task string) (*mat.Dense, []float64, []st
 		}
 		if norms != nil {
 			norms[i] = rowNorm(row, p.RowNorm)
+			if !finite(norms[i]) {
+				return nil, nil, nil, rowNormOverflow(p, i, row)
+			}
 		}
 	}
 	normalizeRows(data, n, d, norms, p.RowNorm)
@@ -472,11 +480,14 @@ func (s *columnStats) add(row []float64) {
 
 // divisors returns the per-column divisors (0: the column becomes zero), or
 // nil for ScaleNone. For the centred options it first centres columns
-// [0, len(sum)) of the row-major n×d data.
-func (s *columnStats) divisors(data []float64, n, d int) []float64 {
+// [0, len(sum)) of the row-major n×d data. A column whose sum, deviations
+// from the mean or (zscore) sum of squared deviations exceed float64 is an
+// *OverflowError (its col set, its Column not): centring it would fill the
+// column with NaN, and a NaN divisor would turn it into zeros.
+func (s *columnStats) divisors(data []float64, n, d int) ([]float64, *OverflowError) {
 	switch s.how {
 	case ScaleMaxAbs:
-		return s.maxAbs
+		return s.maxAbs, nil
 	case ScaleZScore, ScaleCenterMaxAbs:
 		// Plain summation: n ≤ 10⁶ values of moderate size, and the mean is
 		// only a centring constant, so its rounding error (≈ n·ulp
@@ -485,6 +496,11 @@ func (s *columnStats) divisors(data []float64, n, d int) []float64 {
 		// the value by an ulp, and dividing that dust by its own maximum
 		// would turn it into ±1.
 		dFeat := len(s.sum)
+		for j, sum := range s.sum {
+			if !finite(sum) {
+				return nil, s.overflow(j, fmt.Sprintf("the sum of its values is %v (largest |value| %g)", sum, largestAbs(data, n, d, j)), ScaleMaxAbs)
+			}
+		}
 		mean := s.sum
 		floats.Scale(1/float64(n), mean)
 		maxAbs := make([]float64, dFeat)
@@ -499,6 +515,11 @@ func (s *columnStats) divisors(data []float64, n, d int) []float64 {
 				sumSq[j] += v * v
 			}
 		}
+		for j, m := range maxAbs {
+			if !finite(m) {
+				return nil, s.overflow(j, fmt.Sprintf("a deviation from the column mean %g is beyond ±1.8e308", mean[j]), ScaleMaxAbs)
+			}
+		}
 		div := maxAbs
 		if s.how == ScaleZScore {
 			// The sample standard deviation of the centred column (two
@@ -509,6 +530,9 @@ func (s *columnStats) divisors(data []float64, n, d int) []float64 {
 				if n > 1 {
 					div[j] = math.Sqrt(sumSq[j] / float64(n-1))
 				}
+				if !finite(sumSq[j]) {
+					return nil, s.overflow(j, fmt.Sprintf("the sum of squared deviations from the column mean is %v (largest deviation %g)", sumSq[j], maxAbs[j]), ScaleCenterMaxAbs, ScaleMaxAbs)
+				}
 			}
 		}
 		for j, c := range s.constant {
@@ -516,9 +540,38 @@ func (s *columnStats) divisors(data []float64, n, d int) []float64 {
 				div[j] = 0
 			}
 		}
-		return div
+		return div, nil
 	}
-	return nil
+	return nil, nil
+}
+
+// overflow returns the *OverflowError of column j under the column
+// scaling, saying why and which scalings (alts) do not overflow there.
+func (s *columnStats) overflow(j int, why string, alts ...string) *OverflowError {
+	return &OverflowError{Step: "column_scale", Scaling: s.how, col: j,
+		Why: why + fmt.Sprintf(": divide the column in the file by a power of ten, or use column_scale = %s", strings.Join(quoteAll(alts), " or "))}
+}
+
+// largestAbs returns the largest |value| of column j of the row-major n×d
+// data.
+func largestAbs(data []float64, n, d, j int) float64 {
+	var m float64
+	for i := range n {
+		m = math.Max(m, math.Abs(data[i*d+j]))
+	}
+	return m
+}
+
+// rowNormOverflow returns the *OverflowError of record i (0-based), whose
+// norm under the row normalisation is beyond float64 (possible only with
+// column_scale "none"): dividing by it would turn rows into zeros.
+func rowNormOverflow(p Preprocessing, i int, row []float64) *OverflowError {
+	norm := "ℓ2"
+	if p.RowNorm == RowL1Max {
+		norm = "ℓ1"
+	}
+	return &OverflowError{Step: "row_norm", Scaling: p.RowNorm, Record: i + 1,
+		Why: fmt.Sprintf("its %s norm is beyond 1.8e308 (largest |value| %g, column_scale = %q): use column_scale = \"maxabs\", or divide the columns in the file", norm, floats.Norm(row, math.Inf(1)), p.ColumnScale)}
 }
 
 // scaleRow divides row[j] by div[j], or sets it to 0 where div[j] is 0 (an

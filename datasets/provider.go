@@ -375,6 +375,42 @@ func (t *Table) validate(task string) error {
 			return fmt.Errorf("target, record %d: %v; a classification target is +1 or -1", i+1, y)
 		}
 	}
+	return t.validateLabels(task)
+}
+
+// validateLabels checks the label counts a provider gave (Table.Labels):
+// classification only, each value once with records > 0 and class ±1,
+// the records of each class adding up to those of Y.
+func (t *Table) validateLabels(task string) error {
+	if t.Labels == nil {
+		return nil
+	}
+	if task != TaskClassification {
+		return fmt.Errorf("labels: label counts are for classification (task is %s)", task)
+	}
+	want := classLabels(t.Y)
+	got := map[float64]int{}
+	values := map[string]bool{}
+	for i, l := range t.Labels {
+		switch {
+		case values[l.Value]:
+			return fmt.Errorf("labels[%d]: value %q listed twice", i, l.Value)
+		case l.Records < 1:
+			return fmt.Errorf("labels[%d] (%q): %d records; want at least 1", i, l.Value, l.Records)
+		case l.Class != 1 && l.Class != -1:
+			return fmt.Errorf("labels[%d] (%q): class %v; want +1 or -1", i, l.Value, l.Class)
+		}
+		values[l.Value] = true
+		got[l.Class] += l.Records
+	}
+	for _, w := range want {
+		if got[w.Class] != w.Records {
+			return fmt.Errorf("labels: %d records of class %s, but Y has %d", got[w.Class], w.Value, w.Records)
+		}
+	}
+	if len(got) > len(want) {
+		return fmt.Errorf("labels: a class that Y does not have")
+	}
 	return nil
 }
 

@@ -137,6 +137,10 @@ func (p Preprocessing) applyPublic(t *Table, task string) (*mat.Dense, []float64
 	if p.RowNormBound > 0 {
 		info.RowBound = p.RowNormBound
 	}
+	if (p.RowNorm == RowL2Max || p.RowNorm == RowL1Max) && !finite(info.RowBound) {
+		return nil, nil, nil, nil, &OverflowError{Step: "row_norm", Scaling: p.RowNorm,
+			Why: fmt.Sprintf("the row bound the declared ranges imply is %v (column_scale = %q): declare data.row_norm_bound, or use column_scale = \"maxabs\"", info.RowBound, p.ColumnScale)}
+	}
 
 	data := make([]float64, n*d)
 	for i := range n {
@@ -179,6 +183,9 @@ func (p Preprocessing) applyPublic(t *Table, task string) (*mat.Dense, []float64
 			// on the sphere of radius 1, as x·R/‖x‖ divided by R would),
 			// every other row by R.
 			r := rowNorm(row, p.RowNorm)
+			if !finite(r) {
+				return nil, nil, nil, nil, rowNormOverflow(p, i, row)
+			}
 			if r > info.RowBound {
 				divide(row, r)
 				// A row at the corner of the domain can exceed the implied
@@ -191,7 +198,11 @@ func (p Preprocessing) applyPublic(t *Table, task string) (*mat.Dense, []float64
 				divide(row, info.RowBound)
 			}
 		case RowL2Clip, RowL2Unit:
-			if r := rowNorm(row, p.RowNorm); r > 1 || (p.RowNorm == RowL2Unit && r > 0) {
+			r := rowNorm(row, p.RowNorm)
+			if !finite(r) {
+				return nil, nil, nil, nil, rowNormOverflow(p, i, row)
+			}
+			if r > 1 || (p.RowNorm == RowL2Unit && r > 0) {
 				divide(row, r)
 			}
 		}

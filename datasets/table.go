@@ -24,6 +24,10 @@ type Table struct {
 	Target string
 	// Y holds ±1 labels (classification) or the raw target (regression).
 	Y []float64
+	// Labels lists, for classification, each label value as read with its
+	// count and class (see [LabelCount]); nil for regression, and for a
+	// table built without label text (Load then lists the classes).
+	Labels []LabelCount
 	// Files records the files read; empty for a synthetic table.
 	Files []FileRecord
 }

@@ -390,14 +390,16 @@ func (p *fileProvider) Read(Request) (*Raw, error) {
 		}
 	}
 	task := TaskRegression
+	var warnings []string
 	if p.f.Positive != "" {
 		task = TaskClassification
 		if err := checkClasses(t, st, files[0].abs, p.f); err != nil {
 			return nil, err
 		}
+		warnings = st.labels.nearMisses(p.f.labelName(), p.f.Positive)
 	}
 	t.Files = recs
-	return &Raw{Table: t, Task: task, Source: Source{Kind: KindReal, Files: recs, Params: params}}, nil
+	return &Raw{Table: t, Task: task, Source: Source{Kind: KindReal, Files: recs, Params: params}, Warnings: warnings}, nil
 }
 
 // checkClasses refuses a classification table with one class only: a
@@ -411,8 +413,12 @@ func checkClasses(t *Table, st parseStats, path string, f FileOptions) error {
 	}
 	switch {
 	case pos == 0:
-		return fmt.Errorf("%s: label %s: no record has the positive value %q (positive = %q); values seen: %s",
-			path, f.labelName(), f.Positive, f.Positive, strings.Join(st.labels, ", "))
+		near := ""
+		if w := st.labels.nearMisses(f.labelName(), f.Positive); len(w) > 0 {
+			near = "; " + strings.Join(w, "; ")
+		}
+		return fmt.Errorf("%s: label %s: no record has the positive value %q (positive = %q); values seen: %s%s",
+			path, f.labelName(), f.Positive, f.Positive, strings.Join(st.labels.quoted(maxLabelSample), ", "), near)
 	case pos == t.N():
 		return fmt.Errorf("%s: label %s: every record has the positive value %q: there is nothing to classify", path, f.labelName(), f.Positive)
 	}
@@ -470,8 +476,8 @@ const maxLabelSample = 5
 
 // parseStats is what a parse of a user's file counts besides the table.
 type parseStats struct {
-	dropped int      // records dropped for a missing value
-	labels  []string // the first distinct label values, quoted (classification)
+	dropped int        // records dropped for a missing value
+	labels  labelTally // the label values and their counts (classification)
 }
 
 // parseDelimited parses a csv (comma ',') or tsv ('\t') file with a header
@@ -556,9 +562,7 @@ func parseDelimited(r io.Reader, path string, comma rune, f FileOptions) (*Table
 			if lab == f.Positive {
 				yi = 1
 			}
-			if q := strconv.Quote(lab); len(st.labels) < maxLabelSample && !slices.Contains(st.labels, q) {
-				st.labels = append(st.labels, q)
-			}
+			st.labels.add([]byte(lab), yi)
 		} else {
 			v, ok := parseNumber([]byte(lab))
 			if !ok {
@@ -585,6 +589,9 @@ func parseDelimited(r io.Reader, path string, comma rune, f FileOptions) (*Table
 		return nil, st, perr(rd.line, "no records (%d dropped for an empty or \"?\" field)", st.dropped)
 	}
 	t := &Table{Target: f.Label, Y: y}
+	if f.Positive != "" {
+		t.Labels = st.labels.list()
+	}
 	for j, h := range header {
 		switch {
 		case j == labelCol:

@@ -3,6 +3,7 @@ package experiments
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -124,6 +125,43 @@ func (s *Spec) validateDataFiles() []fieldErr {
 	}
 	return errs
 }
+
+// unreadDataFiles returns a warning for each [data.files.NAME] table of the
+// file (the base spec's or a profile's) that no data.datasets list names,
+// neither the base spec's nor any profile's: the file would never be read,
+// most likely a name misspelt in one of the two places.
+func unreadDataFiles(base string, lines keyLines, resolved map[string]Spec) []string {
+	named, tables := map[string]bool{}, map[string]string{}
+	for _, p := range slices.Sorted(maps.Keys(resolved)) { // the base spec ("") first
+		s := resolved[p]
+		for _, d := range s.Data.Datasets {
+			named[d] = true
+		}
+		for t := range s.Data.Files {
+			key := "data.files." + t
+			if p != "" && !lines.has(key) {
+				key = "profile." + p + "." + key
+			}
+			if _, seen := tables[t]; !seen {
+				tables[t] = key
+			}
+		}
+	}
+	var w []string
+	for _, t := range slices.Sorted(maps.Keys(tables)) {
+		if !named[t] {
+			w = append(w, fmt.Sprintf("%s%s: no data.datasets list (the base spec's or a profile's) names %q: the file is never read; add it to data.datasets, or remove the table",
+				lineOf(base, lines, tables[t]), tables[t], t))
+		}
+	}
+	return w
+}
+
+// Warnings returns the notes of Load on the spec itself, each with the
+// file, line and key it concerns: a [data.files] table that no
+// data.datasets list names. The command prints them to stderr and the run
+// adds them to the manifest's warnings.
+func (s *Spec) Warnings() []string { return slices.Clone(s.warnings) }
 
 // hasFile reports whether data.files declares name.
 func hasFile(s *Spec, name string) bool {

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"github.com/dprepro/dprepro/datasets"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // # Bounded work
@@ -25,6 +27,15 @@ import (
 // worker runs one) and the rows and unit keys of the whole run. Load
 // refuses a spec whose estimate with one worker exceeds MemoryBudget;
 // CheckResources repeats the test for the worker count of the run.
+//
+// A dataset's n and d are those the registry documents until the data are
+// read; then they are measured (SetDataShape: the records read and the
+// design columns after one-hot encoding), and the run checks the estimate
+// again: for each dataset before its design matrix is built (with one
+// worker), and with the run's workers once every dataset is read. A
+// dataset whose shape no registry documents (a [data.files] table, a Go
+// provider) is left out of the estimate until it is read: guessing it
+// would refuse small files on small machines.
 
 // MemoryBudget is the memory, in bytes, that a run may be estimated to use
 // (Load with one worker, CheckResources with the run's workers). The
@@ -36,23 +47,42 @@ var MemoryBudget = physicalMemory()
 // name: its number of records n, of design-matrix columns d (every
 // categorical attribute one-hot, before any intercept) and the names of its
 // numeric attributes (one column each). The data terms of EstimateMemory
-// use them; with data.columns the width is that of the kept attributes (a
-// kept categorical attribute counted as all d − len(numeric) indicator
-// columns, an upper bound). When it does not know a name (a data file, a
-// Go provider) the estimate assumes fallbackRecords × fallbackDim, at least
-// as large as every built-in dataset. Tests may replace it.
+// use them until the dataset is read (SetDataShape); with data.columns the
+// width is that of the kept attributes (a kept categorical attribute
+// counted as all d − len(numeric) indicator columns, an upper bound). A
+// name it does not know (a data file, a Go provider) has no terms until it
+// is read. Tests may replace it.
 var DatasetShape = func(name string) (n, d int, numeric []string, ok bool) {
 	e, ok := datasets.Lookup(name)
 	return e.Records, e.Dim, e.Numeric, ok
 }
 
-// The dataset assumed when DatasetShape does not know one: more records
-// than the largest registered dataset (twitter, 583,250) and more columns
-// than the widest (kddcup99, 118).
-const (
-	fallbackRecords = 600_000
-	fallbackDim     = 128
-)
+// shapesMu guards Spec.shapes of every spec (SetDataShape may run while
+// another goroutine estimates).
+var shapesMu sync.Mutex
+
+// SetDataShape records the measured shape of dataset name of the spec: its
+// records (before any subsample) and its design columns after one-hot
+// encoding and data.columns, without the intercept (the datasets.Shape
+// that datasets.Options.Admit hands over once the records are read). From
+// then on the memory estimate uses it instead of the registry's documented
+// shape. It is safe for concurrent use.
+func (s *Spec) SetDataShape(name string, sh datasets.Shape) {
+	shapesMu.Lock()
+	defer shapesMu.Unlock()
+	if s.shapes == nil {
+		s.shapes = map[string]datasets.Shape{}
+	}
+	s.shapes[name] = sh
+}
+
+// dataShape returns the measured shape of dataset name (SetDataShape).
+func (s *Spec) dataShape(name string) (datasets.Shape, bool) {
+	shapesMu.Lock()
+	defer shapesMu.Unlock()
+	sh, ok := s.shapes[name]
+	return sh, ok
+}
 
 // physicalMemory returns MemTotal of /proc/meminfo in bytes, else 16 GiB.
 func physicalMemory() int64 {
@@ -220,12 +250,51 @@ func (s *Spec) CheckResources(workers int) error {
 		k := math.Max(1, math.Min(float64(max(workers, 1)), s.unitCount()))
 		scale += fmt.Sprintf(" and × %.0f unit%s in flight", k, map[bool]string{true: "s", false: ""}[k > 1])
 	}
-	msg := fmt.Sprintf("estimated memory %s with %s exceeds the memory budget %s; its largest term, %s, is %s, %s: lower %s",
-		formatBytes(total), w, formatBytes(float64(MemoryBudget)), formatBytes(top.Bytes), top.Formula, scale, top.Key)
-	if top.PerUnit && workers > 1 {
-		msg += " or run with fewer workers"
+	fewer := top.PerUnit && workers > 1
+	advice, path := "lower "+top.Key, top.Key
+	if fewer {
+		advice += " or run with fewer workers"
 	}
-	return fmt.Errorf("%s%s: %s", s.where(top.Key), top.Key, msg)
+	if top.Key == "data.datasets" {
+		advice = s.dataAdvice(top.Dataset, fewer)
+		if i := slices.Index(s.Data.Datasets, top.Dataset); i >= 0 {
+			path = fmt.Sprintf("data.datasets[%d]", i)
+		}
+	}
+	msg := fmt.Sprintf("estimated memory %s with %s exceeds the memory budget %s; its largest term, %s, is %s, %s: %s",
+		formatBytes(total), w, formatBytes(float64(MemoryBudget)), formatBytes(top.Bytes), top.Formula, scale, advice)
+	return s.ErrorAt(top.Key, path, errors.New(msg))
+}
+
+// dataAdvice says what a spec whose largest memory term is that of
+// dataset name ("" for a term of every dataset) can change: which dataset
+// it is and what n and d it has (measured once read, with its widest
+// categorical attributes; else as the registry documents it), and the keys
+// that shrink it.
+func (s *Spec) dataAdvice(name string, fewerWorkers bool) string {
+	names := s.Data.Datasets
+	if name != "" {
+		names = []string{name}
+	}
+	var shapes []string
+	what := "keep fewer attributes (data.columns) or records (data.subsample)"
+	for _, n := range names {
+		if sh, ok := s.dataShape(n); ok {
+			shapes = append(shapes, fmt.Sprintf("dataset %s has %s", n, sh))
+			if w := sh.Widest(1); len(w) > 0 && 2*w[0].Levels > sh.N && w[0].Levels > 1 {
+				what = fmt.Sprintf("the categorical attribute %q has a level for about every record (an identifier?): leave it out with data.columns, or do not list it as categorical; or keep fewer records (data.subsample)", w[0].Name)
+			}
+		} else if rn, rd, ok := s.shape(n); ok {
+			shapes = append(shapes, fmt.Sprintf("dataset %s has n = %.0f, d = %.0f as the registry documents it", n, rn, rd))
+		}
+	}
+	if fewerWorkers {
+		what += ", or run with fewer workers"
+	}
+	if len(shapes) == 0 {
+		return what
+	}
+	return strings.Join(shapes, "; ") + ": " + what
 }
 
 // where returns "file:line: " for key (the profile's override if it sets
@@ -249,14 +318,18 @@ func (s *Spec) where(key string) string {
 }
 
 // shape returns the records n and design-matrix columns d of a dataset
-// with the spec's column selection (see DatasetShape).
-func (s *Spec) shape(name string) (n, d float64) {
+// with the spec's column selection: measured (SetDataShape), else
+// documented (DatasetShape); ok is false when neither is known.
+func (s *Spec) shape(name string) (n, d float64, ok bool) {
+	if sh, ok := s.dataShape(name); ok {
+		return float64(sh.N), float64(sh.D), true
+	}
 	if DatasetShape == nil {
-		return fallbackRecords, fallbackDim
+		return 0, 0, false
 	}
 	rn, rd, numeric, ok := DatasetShape(name)
 	if !ok || rn <= 0 || rd <= 0 {
-		return fallbackRecords, fallbackDim
+		return 0, 0, false
 	}
 	d = float64(rd)
 	if cols := s.Data.Columns; len(cols) > 0 {
@@ -273,7 +346,7 @@ func (s *Spec) shape(name string) (n, d float64) {
 		}
 		d = math.Min(d, sel)
 	}
-	return float64(rn), math.Max(1, d)
+	return float64(rn), math.Max(1, d), true
 }
 
 // unitCount returns the number of units of the run (as the kind lays them
@@ -289,9 +362,16 @@ func (s *Spec) unitCount() float64 {
 // table and the design matrix, 8 bytes per value each; the table is
 // columnar, categorical codes take less; and the subsample's copy), with
 // the records n (after subsampling) and columns d (intercept included) it
-// assumes, from the registry's documented shape (DatasetShape).
+// assumes: the measured shape once the dataset is read (SetDataShape),
+// else the registry's documented one (DatasetShape). A dataset of neither
+// (a data file or a Go provider not read yet) gives a zero term and
+// n = d = 0, so that the kind's terms built on them are zero too until it
+// is read. The term's Dataset is name.
 func (s *Spec) DataTerm(name string) (t MemTerm, n, d float64) {
-	n, d = s.shape(name)
+	n, d, ok := s.shape(name)
+	if !ok {
+		return MemTerm{Key: "data.datasets", Dataset: name, Formula: fmt.Sprintf("dataset %s: not read yet (its shape is measured when it is read)", name)}, 0, 0
+	}
 	if s.Data.Intercept {
 		d++
 	}
@@ -303,7 +383,7 @@ func (s *Spec) DataTerm(name string) (t MemTerm, n, d float64) {
 		f += fmt.Sprintf(", plus the subsample's copy (%.0f records)", m)
 		nEff = m
 	}
-	return MemTerm{Key: "data.datasets", Bytes: b, Formula: f}, nEff, d
+	return MemTerm{Key: "data.datasets", Dataset: name, Bytes: b, Formula: f}, nEff, d
 }
 
 // memoryTerms returns the terms of the memory estimate of s: the rows and

@@ -59,11 +59,21 @@ type MemTerm struct {
 	Bytes   float64 // live bytes, for one unit if PerUnit
 	Formula string  // how it is computed
 	PerUnit bool    // held by each unit in flight
+	// Dataset names the dataset whose n and d the term grows with (Spec.DataTerm,
+	// MemTerm.Of), so that a refusal names it with its shape; empty for
+	// a term of no one dataset.
+	Dataset string
 }
 
 // Term returns a MemTerm with a formatted formula.
 func Term(key string, bytes float64, perUnit bool, format string, args ...any) MemTerm {
 	return MemTerm{Key: key, Bytes: bytes, PerUnit: perUnit, Formula: fmt.Sprintf(format, args...)}
+}
+
+// Of returns t as a term of dataset name (MemTerm.Dataset).
+func (t MemTerm) Of(name string) MemTerm {
+	t.Dataset = name
+	return t
 }
 
 // Limit is the upper bound of one count key of a spec.
@@ -161,7 +171,8 @@ func (p *Problems) Names(key string, xs, known []string, required bool, what str
 }
 
 // Grid checks a non-empty list of numbers at key: each must satisfy ok
-// (described as want, e.g. "finite and > 0"), none may repeat.
+// (described as want, e.g. "finite and > 0") and lie within the
+// magnitudes of Magnitude, none may repeat.
 func (p *Problems) Grid(key string, xs []float64, ok func(float64) bool, want string) {
 	if len(xs) == 0 {
 		p.At(key, "must not be empty")
@@ -171,6 +182,8 @@ func (p *Problems) Grid(key string, xs []float64, ok func(float64) bool, want st
 		path := fmt.Sprintf("%s[%d]", key, i)
 		if !ok(x) {
 			p.Add(key, path, "must be %s (got %v)", want, x)
+		} else {
+			p.Magnitude(key, path, x)
 		}
 		if dup(x) {
 			p.Add(key, path, "duplicate value %v", x)
@@ -180,6 +193,44 @@ func (p *Problems) Grid(key string, xs []float64, ok func(float64) bool, want st
 
 // Positive reports whether x is finite and > 0.
 func Positive(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
+
+// The magnitudes a real-valued parameter of a spec may take (ε, α, λ, c,
+// h, …): 1e-100 ≤ |x| ≤ 1e100, or 0 where a key allows it. Within them the
+// product or quotient of two parameters (ρ = ε²/2, the noise scale
+// 2/(nλε), ε_max = factor·E) stays a finite, non-zero float64 (whose range
+// is 1e-308 … 1.8e308), and so do the figures' positions: a log axis
+// spans at most 200 decades, and a point is jittered by at most 3 % of
+// them (plots.MaxJitterSpan), 6 decades, where 1e300 with its jitter
+// would be +Inf and refuse the figure after every unit ran. Beyond them a
+// value is refused at load (Problems.Magnitude, and Problems.Grid for
+// every grid it checks).
+const (
+	MinMagnitude = 1e-100
+	MaxMagnitude = 1e100
+)
+
+// Magnitude reports a problem at key (shown as path) when x is finite and
+// non-zero but |x| lies outside [MinMagnitude, MaxMagnitude]. Other values
+// (0, NaN, ±Inf, a negative value) are left to the key's own check.
+func (p *Problems) Magnitude(key, path string, x float64) {
+	if msg := magnitude(x); msg != "" {
+		p.Add(key, path, "%s", msg)
+	}
+}
+
+// magnitude returns the problem of x under Magnitude, or "".
+func magnitude(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a == 0 || math.IsNaN(a) || math.IsInf(a, 0):
+		return ""
+	case a > MaxMagnitude:
+		return fmt.Sprintf("must be at most %g in magnitude (got %v): beyond it, products of two parameters and the figures' jittered log axes overflow float64", MaxMagnitude, x)
+	case a < MinMagnitude:
+		return fmt.Sprintf("must be at least %g in magnitude (got %v): below it, products of two parameters underflow float64 to 0 (and their reciprocals overflow)", MinMagnitude, x)
+	}
+	return ""
+}
 
 // SeenBefore returns a test that reports whether its argument was passed to
 // it before: the linear duplicate check of the validate functions (a scan

@@ -37,6 +37,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/dprepro/dprepro/datasets"
 )
 
 // SchemaVersion is the spec schema version this build reads.
@@ -89,6 +91,11 @@ type Spec struct {
 	// claimScope is what the file's claims may name, over all its
 	// profiles (set by Parse; nil for a spec built in code).
 	claimScope *claimScope
+	// shapes holds the measured shape of each dataset read so far
+	// (SetDataShape), for the memory estimate; guarded by shapesMu.
+	shapes map[string]datasets.Shape
+	// warnings are the notes of Load on the spec itself (Warnings).
+	warnings []string
 }
 
 // SourceInfo records where a spec came from.
@@ -427,6 +434,7 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 	sum := sha256.Sum256(src)
 	s.Source = &SourceInfo{Path: name, SHA256: hex.EncodeToString(sum[:])}
 	s.lines = lines
+	s.warnings = unreadDataFiles(base, lines, resolved)
 	if errs := s.digestMethods(); len(errs) > 0 {
 		var out []error
 		for _, e := range errs {

@@ -114,6 +114,20 @@ type DatasetInfo struct {
 	// Public, for public scaling, records the declared domain used and
 	// what clipping changed; nil otherwise.
 	Public *PublicBounds `json:"public_bounds,omitempty"`
+	// Labels, for classification, lists each label value as read with its
+	// number of records (before any subsample) and the class it became,
+	// sorted by value; empty for regression and in manifests written
+	// before it existed.
+	Labels []LabelInfo `json:"labels,omitempty"`
+}
+
+// LabelInfo is one label value of a classification dataset: the value as
+// written in the data ("yes", ">50K", "normal."; for data generated with
+// its classes, "+1" or "-1"), its records and its class ("+1" or "-1").
+type LabelInfo struct {
+	Value   string `json:"value"`
+	Records int    `json:"records"`
+	Class   string `json:"class"`
 }
 
 // PublicBounds is the manifest's record of a dataset's public scaling

@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -561,7 +562,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		Seed: spec.Seed, Profile: spec.Profile, Workers: workers,
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
 		Units: counts, Datasets: exp.Datasets(), Ledger: ledger,
-		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: append(exp.Warnings(), rowWarnings...),
+		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: slices.Concat(spec.Warnings(), exp.Warnings(), rowWarnings),
 		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
 	}
 	if spec.Source != nil {

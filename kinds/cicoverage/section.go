@@ -160,6 +160,8 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 	pos := func(name string, v float64) {
 		if !(v > 0) || math.IsInf(v, 1) {
 			p.Add(k(name), k(name), "must be finite and > 0 (got %v)", v)
+		} else {
+			p.Magnitude(k(name), k(name), v)
 		}
 	}
 	pos("c", c.C)
@@ -183,6 +185,8 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 		switch {
 		case !(x > 0) || math.IsInf(x, 0):
 			p.Add(k("values"), path, "must be finite and > 0 (got %v)", x)
+		case x > experiments.MaxMagnitude || x < experiments.MinMagnitude:
+			p.Magnitude(k("values"), path, x)
 		case (c.Sweep == "n" || c.Sweep == "d") && x != math.Trunc(x):
 			p.Add(k("values"), path, "must be an integer for sweep %q (got %v)", c.Sweep, x)
 		case c.Sweep == "n" && x < 2:

@@ -193,6 +193,8 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	p.OneOf("tuning.loss", c.Tuning.Loss, "logistic", "huber")
 	if c.Tuning.Loss == "huber" && !(c.Tuning.HuberH > 0 && c.Tuning.HuberH < 1) {
 		p.At("tuning.huber_h", "must be in (0, 1) (got %v)", c.Tuning.HuberH)
+	} else if c.Tuning.Loss == "huber" {
+		p.Magnitude("tuning.huber_h", "tuning.huber_h", c.Tuning.HuberH)
 	}
 	p.OneOf("tuning.objective_perturbation", c.Tuning.ObjPert, "cms11", "privatelr-1.1-69")
 	known := s.WithMethods(p, experiments.ServesLearner, LearnerNames())
@@ -312,6 +314,9 @@ func (c *HistSection) validateHistogram(s *experiments.Spec, p *experiments.Prob
 		}
 		if !(a.Lo < a.Hi) || math.IsInf(a.Lo, 0) || math.IsInf(a.Hi, 0) {
 			p.Add("histogram.attributes", path, "public bounds must be finite with lo < hi (got [%v, %v])", a.Lo, a.Hi)
+		} else {
+			p.Magnitude("histogram.attributes", path+".lo", a.Lo)
+			p.Magnitude("histogram.attributes", path+".hi", a.Hi)
 		}
 	}
 	if len(h.Attributes) > 0 && (s.Data.ColumnScale != "none" || s.Data.RowNorm != "none") {
@@ -379,7 +384,7 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 			experiments.Term("cv.repetitions", experiments.Pos(c.CV.Repetitions)*n*8, false, "dataset %s: repetitions × n × 8 bytes of fold assignments", name),
 			// Training, validation and test rows (and dataSplit's parts),
 			// the solver's workspace (8 n floats) and the k models.
-			experiments.Term("data.datasets", 2*n*(d*experiments.CSRBytes+24)+64*n+2*k*d*8, true, "dataset %s: a unit's rows (2 n × (d × %d + 24) bytes), solver workspace and models per unit in flight", name, experiments.CSRBytes))
+			experiments.Term("data.datasets", 2*n*(d*experiments.CSRBytes+24)+64*n+2*k*d*8, true, "dataset %s: a unit's rows (2 n × (d × %d + 24) bytes), solver workspace and models per unit in flight", name, experiments.CSRBytes).Of(name))
 	}
 	return w
 }

@@ -203,6 +203,14 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, es.Errorf(key, "dataset %s: ε_min = %v is not below ε_max = %v·E = %v at the largest α = %v",
 				name, epsMin, af.EpsMaxFactor, af.EpsMaxFactor*eMax, aMax)
 		}
+		// The grid of the smallest α reaches the largest ε_max: one that
+		// overflows float64 would fail every unit of that α after the
+		// others ran.
+		aMin := slices.Min(af.Alphas)
+		if eTop, err := e.grid.TheoryEpsilon(set, aMin, af.Gamma); err == nil && math.IsInf(af.EpsMaxFactor*eTop, 0) {
+			return nil, es.Errorf("accuracy_first.eps_max_factor", "dataset %s: ε_max = %v·E = %v at the smallest α = %v: E overflows float64 (λ = %v); raise accuracy_first.lambda or the smallest α",
+				name, af.EpsMaxFactor, af.EpsMaxFactor*eTop, aMin, af.Lambda)
+		}
 		for _, g := range gl.ext {
 			if x, ok := g.(*ExternalGenerator); ok {
 				x.Bind(pr, fmt.Sprintf("dataset%d", len(e.data)), ds.X, ds.Y)

@@ -119,6 +119,8 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 	p.OneOf(k("calibration"), a.Calibration, "authors-code", "paper")
 	if !(a.Lambda > 0) || math.IsInf(a.Lambda, 1) {
 		p.Add(k("lambda"), k("lambda"), "must be finite and > 0 (got %v)", a.Lambda)
+	} else {
+		p.Magnitude(k("lambda"), k("lambda"), a.Lambda)
 	}
 	if !(a.Gamma > 0 && a.Gamma < 1) {
 		p.Add(k("gamma"), k("gamma"), "must be in (0, 1) (got %v)", a.Gamma)
@@ -136,6 +138,8 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 	for i, x := range a.Alphas {
 		if !(x > 0) || math.IsInf(x, 0) {
 			p.Add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "must be finite and > 0 (got %v)", x)
+		} else {
+			p.Magnitude(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), x)
 		}
 		if dupAlpha(x) {
 			p.Add(k("alphas"), fmt.Sprintf("%s[%d]", k("alphas"), i), "duplicate value %v", x)
@@ -152,9 +156,13 @@ func (c *Section) validateExPost(s *experiments.Spec, p *experiments.Problems) {
 	}
 	if !(a.EpsMin >= 0) || math.IsInf(a.EpsMin, 1) {
 		p.Add(k("eps_min"), k("eps_min"), "must be finite and >= 0 (0 means 1/n) (got %v)", a.EpsMin)
+	} else {
+		p.Magnitude(k("eps_min"), k("eps_min"), a.EpsMin)
 	}
 	if !(a.EpsMaxFactor > 0) || math.IsInf(a.EpsMaxFactor, 1) {
 		p.Add(k("eps_max_factor"), k("eps_max_factor"), "must be finite and > 0 (got %v)", a.EpsMaxFactor)
+	} else {
+		p.Magnitude(k("eps_max_factor"), k("eps_max_factor"), a.EpsMaxFactor)
 	}
 }
 
@@ -228,6 +236,7 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 		} else {
 			add("data.datasets", 6*p*p*8, false, "dataset %s: the ridge problem's statistics, 6 d² × 8 bytes", name)
 		}
+		w.Terms[len(w.Terms)-1].Dataset = name
 		fp := accfirst.FootprintOf(g, task, p)
 		coords = math.Max(coords, fp.Coordinates)
 		chains = max(chains, fp.Chains)

@@ -182,6 +182,8 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	}
 	if c.Lambda != 0 && !experiments.Positive(c.Lambda) {
 		p.At("comparison.lambda", "must be finite and > 0 (got %v)", c.Lambda)
+	} else {
+		p.Magnitude("comparison.lambda", "comparison.lambda", c.Lambda)
 	}
 	fitted := c.fitted()
 	for _, name := range fitted {
@@ -202,11 +204,15 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		}
 		if v := c.Lambdas[name]; !experiments.Positive(v) {
 			p.Add("comparison.lambdas", path, "must be finite and > 0 (got %v)", v)
+		} else {
+			p.Magnitude("comparison.lambdas", path, v)
 		}
 	}
 	p.OneOf("comparison.loss", c.Loss, "logistic", "huber")
 	if c.Loss == "huber" && !(c.HuberH > 0 && c.HuberH < 1) {
 		p.At("comparison.huber_h", "must be in (0, 1) (got %v)", c.HuberH)
+	} else if c.Loss == "huber" {
+		p.Magnitude("comparison.huber_h", "comparison.huber_h", c.HuberH)
 	}
 	p.OneOf("comparison.objective_perturbation", c.ObjPert, "cms11", "privatelr-1.1-69")
 }
@@ -250,7 +256,7 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 			experiments.Term("cv.repetitions", pos(sec.CV.Repetitions)*n*8, false, "dataset %s: repetitions × n × 8 bytes of fold assignments", name),
 			// The unit's training and test rows, the solver's workspace
 			// (8 n floats) and one model at a time.
-			experiments.Term("data.datasets", n*(d*experiments.CSRBytes+24)+64*n+d*8, true, "dataset %s: a unit's rows (n × (d × %d + 24) bytes), solver workspace and a model per unit in flight", name, experiments.CSRBytes))
+			experiments.Term("data.datasets", n*(d*experiments.CSRBytes+24)+64*n+d*8, true, "dataset %s: a unit's rows (n × (d × %d + 24) bytes), solver workspace and a model per unit in flight", name, experiments.CSRBytes).Of(name))
 	}
 	return w
 }

@@ -122,6 +122,8 @@ func (sec *Section) validateMechanisms(s *experiments.Spec, p *experiments.Probl
 			path := fmt.Sprintf("%s[%d]", key, i)
 			if !ok(x) {
 				p.Add(key, path, "must be %s (got %v)", want, x)
+			} else if key == "mechanisms.epsilons" {
+				p.Magnitude(key, path, x)
 			}
 			if dup(x) {
 				p.Add(key, path, "duplicate value %v", x)

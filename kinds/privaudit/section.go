@@ -118,6 +118,8 @@ func (sec *Section) validateAudit(s *experiments.Spec, p *experiments.Problems) 
 		path := fmt.Sprintf("audit.epsilons[%d]", i)
 		if !(x > 0) || math.IsInf(x, 1) {
 			p.Add("audit.epsilons", path, "must be finite and > 0 (got %v)", x)
+		} else {
+			p.Magnitude("audit.epsilons", path, x)
 		}
 		if dupEps(x) {
 			p.Add("audit.epsilons", path, "duplicate value %v", x)

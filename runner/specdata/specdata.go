@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dprepro/dprepro/core/randx"
@@ -25,6 +26,14 @@ import (
 // (datasets.LoadFile: read from its path, never a stand-in); any other
 // name is a registered dataset (datasets.Load). Both get the same
 // preprocessing and subsample.
+//
+// Once the records are read and before the design matrix is built, the
+// dataset's measured shape goes to the spec (Spec.SetDataShape) and the
+// spec's memory estimate with one worker is checked again
+// (Spec.CheckResources): a spec that cannot fit with its real data is
+// refused (the *experiments.SpecError of CheckResources) before the
+// matrix is allocated. A subsample of at least the dataset's records
+// keeps them all, with a warning (Dataset.Warnings).
 func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.Dataset, error) {
 	d := spec.Data
 	opts := datasets.Options{
@@ -47,6 +56,10 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 		opts.Preprocess.Domain = spec.Domain(name)
 		opts.Preprocess.RowNormBound = d.RowNormBound
 	}
+	opts.Admit = func(sh datasets.Shape) error {
+		spec.SetDataShape(name, sh)
+		return spec.CheckResources(1)
+	}
 	var ds *datasets.Dataset
 	var err error
 	if f, ok := spec.DataFileOptions(name); ok {
@@ -58,6 +71,9 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 		return nil, At(spec, name, err)
 	}
 	if m := d.Subsample; m > 0 {
+		if n, _ := ds.X.Dims(); m >= n {
+			ds.Warnings = append(ds.Warnings, fmt.Sprintf("data.subsample = %d is not below the dataset's %d records: all %d are used, none drawn", m, n, n))
+		}
 		ds = datasets.Subsample(randx.New(uint64(spec.Seed), "subsample", name), ds, m)
 	}
 	return ds, nil
@@ -85,6 +101,15 @@ func At(spec *experiments.Spec, name string, err error) error {
 	if err == nil {
 		return nil
 	}
+	var se *experiments.SpecError
+	if errors.As(err, &se) {
+		return err // at its key already (CheckResources)
+	}
+	var oe *datasets.OverflowError
+	if errors.As(err, &oe) {
+		// The scaling at fault is a key of the spec's data section.
+		return spec.ErrorAt("data."+oe.Step, "data."+oe.Step, fmt.Errorf("dataset %s: %w", name, oe))
+	}
 	if _, ok := spec.DataFileOptions(name); ok {
 		key := "data.files." + name
 		var fe *datasets.FileFieldError
@@ -108,18 +133,27 @@ func At(spec *experiments.Spec, name string, err error) error {
 // the path as written in the spec ("path", "path_as_written", "format";
 // for npy labels "labels_path", …); the checkpoint identity
 // (results.DataIdentities) is built from the digests, so a file whose
-// content changes starts the run over.
+// content changes starts the run over. Labels lists, for classification,
+// each label value with its count and the class it became
+// (Dataset.Labels); Subsample is 0 when the subsample kept every record.
 func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 	d := spec.Data
 	n, p := ds.X.Dims()
+	sub := d.Subsample
+	if ds.Source.Params["subsample"] != strconv.Itoa(sub) {
+		sub = 0 // not drawn (datasets.Subsample records one it draws): data.subsample ≥ n, a warning says so
+	}
 	info := results.DatasetInfo{
 		Name: ds.Name, Source: ds.Source.Kind, Generator: ds.Source.Generator, Params: ds.Source.Params,
-		Subsample: d.Subsample, N: n, D: p,
+		Subsample: sub, N: n, D: p,
 		Preproc: fmt.Sprintf("columns=%v column_scale=%s intercept=%t row_norm=%s log1p=%v target_log1p=%t target_scale=%s",
 			d.Columns, d.ColumnScale, d.Intercept, d.RowNorm, d.Log1p, d.TargetLog1p, d.TargetScale),
 	}
 	for _, f := range ds.Source.Files {
 		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Verified: f.Verified, Records: f.Records, Dropped: f.Dropped})
+	}
+	for _, l := range ds.Labels {
+		info.Labels = append(info.Labels, results.LabelInfo{Value: l.Value, Records: l.Records, Class: fmt.Sprintf("%+g", l.Class)})
 	}
 	info.Scaling = spec.ScalingStatement()
 	if p := ds.Public; p != nil {

@@ -152,7 +152,14 @@ type stubSection struct {
 
 func (stubSection) Validate(*experiments.Spec, *experiments.Problems) {}
 func (stubSection) Limits(*experiments.Spec) []experiments.Limit      { return nil }
-func (stubSection) Workload(*experiments.Spec) experiments.Workload   { return experiments.Workload{} }
+func (stubSection) Workload(s *experiments.Spec) experiments.Workload {
+	var w experiments.Workload
+	for _, name := range s.Data.Datasets {
+		t, _, _ := s.DataTerm(name)
+		w.Terms = append(w.Terms, t)
+	}
+	return w
+}
 
 func (stubKinds) Section(kind string) (experiments.Section, bool) {
 	return &stubSection{}, kind == "cv-tuning"
@@ -225,4 +232,78 @@ func mustFile(t *testing.T, s *experiments.Spec) string {
 		t.Fatal("no data file mine")
 	}
 	return filepath.Join(f.Dir, f.Path)
+}
+
+// TestLoad_MeasuredShape: once the records are read the spec knows the
+// dataset's n and d (the memory estimate's data term uses them), and a
+// spec that cannot fit is refused before the design matrix is built, with
+// CheckResources' error as it is (at its key, not at the data file).
+func TestLoad_MeasuredShape(t *testing.T) {
+	s, _ := spec(t, "0", mineTSV)
+	if _, n, d := s.DataTerm("mine"); n != 0 || d != 0 {
+		t.Errorf("before reading: n = %v, d = %v, want no guess", n, d)
+	}
+	mustLoad(t, s)
+	// 4 records; x, c=u, c=v, c=w and the intercept.
+	if _, n, d := s.DataTerm("mine"); n != 4 || d != 5 {
+		t.Errorf("after reading: n = %v, d = %v, want 4 and 5", n, d)
+	}
+	old := experiments.MemoryBudget
+	experiments.MemoryBudget = 1 << 20 // below the runtime's 64 MiB
+	t.Cleanup(func() { experiments.MemoryBudget = old })
+	_, err := Load(s, "mine", "", false)
+	var se *experiments.SpecError
+	if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "t.toml:") || !strings.Contains(err.Error(), "exceeds the memory budget 1.00 MiB") ||
+		strings.Contains(err.Error(), "data.files.mine") {
+		t.Errorf("over the budget: %v", err)
+	}
+}
+
+// TestLoad_Described: the manifest record lists each label value with its
+// count and class; a subsample not below n keeps every record, says so in
+// a warning and records no subsample; a scaling that overflows is refused
+// at the spec's data.column_scale, naming the file and column.
+func TestLoad_Described(t *testing.T) {
+	t.Parallel()
+	s, file := spec(t, "10", mineTSV)
+	ds := mustLoad(t, s)
+	info := Info(s, ds)
+	want := []results.LabelInfo{{Value: "a", Records: 2, Class: "+1"}, {Value: "b", Records: 2, Class: "-1"}}
+	if !slices.Equal(info.Labels, want) {
+		t.Errorf("labels %+v, want %+v", info.Labels, want)
+	}
+	if n, _ := ds.X.Dims(); n != 4 || info.Subsample != 0 {
+		t.Errorf("subsample 10 of 4 records: n = %d, manifest subsample %d", n, info.Subsample)
+	}
+	if w := Warnings([]*datasets.Dataset{ds}); !slices.Equal(w, []string{"dataset mine: data.subsample = 10 is not below the dataset's 4 records: all 4 are used, none drawn"}) {
+		t.Errorf("warnings %q", w)
+	}
+	// A subsample of exactly n draws nothing either.
+	s4, _ := spec(t, "4", mineTSV)
+	ds4 := mustLoad(t, s4)
+	if info := Info(s4, ds4); info.Subsample != 0 || len(ds4.Warnings) != 1 {
+		t.Errorf("subsample 4 of 4 records: manifest subsample %d, warnings %q", info.Subsample, ds4.Warnings)
+	}
+
+	dir := filepath.Dir(filepath.Dir(file))
+	big := "x\tc\ty\n1e308\tu\ta\n1e308\tv\tb\n1e308\tu\ta\n1\tv\tb\n"
+	if err := os.WriteFile(file, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(strings.Replace(fileSpec, "SUB", "0", 1), "subsample = 0", "subsample = 0\ncolumn_scale = \"zscore\"", 1)
+	path := filepath.Join(dir, "z.toml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zs, err := experiments.Load(path, "", stubKinds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(zs, "mine", "", false)
+	var se *experiments.SpecError
+	var oe *datasets.OverflowError
+	if !errors.As(err, &se) || se.Where != "z.toml:9" || se.Path != "data.column_scale" || !errors.As(err, &oe) ||
+		!strings.Contains(err.Error(), "dataset mine: "+file+`: column "x": column_scale = "zscore" overflows float64`) {
+		t.Errorf("zscore overflow: %v", err)
+	}
 }
