@@ -300,6 +300,22 @@ func (s *Spec) validateClaims() []fieldErr {
 		default:
 			add(i, "rule", "%s", Unknown("rule", c.Rule, ClaimRules))
 		}
+		// A key the rule does not read would be ignored without a word:
+		// refuse it, naming the rules that read it.
+		if c.Rule != RuleGreater && c.Rule != RuleLess {
+			if c.Than != "" {
+				add(i, "than", "than is read by the greater and less rules only, and rule %q compares with nothing (got %q)", c.Rule, c.Than)
+			}
+			if c.ThanMetric != "" {
+				add(i, "than_metric", "than_metric is read by the greater and less rules only, and rule %q compares with nothing (got %q)", c.Rule, c.ThanMetric)
+			}
+		}
+		if c.Value != nil && c.Rule != RuleAtMost && c.Rule != RuleAtLeast {
+			add(i, "value", "value is read by the at_most and at_least rules only, and rule %q has no bound (got %v)", c.Rule, *c.Value)
+		}
+		if c.Tolerance != 0 && c.Rule != RuleMatch {
+			add(i, "tolerance", "tolerance is read by the match rule only, and rule %q has no published value to be near (got %v)", c.Rule, c.Tolerance)
+		}
 		if c.Analysis != nil && strings.TrimSpace(*c.Analysis) == "" {
 			add(i, "analysis", "must be a non-empty link to the written analysis, e.g. \"docs/analysis.md#%s-%s\" (or leave it out)", s.ID, c.ID)
 		}

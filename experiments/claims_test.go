@@ -55,10 +55,19 @@ func TestParse_ClaimNames(t *testing.T) {
 			`claims[0].than_metric: compares metric "auc" of "stability" with itself`},
 		{"duplicate x", `than = "control"`, "than = \"control\"\nx = [0.5, 1.0, 0.5]", "x =",
 			`claims[0].x[2]: duplicate value 0.5 (each x is decided once)`},
-		{"match with a NaN published value", "rule = \"greater\"", "rule = \"match\"\nx = [0.5, 1.0]\npaper = [0.9, nan]", "paper =",
+		{"match with a NaN published value", "rule = \"greater\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan = \"control\"", "rule = \"match\"\nmetric = \"auc\"\nmethod = \"stability\"\nx = [0.5, 1.0]\npaper = [0.9, nan]", "paper =",
 			`claims[0].paper[1]: a match claim's published value must be finite (got NaN)`},
-		{"match with an infinite published value", "rule = \"greater\"", "rule = \"match\"\nx = [0.5, 1.0]\npaper = [inf, 0.9]", "paper =",
+		{"match with an infinite published value", "rule = \"greater\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan = \"control\"", "rule = \"match\"\nmetric = \"auc\"\nmethod = \"stability\"\nx = [0.5, 1.0]\npaper = [inf, 0.9]", "paper =",
 			`claims[0].paper[0]: a match claim's published value must be finite (got +Inf)`},
+		// Keys the rule does not read are refused, not ignored.
+		{"than under a match rule", "rule = \"greater\"", "rule = \"match\"\nx = [0.5, 1.0]\npaper = [0.9, 0.8]", "than =",
+			`claims[0].than: than is read by the greater and less rules only, and rule "match" compares with nothing (got "control")`},
+		{"than_metric under a trend", "rule = \"greater\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan = \"control\"", "rule = \"increasing\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan_metric = \"mse\"", "than_metric =",
+			`claims[0].than_metric: than_metric is read by the greater and less rules only, and rule "increasing" compares with nothing (got "mse")`},
+		{"value under a comparison", `than = "control"`, "than = \"control\"\nvalue = 0.5", "value =",
+			`claims[0].value: value is read by the at_most and at_least rules only, and rule "greater" has no bound (got 0.5)`},
+		{"tolerance under a bound", "rule = \"greater\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan = \"control\"", "rule = \"at_most\"\nmetric = \"auc\"\nmethod = \"stability\"\nvalue = 0.5\ntolerance = 0.01", "tolerance =",
+			`claims[0].tolerance: tolerance is read by the match rule only, and rule "at_most" has no published value to be near (got 0.01)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
