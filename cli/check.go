@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -80,21 +81,44 @@ const (
 // (label names them in the output) and returns the error of the worst
 // outcome.
 func checkRuns(w io.Writer, root string, refs fs.FS, label string, z float64) error {
-	runs, err := findRuns(root)
+	// A folder whose latest attempt did not finish (failed, interrupted,
+	// killed: report.Folder.Unfinished) is never skipped without a word,
+	// nor compared by the finished run it may still hold from before.
+	folders, err := report.FindFolders(root, maxRunDepth)
 	if err != nil {
+		return usageError{fmt.Errorf("check: %w", err)}
+	}
+	var unfinished []string
+	for _, d := range folders {
+		// An unreadable manifest is checkRun's to report as unusable.
+		if f, err := report.ReadFolder(d); err == nil && f.Unfinished() {
+			unfinished = append(unfinished, d)
+		}
+	}
+	runs, err := findRuns(root)
+	if err != nil && len(unfinished) == 0 {
 		return err
 	}
+	runs = slices.DeleteFunc(runs, func(d string) bool { return slices.Contains(unfinished, d) })
 	fmt.Fprintf(w, "references: %s\n", label)
 	count := map[checkOutcome]int{}
 	// A run folder named directly is checked whatever its profile; found
 	// by scanning (an --out holding quick and paper runs side by side), a
 	// run of a profile the reference is not of is not checked.
-	named := isRun(root)
+	named := isRun(root) || len(unfinished) == 1 && unfinished[0] == root
 	tolFailed := 0 // failed runs compared in tolerance mode (not replays of their references)
 	for _, dir := range runs {
 		count[checkRun(w, dir, refs, label, z, named, &tolFailed)]++
 	}
-	compared := len(runs) - count[checkUnchecked]
+	notFinished := 0
+	for _, dir := range unfinished {
+		o := checkUnfinished(w, dir, refs, label)
+		count[o]++
+		if o == checkRegressed {
+			notFinished++
+		}
+	}
+	compared := len(runs) + len(unfinished) - count[checkUnchecked]
 	switch {
 	case count[checkUnusable] > 0:
 		msg := fmt.Sprintf("check: %d of %d runs refused or unusable (see above)", count[checkUnusable], compared)
@@ -104,6 +128,12 @@ func checkRuns(w io.Writer, root string, refs fs.FS, label string, z float64) er
 		return usageError{errors.New(msg)}
 	case compared == 0:
 		return usagef("check: no run under %s has a reference in %s", root, label)
+	case notFinished > 0:
+		msg := fmt.Sprintf("%d of %d runs did not finish (see above): their results are not there to compare", notFinished, compared)
+		if n := count[checkRegressed] - notFinished; n > 0 {
+			msg += fmt.Sprintf("; %d others differ from their references", n)
+		}
+		return fmt.Errorf("%w: %s", errCheckFailed, msg)
 	case count[checkRegressed] > 0 && tolFailed == count[checkRegressed]:
 		return fmt.Errorf("%w: %d of %d runs differ from their references beyond the tolerance; they were compared in tolerance mode (a setting differs, e.g. --secure-noise or another seed, so they cannot replay the references): never refresh the references from them — `make references` makes exact-mode runs", errCheckFailed, count[checkRegressed], compared)
 	case count[checkRegressed] > 0:
@@ -210,6 +240,45 @@ func checkRun(w io.Writer, dir string, refs fs.FS, label string, z float64, name
 	}
 	printMoved(w, c)
 	return out
+}
+
+// checkUnfinished reports a run folder whose latest attempt did not finish
+// (report.Folder.Unfinished): a regression when its spec has a reference
+// (the results the reference guards are not there), else not checked.
+func checkUnfinished(w io.Writer, dir string, refs fs.FS, label string) checkOutcome {
+	f, err := report.ReadFolder(dir)
+	if err != nil {
+		fmt.Fprintf(w, "%s: unusable: %v\n", dir, err)
+		return checkUnusable
+	}
+	id, state, why := filepath.Base(filepath.Dir(dir)), "unfinished", ""
+	switch {
+	case f.Attempt != nil:
+		id, state, why = f.Attempt.Spec.ID, f.Attempt.State, f.Attempt.Error
+	case f.AttemptErr != nil:
+		state, why = "unknown", fmt.Sprintf("its attempt record cannot be read: %v", f.AttemptErr)
+		if f.Manifest != nil {
+			id = f.Manifest.Spec.ID
+		}
+	case f.HasCheckpoint:
+		id, why = f.Checkpoint.SpecID, fmt.Sprintf("a checkpoint of %d units and no manifest.json", f.CheckpointUnits)
+	}
+	if i := strings.IndexByte(why, '\n'); i >= 0 {
+		why = why[:i] + " …"
+	}
+	if why != "" {
+		why = ": " + why
+	}
+	name := fmt.Sprintf("%s (%s)", id, dir)
+	if f.Manifest != nil {
+		why += " (the finished run it still holds from before is not compared)"
+	}
+	if _, err := fs.Stat(refs, id); id == "" || !fs.ValidPath(id) || errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(w, "%s: did not finish (%s)%s; no reference in %s (not checked)\n", name, state, why, label)
+		return checkUnchecked
+	}
+	fmt.Fprintf(w, "%s: FAIL: the run did not finish (%s)%s; its reference %s is not compared\n", name, state, why, refName(label, id))
+	return checkRegressed
 }
 
 // compareVerdicts compares the run's claims.csv with the reference's,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/dprepro/dprepro/results"
 )
@@ -426,5 +427,77 @@ func TestCheck_EndToEnd(t *testing.T) {
 	code, stdout, stderr = dprepro(t, "check", out, "--against", ref)
 	if code != 1 || !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "out of tolerance") || !strings.Contains(stderr, "make references") {
 		t.Errorf("moved mean: exit %d, %q %q", code, stdout, stderr)
+	}
+}
+
+// TestCheck_UnfinishedRuns: a run folder whose latest attempt did not
+// finish is never skipped without a word. With a reference for its spec it
+// fails the check (exit 1: the results the reference guards are not
+// there), even when the folder still holds a finished run from before the
+// failed attempt (which is not compared); without one it is named and not
+// checked. A good run beside them is still compared.
+func TestCheck_UnfinishedRuns(t *testing.T) {
+	t.Parallel()
+	out, against := t.TempDir(), t.TempDir()
+	writeRun(t, filepath.Join(against, "cv13-magic"), checkManifest(), checkRows())
+	other := checkManifest()
+	other.Spec.ID = "cv13-adult"
+	writeRun(t, filepath.Join(against, "cv13-adult"), other, checkRows())
+	good := filepath.Join(out, "cv13-magic", "quick-seed2013")
+	m := checkManifest()
+	m.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	writeRun(t, good, m, checkRows())
+
+	// Only the good run: exit 0.
+	if code, stdout, stderr := dprepro(t, "check", out, "--against", against); code != 0 {
+		t.Fatalf("the good run alone: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// A failed attempt of a spec with a reference, in a folder of its own.
+	failed := filepath.Join(out, "cv13-adult", "quick-seed2013")
+	if err := os.MkdirAll(failed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteAttempt(failed, &results.Attempt{State: results.AttemptFailed, Error: "cv13-adult: 3 of 40 units failed\nunit r1/f2: worker exited",
+		Spec: results.SpecInfo{ID: "cv13-adult"}, Profile: "quick", Seed: 2013, Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint without a manifest or a record, of a spec without a
+	// reference (an older build's run that was killed).
+	killed := filepath.Join(out, "mine", "quick-seed1")
+	if err := os.MkdirAll(filepath.Join(killed, ".checkpoint"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(killed, ".checkpoint", "units.jsonl"), `{"format":1,"spec_id":"mine","profile":"quick","seed":1}`+"\n")
+	code, stdout, stderr := dprepro(t, "check", out, "--against", against)
+	if code != 1 {
+		t.Errorf("a failed run with a reference: exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, s := range []string{
+		"cv13-magic (" + good + "): ok, all 2 cells identical [exact]",
+		"cv13-adult (" + failed + "): FAIL: the run did not finish (failed): cv13-adult: 3 of 40 units failed …; its reference " + filepath.Join(against, "cv13-adult") + " is not compared",
+		"mine (" + killed + "): did not finish (unfinished): a checkpoint of 0 units and no manifest.json; no reference in " + against + " (not checked)",
+	} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "1 of 2 runs did not finish") || strings.Contains(stderr, "make references") {
+		t.Errorf("stderr: %s", stderr)
+	}
+
+	// The good run's folder gets a newer attempt that failed: the finished
+	// run it still holds is not what the folder stands for, and is not
+	// compared as if it were.
+	if err := os.RemoveAll(failed); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteAttempt(good, &results.Attempt{State: results.AttemptInterrupted, Error: "interrupted",
+		Spec: results.SpecInfo{ID: "cv13-magic"}, Profile: "quick", Seed: 2013, Started: m.Start.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = dprepro(t, "check", good, "--against", against)
+	if want := "cv13-magic (" + good + "): FAIL: the run did not finish (interrupted): interrupted (the finished run it still holds from before is not compared)"; code != 1 || !strings.Contains(stdout, want) || strings.Contains(stdout, "identical") {
+		t.Errorf("a finished run superseded by an interrupted attempt: exit %d, want 1 and %q:\n%s", code, want, stdout)
 	}
 }

@@ -80,6 +80,12 @@ func isFolder(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// FindFolders returns the run folders under root in any state (a finished
+// run, an attempt record or a checkpoint), searched as FindRuns does.
+func FindFolders(root string, maxDepth int) ([]string, error) {
+	return walkRuns(root, maxDepth, isFolder)
+}
+
 // FindUnfinished returns the run folders under root whose latest attempt
 // did not finish (Folder.Unfinished), searched as FindRuns does.
 func FindUnfinished(root string, maxDepth int) ([]string, error) {
