@@ -322,3 +322,76 @@ func processAlive(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
 }
+
+// TestTestScript_RunsEveryPass runs scripts/test.sh with stand-in go,
+// gofmt and Debian-packages scripts: when go test, the race detector and
+// gofmt fail, every pass still runs (the Go extension's go vet and go test
+// after the failed go test, the race pass after that), the failed passes
+// are listed at the end, and the exit status is 1; when nothing fails it
+// is 0.
+func TestTestScript_RunsEveryPass(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not on PATH")
+	}
+	root := t.TempDir()
+	script := mustRead(t, filepath.Join("..", "scripts", "test.sh"))
+	for name, body := range map[string]string{
+		"scripts/test.sh":         string(script),
+		"scripts/debian-deps.sh":  "#!/bin/sh\necho debian-deps >> \"$LOG\"\n",
+		"examples/go-extension/x": "",
+		// The stand-ins log every call; FAIL_RE names the calls that fail.
+		"stub/go": `#!/bin/sh
+echo "go $* ($(basename "$(pwd)"))" >> "$LOG"
+case "$1 $2" in
+"env CGO_ENABLED") echo 1; exit 0 ;;
+"env CC") echo cc-stub; exit 0 ;;
+esac
+if [ -n "$FAIL_RE" ] && echo "go $*" | grep -Eq "$FAIL_RE"; then exit 1; fi
+exit 0
+`,
+		"stub/gofmt":   "#!/bin/sh\necho \"gofmt $*\" >> \"$LOG\"\n[ -n \"$GOFMT_LISTS\" ] && echo \"$GOFMT_LISTS\"\nexit 0\n",
+		"stub/cc-stub": "#!/bin/sh\nexit 0\n",
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(failRE, gofmtLists string) (int, string, string) {
+		t.Helper()
+		log := filepath.Join(t.TempDir(), "log")
+		env := []string{"PATH=" + filepath.Join(root, "stub") + ":" + os.Getenv("PATH"), "LOG=" + log,
+			"FAIL_RE=" + failRE, "GOFMT_LISTS=" + gofmtLists, "DPREPRO_DATA=/data"}
+		code, _, stderr := runBinIn(t, root, "bash", env, filepath.Join(root, "scripts", "test.sh"))
+		b, _ := os.ReadFile(log)
+		return code, string(b), stderr
+	}
+
+	code, calls, stderr := run(`^go test -timeout 20m|^go test -race`, "bad.go")
+	for _, want := range []string{
+		"go mod download",
+		"debian-deps",
+		"gofmt -l .",
+		"go vet ./... (" + filepath.Base(root) + ")",
+		"go test -timeout 20m ./... (" + filepath.Base(root) + ")",
+		"go vet ./... (go-extension)",
+		"go test -timeout 10m ./... (go-extension)",
+		"go test -race -timeout 10m ./runner ./core/mech ./results ./external",
+	} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("the pass %q did not run; the calls:\n%s", want, calls)
+		}
+	}
+	want := "test.sh: 3 pass(es) failed:\n  - gofmt -l .\n  - go test ./...\n  - the race detector (go test -race)\n"
+	if code != 1 || !strings.HasSuffix(stderr, want) {
+		t.Errorf("exit %d, stderr ending\n%s\nwant exit 1 and the end\n%s", code, stderr, want)
+	}
+
+	code, _, stderr = run("", "")
+	if code != 0 || !strings.HasSuffix(stderr, "test.sh: every pass succeeded\n") {
+		t.Errorf("nothing failing: exit %d\n%s", code, stderr)
+	}
+}
