@@ -63,12 +63,21 @@ func fakeWorker(mode string) int {
 	case "orphan":
 		// A child that leaves the process group and holds stdout and
 		// stderr open until the file $DPREPRO_FAKE_STOP exists; its pid
-		// is the hello's version.
-		c := exec.Command("setsid", "sh", "-c", `while [ ! -e "$DPREPRO_FAKE_STOP" ]; do sleep 0.05; done`)
+		// is the hello's version. The hello waits until the child has
+		// left the group (it creates $DPREPRO_FAKE_STOP.ready then), so
+		// that killing the group cannot reach it, however slowly it
+		// starts.
+		c := exec.Command("setsid", "sh", "-c", `touch "$DPREPRO_FAKE_STOP.ready"; while [ ! -e "$DPREPRO_FAKE_STOP" ]; do sleep 0.05; done`)
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
 		if err := c.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "setsid:", err)
 			return 1
+		}
+		for {
+			if _, err := os.Stat(os.Getenv("DPREPRO_FAKE_STOP") + ".ready"); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": fmt.Sprint(c.Process.Pid)})
 	case "forkchild":
