@@ -241,9 +241,10 @@ func (p *Pool) Call(ctx context.Context, req Request) (Reply, error) {
 }
 
 // Close ends every worker: it closes their stdin (the protocol's
-// shutdown), waits up to 5 s for them to exit and kills the rest. A call
-// after Close starts a new worker; Close must not run concurrently with
-// calls.
+// shutdown), waits up to 5 s for them to exit and kills the rest, then
+// kills whatever each left running in its process group (a child that
+// holds its pipes). A call after Close starts a new worker; Close must not
+// run concurrently with calls.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -752,8 +753,8 @@ func (w *proc) closePipes() {
 // has not exited within grace, ends whatever it left running in its
 // process group (a child holding its pipes, a pool of its own: no process
 // of the method outlives the run), lets its last output be read (at most
-// readersGrace: a child that left the group may hold the pipes) and
-// closes the pipes. Every wait is bounded.
+// readersGrace: a child that left the group may hold the pipes), closes
+// the pipes and lets the stderr reader finish. Every wait is bounded.
 func (w *proc) shutdown(grace time.Duration) {
 	w.stdin.Close()
 	select {
@@ -771,6 +772,13 @@ func (w *proc) shutdown(grace time.Duration) {
 	case <-time.After(readersGrace):
 	}
 	w.closePipes()
+	// Closing the pipes ends the readers' reads: let the stderr reader
+	// write its last words (the note of a cut log) before the run closes
+	// the log.
+	select {
+	case <-w.readers:
+	case <-time.After(readersGrace):
+	}
 }
 
 func fileSHA256(path string) (string, error) {
