@@ -516,9 +516,9 @@ func TestTrust_InterruptMidUnit(t *testing.T) {
 func cpuAfter(cmd *exec.Cmd, sig os.Signal) (time.Duration, error) {
 	before, ok := procCPU(cmd.Process.Pid)
 	sent := time.Now()
-	if err := cmd.Process.Signal(sig); err != nil {
-		return 0, err
-	}
+	// An error here is a process that has already exited (the first of
+	// two interrupts may have ended it): Wait says how.
+	_ = cmd.Process.Signal(sig)
 	err := cmd.Wait()
 	if !ok || cmd.ProcessState == nil {
 		return time.Since(sent), err
