@@ -27,8 +27,8 @@ const startedUnits = " units ("
 // folder below a file, /proc, a name longer than a file name may be, a
 // read-only file system, a run folder on a read-only file system — and a
 // spec id longer than a file name are refused with exit 2, naming --out (or
-// the spec's file, line and id), before any unit runs, for run, reproduce
-// and audit.
+// the spec's file, line and id), before any unit runs, for run, reproduce,
+// audit and merge.
 func TestProcess_UnusableOut(t *testing.T) {
 	bin := sharedBinary(t)
 	env := cleanEnv(t)
@@ -51,6 +51,7 @@ func TestProcess_UnusableOut(t *testing.T) {
 			{"run", spec, "--out", tc.out},
 			{"reproduce", "--specs", filepath.Dir(spec), "--out", tc.out},
 			{"audit", "laplace", "--out", tc.out},
+			{"merge", spec, "--shards", dir, "--out", tc.out},
 		} {
 			r := runProc(t, env, bin, args...)
 			if r.code != 2 || !strings.Contains(r.stderr, "dprepro: "+tc.want) || strings.Contains(r.stderr, startedUnits) {
