@@ -48,6 +48,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else {
 		files, _ = filepath.Glob(filepath.Join(f.specs, "*.toml"))
 	}
+	var invalid, broken []string // the rows that say something is wrong
 	for _, file := range files {
 		s, err := load(file)
 		if err == nil && s.Source != nil {
@@ -55,6 +56,7 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if err != nil {
 			fmt.Fprintf(tw, "?\t?\t%s\tINVALID: %v\n", file, err)
+			invalid = append(invalid, file)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Kind, file, s.Title)
@@ -71,6 +73,8 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		status, files := describeStatus(st, err, dir.Named)
 		if p, ok := datasets.Registered(name); ok && errors.Is(err, datasets.ErrNoFiles) {
 			status, files = "Go provider: "+p.Description(), "(read by its code)"
+		} else if err != nil || strings.HasPrefix(status, "ERROR") {
+			broken = append(broken, name)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, status, files)
 	}
@@ -79,7 +83,28 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, e := range extensionPoints() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.what, e.key, strings.Join(e.names, ", "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return listFailure(invalid, broken, dir.Path)
+}
+
+// listFailure is the error of a list that showed an INVALID spec or a
+// dataset in ERROR (exit 2, as data verify and run refuse them): a script
+// or CI step that lists the specs and data must not read such a table as
+// a pass.
+func listFailure(invalid, broken []string, dataDir string) error {
+	var parts []string
+	if len(invalid) > 0 {
+		parts = append(parts, fmt.Sprintf("%d INVALID spec(s): %s (dprepro run names the file, line and key)", len(invalid), strings.Join(invalid, ", ")))
+	}
+	if len(broken) > 0 {
+		parts = append(parts, fmt.Sprintf("%d dataset(s) in ERROR: %s (dprepro data verify %s --data-dir %s says which file and why)", len(broken), strings.Join(broken, ", "), strings.Join(broken, " "), dataDir))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return usagef("list: %s", strings.Join(parts, "; "))
 }
 
 // extensionPoint is one registry as `dprepro list` shows it.
@@ -154,7 +179,8 @@ func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fmt.Fprintf(stderr, "dprepro: data: %s\n", d)
 	client := &http.Client{Timeout: 30 * time.Minute}
 	all := len(names) == len(fileDatasets()) && !slices.ContainsFunc(args, func(a string) bool { return slices.Contains(names, a) })
-	var failed int
+	var failed []string
+	byHand := false
 	for _, n := range names {
 		if ctx.Err() != nil {
 			break // interrupted: the datasets not fetched yet are left alone
@@ -168,15 +194,54 @@ func cmdDataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				fmt.Fprintf(stdout, "%s: not downloadable; supply the file yourself (see above)\n", n)
 				continue
 			}
-			failed++
+			failed = append(failed, n)
+			if ctx.Err() == nil && !errors.Is(err, datasets.ErrNoDownload) {
+				byHand = printByHand(stderr, n, dir) || byHand
+			}
 			continue
 		}
 		fmt.Fprintf(stdout, "%s: fetched and verified\n", n)
 	}
-	if failed > 0 {
-		return fmt.Errorf("data fetch: %d of %d datasets failed", failed, len(names))
+	if len(failed) > 0 {
+		msg := fmt.Sprintf("data fetch: %d of %d datasets failed: %s", len(failed), len(names), strings.Join(failed, ", "))
+		if byHand {
+			msg += fmt.Sprintf(" (offline, or behind a proxy? each file can also be copied into %s by hand, as said above)", dir)
+		}
+		return errors.New(msg)
 	}
 	return nil
+}
+
+// printByHand says, for a dataset whose download failed (no network, a
+// proxy, a moved URL), that its files can be copied into the data folder
+// by hand instead: each file not yet there, where to get it, and how to
+// check it. It reports whether it named a file.
+func printByHand(w io.Writer, name, dir string) bool {
+	e, ok := datasets.Lookup(name)
+	if !ok {
+		return false
+	}
+	present := map[string]bool{}
+	if st, err := datasets.Inspect(name, dir); err == nil {
+		for _, s := range st {
+			present[s.Name] = s.State.Usable()
+		}
+	}
+	named := false
+	for _, f := range e.Files {
+		if present[f.Name] || len(f.Sources) == 0 {
+			continue
+		}
+		if !named {
+			fmt.Fprintf(w, "dprepro: %s: the download failed; the files can also be copied into %s by hand:\n", name, dir)
+			named = true
+		}
+		fmt.Fprintf(w, "  %s (or %s.gz), from %s\n", f.Name, f.Name, f.Sources[0])
+	}
+	if named {
+		fmt.Fprintf(w, "  then `dprepro data verify %s --data-dir %s` checks them (against the pinned SHA-256 where the registry has one)\n", name, dir)
+	}
+	return named
 }
 
 // cmdDataVerify classifies every file of the named datasets (all by

@@ -65,9 +65,13 @@ func TestDataCommands_FileStates(t *testing.T) {
 			var stdout, stderr string
 
 			// dprepro list
+			// (exit 2 when a row says ERROR, as data verify.)
 			inTime(t, func() { code, stdout, stderr = dprepro(t, "list", "--data-dir", dir, "--specs", t.TempDir()) })
-			if code != 0 || !strings.HasPrefix(stdout, "data: "+dir+" (from --data-dir)\n") {
-				t.Errorf("list: exit %d\n%s%s", code, stdout, stderr)
+			if code != tt.verifyExit || !strings.HasPrefix(stdout, "data: "+dir+" (from --data-dir)\n") {
+				t.Errorf("list: exit %d, want %d\n%s%s", code, tt.verifyExit, stdout, stderr)
+			}
+			if wantErr := "list: 1 dataset(s) in ERROR: " + tt.dataset; (code == 2) != strings.Contains(stderr, wantErr) {
+				t.Errorf("list: exit %d, stderr %q; want %q exactly when it exits 2", code, stderr, wantErr)
 			}
 			line := lineOf(stdout, tt.dataset)
 			if !strings.Contains(line, tt.list) || tt.state == datasets.StateUnpinned && strings.Contains(line, "FAIL") {
@@ -192,8 +196,9 @@ func lineOf(out, name string) string {
 	return ""
 }
 
-// inTime fails the test when fn has not returned within 10 s: a command
-// that opened a FIFO would block forever.
+// inTime fails the test when fn has not returned within a minute: a
+// command that opened a FIFO would block forever. (A hang guard: the
+// commands take milliseconds, so no load reaches a minute.)
 func inTime(t *testing.T, fn func()) {
 	t.Helper()
 	done := make(chan struct{})
@@ -203,8 +208,8 @@ func inTime(t *testing.T, fn func()) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("blocked for 10 s: a FIFO was opened?")
+	case <-time.After(time.Minute):
+		t.Fatal("blocked for a minute: a FIFO was opened?")
 	}
 }
 

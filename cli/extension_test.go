@@ -4,89 +4,110 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestGoExtension builds the Go extension example (examples/go-extension:
-// its own module, registering the learner noisy-gd and the dataset
-// credit-sim before calling cli.Main) as a user would, and runs its spec at
-// the quick profile: the learner runs beside the built-in one under the
-// same selection methods, and its guarantee reaches the ledger. The stock
-// binary refuses the same spec, naming the learner and the line.
+// TestGoExtension follows the README's walk-through of the Go extension
+// example (examples/go-extension: its own module, registering the learner
+// noisy-gd and the dataset credit-sim before calling cli.Main) word for
+// word, in a copy of the repository under git: `cd examples/go-extension`,
+// `go build -o dprepro-ext .`, `./dprepro-ext run noisygd.toml --profile
+// quick …`. The learner runs beside the built-in one under the same
+// selection methods, and its guarantee reaches the ledger. The copy's
+// `git status` stays clean (the binary and the run's folder are
+// git-ignored), so the build the run records is not "+dirty", and the same
+// two commands again — a new build, the same run — resume every unit. The
+// stock binary refuses the same spec, naming the learner and the line.
 func TestGoExtension(t *testing.T) {
 	stock := sharedBinary(t)
-	dir, err := filepath.Abs(filepath.Join("..", "examples", "go-extension"))
-	if err != nil {
-		t.Fatal(err)
+	repo := repoCopy(t)
+	dir := filepath.Join(repo, "examples", "go-extension")
+	walk := readmeBlock(t, "go build -o dprepro-ext .")
+	env := walkthroughEnv(t)
+	if data := os.Getenv("DPREPRO_DATA"); data == "" {
+		// No data folder: the README's comment says magic then runs on
+		// its labelled stand-in.
+		walk = regexp.MustCompile(` --data-dir \S+`).ReplaceAllString(walk, "")
 	}
-	bin := filepath.Join(t.TempDir(), "dprepro-ext")
-	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, ".")
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build in %s: %v\n%s", dir, err, out)
-	}
-	spec := filepath.Join(dir, "noisygd.toml")
-	// The run is of a copy with a claim on a label of the module's
-	// learner ("<method>/<learner>"), which the kind declares.
-	orig, err := os.ReadFile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	claimed := filepath.Join(t.TempDir(), "noisygd.toml")
-	claim := "\n[[claims]]\nid = \"control-auc\"\nsource = \"a test\"\nstatement = \"noisy-gd tuned by Control has an AUC of at least 0.5\"\n" +
-		"rule = \"at_least\"\nvalue = 0.5\nmetric = \"auc\"\nmethod = \"control/noisy-gd\"\ndataset = \"credit-sim\"\n"
-	if err := os.WriteFile(claimed, append(orig, claim...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(bin string, args ...string) (int, string, string) {
+	runShell := func(script string) (int, string, string) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, stdout.String(), stderr.String()
+		return runBinIn(t, repo, "sh", env, "-ec", script)
 	}
+	code, stdout, stderr := runShell(walk)
+	if code != 0 {
+		t.Fatalf("the README's walk-through:\n%s\nexit %d\n%s\n%s", walk, code, stdout, stderr)
+	}
+	if st := gitStatus(t, repo); st != "" {
+		t.Errorf("after the README's walk-through git status is not clean (the next build would be +dirty and runs would not resume):\n%s", st)
+	}
+	runDir := filepath.Join(dir, "results", "runs", "ext-noisygd", "quick-seed2024")
+	rows, summary, m := readRun(t, runDir)
+	if !m.Build.Stamped || m.Build.Modified {
+		t.Errorf("the run's build: %+v, want a VCS-stamped build that is not modified", m.Build)
+	}
+	// The same two commands again: a clean tree builds the same
+	// identity, and the run resumes every unit.
+	code, stdout, stderr = runShell(walk)
+	if code != 0 || !regexp.MustCompile(`(\d+) of (\d+) units already done`).MatchString(stderr) || strings.Contains(stderr, "starting over") {
+		t.Errorf("the walk-through again: exit %d, want every unit resumed\n%s\n%s", code, stdout, stderr)
+	}
+	if m := regexp.MustCompile(`(\d+) of (\d+) units already done`).FindStringSubmatch(stderr); m != nil && m[1] != m[2] {
+		t.Errorf("the walk-through again resumed %s of %s units", m[1], m[2])
+	}
+	if rows2, summary2, _ := readRun(t, runDir); string(rows2) != string(rows) || string(summary2) != string(summary) {
+		t.Error("the resumed run's rows or summary differ")
+	}
+	if st := gitStatus(t, repo); st != "" {
+		t.Errorf("after the walk-through again git status is not clean:\n%s", st)
+	}
+	bin := filepath.Join(dir, "dprepro-ext")
+	spec := filepath.Join(dir, "noisygd.toml")
 
 	// The stock command does not know the learner: exit 2, naming it.
-	code, _, stderr := run(stock, "run", claimed, "--profile", "quick", "--out", t.TempDir())
+	code, _, stderr = runBin(t, stock, nil, "run", spec, "--profile", "quick", "--out", t.TempDir())
 	if code != 2 || !strings.Contains(stderr, `noisygd.toml:28: tuning.learners[1]: unknown learner "noisy-gd"`) {
 		t.Errorf("stock binary: exit %d\n%s", code, stderr)
 	}
 
-	// The extended command lists the dataset and runs the spec.
-	code, stdout, stderr := run(bin, "list")
+	// The extended command lists the dataset and the learner.
+	code, stdout, stderr = runBin(t, bin, nil, "list")
 	if code != 0 || !strings.Contains(stdout, "credit-sim") || !strings.Contains(stdout, "noisy-gd") {
 		t.Errorf("list: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	out := t.TempDir()
-	code, stdout, stderr = run(bin, "run", claimed, "--profile", "quick", "--out", out)
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	// A claim on a label of the module's learner ("<method>/<learner>"),
+	// which the kind declares, is decided by `claims` on the finished run
+	// (claims are not part of the run's identity: no unit is recomputed);
+	// a label the module's learner does not make is refused, with the
+	// labels the kind declares. (The spec is edited after the clean-tree
+	// checks above.)
+	orig, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	verdicts := readClaimRows(t, mustRead(t, filepath.Join(out, "ext-noisygd", "quick-seed2024", "claims.csv")))
+	claim := "\n[[claims]]\nid = \"control-auc\"\nsource = \"a test\"\nstatement = \"noisy-gd tuned by Control has an AUC of at least 0.5\"\n" +
+		"rule = \"at_least\"\nvalue = 0.5\nmetric = \"auc\"\nmethod = \"control/noisy-gd\"\ndataset = \"credit-sim\"\n"
+	if err := os.WriteFile(spec, append(orig, claim...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runBin(t, bin, nil, "claims", runDir); code != 0 {
+		t.Fatalf("claims after adding one: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	verdicts := readClaimRows(t, mustRead(t, filepath.Join(runDir, "claims.csv")))
 	for _, x := range []string{"0.3", "1", "3", "10"} {
 		if v := verdicts["control-auc@"+x]; v == "" || strings.HasPrefix(v, "missing") {
 			t.Errorf("claim on control/noisy-gd at alpha = %s: %q", x, v)
 		}
 	}
-	// A label the module's learner does not make is refused, with the
-	// labels the kind declares.
-	if err := os.WriteFile(claimed, append(orig, strings.Replace(claim, "control/noisy-gd", "control/noisygd", 1)...), 0o644); err != nil {
+	if err := os.WriteFile(spec, append(orig, strings.Replace(claim, "control/noisy-gd", "control/noisygd", 1)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = run(bin, "claims", out)
+	code, _, stderr = runBin(t, bin, nil, "claims", runDir)
 	if code != 2 || !strings.Contains(stderr, `claims[0].method: unknown method "control/noisygd" (the spec runs: alphaSplit/objective-perturbation, alphaSplit/noisy-gd,`) ||
 		!strings.Contains(stderr, `did you mean "control/noisy-gd"?`) {
 		t.Errorf("claim on an unknown label: exit %d\n%s", code, stderr)
 	}
-	rows, summary, m := readRun(t, filepath.Join(out, "ext-noisygd", "quick-seed2024"))
 	header := strings.SplitN(string(rows), "\n", 2)[0]
 	if !strings.Contains(header, ",learner,") {
 		t.Errorf("rows.csv has no learner column: %s", header)
@@ -140,8 +161,169 @@ func TestGoExtension(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr = run(bin, "run", bad, "--profile", "quick", "--out", t.TempDir())
+	code, _, stderr = runBin(t, bin, nil, "run", bad, "--profile", "quick", "--out", t.TempDir())
 	if code != 2 || !strings.Contains(stderr, "noisy-gd") || !strings.Contains(stderr, "stability") {
 		t.Errorf("stability with noisy-gd: exit %d\n%s", code, stderr)
+	}
+}
+
+// repoCopy copies the repository's tracked files, as they are in the
+// working tree, into a fresh git repository (one commit) and returns its
+// root: a place to follow the README's instructions and then ask git
+// whether they left the tree clean, without touching the real one. The
+// copy sits in repo/ of a temporary folder whose shared/datasets is
+// $DPREPRO_DATA (the README's ../shared/datasets), when that is set.
+func repoCopy(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	src, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := exec.Command("git", "ls-files", "-z", "--cached")
+	ls.Dir = src
+	out, err := ls.Output()
+	if err != nil {
+		t.Skipf("not in a git checkout (git ls-files: %v)", err)
+	}
+	root := t.TempDir()
+	repo := filepath.Join(root, "repo")
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		from := filepath.Join(src, name)
+		st, err := os.Lstat(from)
+		if os.IsNotExist(err) {
+			continue // deleted in the working tree
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(repo, name)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, to); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, st.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=dprepro test", "-c", "user.email=test@dprepro.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "copy"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, b)
+		}
+	}
+	if data := os.Getenv("DPREPRO_DATA"); data != "" {
+		abs, err := filepath.Abs(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(root, "shared"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(root, "shared", "datasets")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return repo
+}
+
+// gitStatus returns `git status --porcelain` of repo ("" when clean).
+func gitStatus(t *testing.T, repo string) string {
+	t.Helper()
+	cmd := exec.Command("git", "status", "--porcelain")
+	cmd.Dir = repo
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git status: %v", err)
+	}
+	return string(b)
+}
+
+// readmeBlock returns the README's ```sh block that contains line, its
+// comment lines dropped.
+func readmeBlock(t *testing.T, line string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(b), "```sh\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if !strings.Contains(block, line) {
+			continue
+		}
+		var keep []string
+		for _, l := range strings.Split(block, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n") + "\n"
+	}
+	t.Fatalf("README.md has no ```sh block with %q", line)
+	return ""
+}
+
+// walkthroughEnv is the environment of a README walk-through in the copy
+// repo: no DPREPRO_DATA (the README names the folder) and an empty
+// per-user cache; -trimpath so that the copy's packages, whose folder is
+// new each time, hit the build cache of the previous run (it changes no
+// step of the walk-through: the build is still VCS-stamped).
+func walkthroughEnv(t *testing.T) []string {
+	t.Helper()
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env GOCACHE: %v", err)
+	}
+	// The Go build cache stays where it is (it would follow
+	// XDG_CACHE_HOME).
+	return []string{"DPREPRO_DATA=", "XDG_CACHE_HOME=" + t.TempDir(), "GOCACHE=" + strings.TrimSpace(string(gocache)),
+		"GOFLAGS=-trimpath " + os.Getenv("GOFLAGS")}
+}
+
+// TestPythonWalkthrough_TreeClean: the README's external-method
+// walk-through runs Python workers in examples/python-method, whose import
+// of dprepro_worker writes byte code into __pycache__ there: it is
+// git-ignored, so the tree stays clean (a build after it is not "+dirty").
+// The import is what every worker does first; numpy is not needed for it.
+func TestPythonWalkthrough_TreeClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies the repository")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not on PATH")
+	}
+	repo := repoCopy(t)
+	cmd := exec.Command(python, "-c", "import dprepro_worker")
+	cmd.Dir = filepath.Join(repo, "examples", "python-method")
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=", "PYTHONPYCACHEPREFIX=")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("import dprepro_worker: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(cmd.Dir, "__pycache__")); err != nil {
+		t.Fatalf("python wrote no byte code, so this test shows nothing: %v", err)
+	}
+	if st := gitStatus(t, repo); st != "" {
+		t.Errorf("after a Python worker's import git status is not clean:\n%s", st)
 	}
 }

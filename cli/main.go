@@ -7,11 +7,13 @@
 // `dprepro CMD -h` print one command's synopsis, arguments and flags. The
 // examples of the usage text are run by TestUsageExamples.
 //
-// Exit status: 0 on success, 1 when a run fails or a check finds a
-// regression, 2 for a bad flag, spec, data file or data directory, a run
-// directory in use, or unusable input to check (with a one-line message
-// naming the file and the key, line or row at fault), 130 when interrupted
-// (Ctrl-C or SIGTERM; what finished is checkpointed).
+// Exit status: 0 on success, 1 when a run fails, a check finds a
+// regression or a download fails, 2 for a bad flag, spec, data file or data
+// directory, an --out that cannot hold runs, a run directory in use, shards
+// that merge refuses, a list that shows an ERROR or INVALID row, or
+// unusable input to check (with a one-line message naming the file and the
+// key, line or row at fault), 130 when interrupted (Ctrl-C or SIGTERM; what
+// finished is checkpointed).
 //
 // Noise is drawn from seeded pseudo-random streams so that runs replay
 // exactly: right for research, wrong for protecting real data.
@@ -154,9 +156,11 @@ Memory: a spec whose estimated peak memory (with each dataset's n and d as
 read) exceeds the machine's physical memory, or $DPREPRO_MEMORY_BUDGET
 (bytes, or e.g. 8GiB), is refused before it runs (exit 2).
 
-Exit status: 0 ok; 1 a run failed or check found a regression; 2 a bad flag,
-spec, data file or data directory, a run folder in use, or unusable input to
-check; 130 interrupted (finished units are checkpointed).
+Exit status: 0 ok; 1 a run failed, check found a regression or a download
+failed; 2 a bad flag, spec, data file or data directory, an unusable --out, a
+run folder in use, shards merge refuses, a list with an ERROR or INVALID
+row, or unusable input to check; 130 interrupted (finished units are
+checkpointed).
 
 Examples:
   dprepro version

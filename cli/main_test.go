@@ -319,7 +319,7 @@ func TestShardAndMerge(t *testing.T) {
 		}
 		shards = append(shards, d)
 	}
-	if code, _, stderr := dprepro(t, "merge", spec, "--out", t.TempDir(), "--shards", strings.Join(shards[:2], ",")); code != 1 || !strings.Contains(stderr, "a shard is missing or unfinished") {
+	if code, _, stderr := dprepro(t, "merge", spec, "--out", t.TempDir(), "--shards", strings.Join(shards[:2], ",")); code != 2 || !strings.Contains(stderr, "a shard is missing or unfinished") {
 		t.Errorf("merge of 2 of 3 shards: exit %d: %s", code, stderr)
 	}
 	merged := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -523,26 +524,90 @@ func firstLine(s string) string {
 
 // lockRuns takes the lock of every run folder of specs under out, or none:
 // a folder in use by another process refuses the whole command at once
-// (exit 2), naming the holder.
+// (exit 2), naming the holder. An output folder that cannot be written (a
+// file, a read-only file system, /proc, a path too long) is refused the
+// same way, naming --out, before any unit runs.
 func lockRuns(out string, specs []*experiments.Spec, stderr io.Writer) ([]*runner.DirLock, error) {
+	if err := checkOut(out); err != nil {
+		return nil, err
+	}
 	var locks []*runner.DirLock
+	release := func() {
+		for _, l := range locks {
+			l.Release()
+		}
+	}
 	for _, s := range specs {
-		l, err := runner.Lock(runner.RunDir(out, s))
+		dir := runner.RunDir(out, s)
+		l, err := runner.Lock(dir)
 		if err != nil {
-			for _, l := range locks {
-				l.Release()
-			}
+			release()
 			if errors.Is(err, runner.ErrLocked) {
 				return nil, usageError{s.Attribute(err)}
 			}
-			return nil, err
-		}
-		if l.TookOver != nil {
-			fmt.Fprintf(stderr, "dprepro: %s: took over the lock of %s, left by a process that is no longer running (%s)\n", s.ID, runner.RunDir(out, s), l.TookOver)
+			return nil, usagef("--out %s: cannot create the run folder %s of %s: %v", out, dir, s.ID, unwrapRunner(err))
 		}
 		locks = append(locks, l)
+		if err := probeWrite(dir); err != nil {
+			release()
+			return nil, usagef("--out %s: cannot create a file in the run folder %s of %s: %v", out, dir, s.ID, err)
+		}
+		if l.TookOver != nil {
+			fmt.Fprintf(stderr, "dprepro: %s: took over the lock of %s, left by a process that is no longer running (%s)\n", s.ID, dir, l.TookOver)
+		}
 	}
 	return locks, nil
+}
+
+// checkOut refuses an output folder that cannot hold runs: an empty name,
+// a path that is not a directory, one that cannot be created, or one in
+// which no file can be created (a read-only file system, /proc, a folder
+// without write permission). The folder is created if needed, as a run
+// would.
+func checkOut(out string) error {
+	if out == "" {
+		return usagef("--out must name a folder")
+	}
+	if st, err := os.Stat(out); err == nil && !st.IsDir() {
+		return usagef("--out %s: not a directory (a file is there; name a folder)", out)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return usagef("--out %s: cannot create it: %v", out, unwrapRunner(err))
+	}
+	if err := probeWrite(out); err != nil {
+		return usagef("--out %s: cannot create a file in it: %v", out, err)
+	}
+	return nil
+}
+
+// probeWrite creates and removes a file in dir: whether a run can write
+// there at all (permissions alone do not say it: a read-only mount, a
+// pseudo file system, or root, whom permission bits do not stop).
+func probeWrite(dir string) error {
+	f, err := os.CreateTemp(dir, ".dprepro-probe-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	err = f.Close()
+	if rerr := os.Remove(name); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// unwrapRunner returns the cause of a file-system error without the
+// operation's own prefix (runner's "runner: mkdir X: …" reads "mkdir X: …").
+func unwrapRunner(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return err
 }
 
 // cmdMerge combines the checkpoints of the shard runs of each spec (their
@@ -583,7 +648,12 @@ func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, ou
 	}
 	n, err := results.MergeCheckpoints(filepath.Join(runner.RunDir(out, s), ".checkpoint"), runner.Header(exp), srcs, unitKeys(exp))
 	if errors.Is(err, results.ErrIncompleteMerge) {
-		return fmt.Errorf("%w (run the unfinished shard again, then merge)", err)
+		err = fmt.Errorf("%w (run the unfinished shard again, then merge)", err)
+	}
+	if errors.As(err, new(*results.MergeRefusal)) {
+		// Shards that cannot be merged as they are: bad input (exit 2),
+		// like every other refusal; nothing was written.
+		return usageError{err}
 	}
 	if err != nil {
 		return err

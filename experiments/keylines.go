@@ -89,6 +89,19 @@ func (kl keyLines) line(key string) int {
 	return 0
 }
 
+// within returns the first line of a key below table (a dotted table
+// header such as [profile.NAME.cv] names no line of its own for
+// profile.NAME), or 0.
+func (kl keyLines) within(table string) int {
+	first := 0
+	for k, l := range kl {
+		if strings.HasPrefix(k, table+".") && (first == 0 || l < first) {
+			first = l
+		}
+	}
+	return first
+}
+
 func (kl keyLines) has(key string) bool {
 	_, ok := kl[key]
 	return ok

@@ -48,6 +48,18 @@ const SchemaVersion = 1
 // every platform, and never "." or "..".
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// MaxIDBytes is the longest spec id: the id is a folder name
+// (OUT/<id>/), and 255 bytes is NAME_MAX, the longest file name of Linux,
+// macOS and Windows file systems. A longer id would fail only when the run
+// creates its folder; it is refused at load instead.
+const MaxIDBytes = 255
+
+// MaxProfileBytes is the longest profile name: a run's folder is
+// "<profile>-seed<seed>[-secure]" (runner.RunName), which must fit in
+// NAME_MAX (255 bytes) with the longest seed (19 digits):
+// 255 − len("-seed") − 19 − len("-secure") = 224.
+const MaxProfileBytes = 224
+
 // ReservedIDs are names the harness writes itself at the top of an output
 // folder, which a spec id may not take.
 var ReservedIDs = []string{"index.json", "index.md", "wkl-figures", "af17-figures", "report"}
@@ -340,6 +352,13 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 			errs = append(errs, fmt.Errorf("%s:%d: profile.%s: a profile name must be a safe file name: letters, digits, '-', '_' and '.', starting with a letter or digit", base, lines.line("profile."+p), p))
 			continue
 		}
+		if len(p) > MaxProfileBytes {
+			at := lines.line("profile." + p)
+			if at == 0 {
+				at = lines.within("profile." + p)
+			}
+			errs = append(errs, fmt.Errorf("%s:%d: profile.%.40s…: a profile name names the run's folder (<profile>-seed<seed>): at most %d bytes (got %d)", base, at, p, MaxProfileBytes, len(p)))
+		}
 		g, _, _ := decode()
 		if err := md.PrimitiveDecode(f.Profiles[p], &g.Spec); err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: profile.%s: %v", base, lines.line("profile."+p), p, err))
@@ -518,6 +537,8 @@ func (s *Spec) validate() []fieldErr {
 		add("id", "id", "required")
 	} else if !safeName.MatchString(s.ID) {
 		add("id", "id", "must be a safe file name: letters, digits, '-', '_' and '.', starting with a letter or digit (got %q)", s.ID)
+	} else if len(s.ID) > MaxIDBytes {
+		add("id", "id", "the id names the run's folder (OUT/<id>/): at most %d bytes, the longest file name (got %d bytes: %.40q…)", MaxIDBytes, len(s.ID), s.ID)
 	} else if slices.Contains(ReservedIDs, s.ID) {
 		add("id", "id", "%q is a name the harness writes itself in an output folder (reserved: %s)", s.ID, strings.Join(ReservedIDs, ", "))
 	}

@@ -1,6 +1,7 @@
 package experiments_test
 
 import (
+	"fmt"
 	. "github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
@@ -8,6 +9,7 @@ import (
 	"github.com/dprepro/dprepro/kinds/expostsweep"
 	"github.com/dprepro/dprepro/kinds/mechbounds"
 	"github.com/dprepro/dprepro/kinds/privaudit"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,6 +115,8 @@ func TestParse_Errors(t *testing.T) {
 		{"infinite alpha", "alphas = [0.5, 1.0]", "alphas = [0.5, inf]", "bad.toml:15: tuning.alphas[1]: must be finite and > 0 (got +Inf)"},
 		{"empty analysis", "[profile.quick.cv]", claimTable + "analysis = \" \"\n\n[profile.quick.cv]", "bad.toml:26: claims[0].analysis: must be a non-empty link"},
 		{"reserved id report", `id = "t"`, `id = "report"`, `bad.toml:2: id: "report" is a name the harness writes itself`},
+		{"id longer than a file name", `id = "t"`, `id = "` + strings.Repeat("a", MaxIDBytes+1) + `"`, "bad.toml:2: id: the id names the run's folder (OUT/<id>/): at most 255 bytes, the longest file name (got 256 bytes"},
+		{"profile name longer than a run folder allows", "[profile.quick.cv]", "[profile." + strings.Repeat("p", MaxProfileBytes+1) + ".cv]", "bad.toml:18: profile.pppppppppppppppppppppppppppppppppppppppp…: a profile name names the run's folder (<profile>-seed<seed>): at most 224 bytes (got 225)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,6 +132,25 @@ func TestParse_Errors(t *testing.T) {
 				t.Errorf("error\n%v\ndoes not contain\n%s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestParse_NameLengths: the longest id and profile name a run folder can
+// hold load, and the run folder's name fits in NAME_MAX (255 bytes) with
+// the longest seed and secure noise; one byte more is refused (above).
+func TestParse_NameLengths(t *testing.T) {
+	withDatasets(t)
+	id, profile := strings.Repeat("i", MaxIDBytes), strings.Repeat("p", MaxProfileBytes)
+	src := strings.Replace(strings.Replace(goodSpec, `id = "t"`, `id = "`+id+`"`, 1), "[profile.quick.cv]", "[profile."+profile+".cv]", 1)
+	s, err := Parse("dir/long.toml", []byte(src), profile, testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != id || s.Profile != profile {
+		t.Fatalf("id %d bytes, profile %q", len(s.ID), s.Profile)
+	}
+	if run := fmt.Sprintf("%s-seed%d-secure", profile, int64(math.MaxInt64)); len(run) != 255 {
+		t.Errorf("the longest run folder name has %d bytes, want 255 (NAME_MAX)", len(run))
 	}
 }
 

@@ -32,6 +32,14 @@ const stderrTail = 8
 // is closed before killing it.
 const closeGrace = 5 * time.Second
 
+// DefaultLogLimit is the cap on what one worker process writes to the
+// run's workers.log (its stderr lines with their prefix) when
+// [Command.LogLimit] is zero. What goes over it is cut and counted, and a
+// note at the worker's end says how many bytes and lines were cut and
+// quotes the last of them: a worker that prints progress on every call
+// of a paper-profile run cannot fill the disk with the log.
+const DefaultLogLimit = 1 << 20
+
 // Command is an external method as the harness starts it.
 type Command struct {
 	// Name is the method's name (the [[methods]] name). Required.
@@ -50,6 +58,10 @@ type Command struct {
 	// started when one has changed since, so that a run never mixes two
 	// versions of a method.
 	Files []FileDigest
+	// LogLimit caps the bytes each worker process writes to the log
+	// (Pool.SetLog); zero means DefaultLogLimit. The rest is cut, with a
+	// note of what was cut.
+	LogLimit int
 }
 
 // FileDigest is a file (its path as the harness opens it) and its SHA-256.
@@ -229,9 +241,10 @@ func (p *Pool) Call(ctx context.Context, req Request) (Reply, error) {
 }
 
 // Close ends every worker: it closes their stdin (the protocol's
-// shutdown), waits up to 5 s for them to exit and kills the rest. A call
-// after Close starts a new worker; Close must not run concurrently with
-// calls.
+// shutdown), waits up to 5 s for them to exit and kills the rest, then
+// kills whatever each left running in its process group (a child that
+// holds its pipes). A call after Close starts a new worker; Close must not
+// run concurrently with calls.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -428,14 +441,22 @@ func start(ctx context.Context, c Command, log io.Writer) (*proc, error) {
 			}
 		}
 	}()
-	go func() { // stderr → log and tail
+	limit := c.LogLimit
+	if limit <= 0 {
+		limit = DefaultLogLimit
+	}
+	go func() { // stderr → log (up to limit) and tail
 		defer readers.Done()
 		r := bufio.NewReaderSize(errR, 4096)
+		cut := logCut{limit: limit}
+		prefix := fmt.Sprintf("[%s pid %d] ", c.Name, pid)
 		for {
 			s, err := readStderrLine(r)
 			if s != "" || err == nil {
 				if log != nil {
-					fmt.Fprintf(log, "[%s pid %d] %s\n", c.Name, pid, s)
+					if entry := prefix + s + "\n"; cut.admit(entry) {
+						io.WriteString(log, entry)
+					}
 				}
 				w.mu.Lock()
 				w.tail = append(w.tail, s)
@@ -445,8 +466,11 @@ func start(ctx context.Context, c Command, log io.Writer) (*proc, error) {
 				w.mu.Unlock()
 			}
 			if err != nil {
-				return
+				break
 			}
+		}
+		if log != nil {
+			cut.note(log, prefix)
 		}
 	}()
 	go func() {
@@ -489,6 +513,45 @@ func start(ctx context.Context, c Command, log io.Writer) (*proc, error) {
 	}
 	w.hello = &h
 	return w, nil
+}
+
+// logCut keeps one worker's share of the log under its limit: it admits
+// entries while they fit and counts (and keeps the last of) those it cuts.
+type logCut struct {
+	limit        int
+	logged       int
+	bytes, lines int
+	last         []string // the last cut entries, at most stderrTail
+}
+
+// admit reports whether entry fits under the limit; once one entry did
+// not, every later one is cut too (the log never skips a line and goes
+// on), counted and the last few kept.
+func (c *logCut) admit(entry string) bool {
+	if c.lines == 0 && c.logged+len(entry) <= c.limit {
+		c.logged += len(entry)
+		return true
+	}
+	c.bytes += len(entry)
+	c.lines++
+	c.last = append(c.last, entry)
+	if len(c.last) > stderrTail {
+		c.last = c.last[len(c.last)-stderrTail:]
+	}
+	return false
+}
+
+// note writes, when anything was cut, what was cut and its last lines.
+func (c *logCut) note(w io.Writer, prefix string) {
+	if c.lines == 0 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s[workers.log: this worker's stderr reached its cap of %d bytes: %d more bytes (%d lines) were cut; the last %d of them follow]\n", prefix, c.limit, c.bytes, c.lines, len(c.last))
+	for _, e := range c.last {
+		b.WriteString(e)
+	}
+	io.WriteString(w, b.String())
 }
 
 // readLine reads one '\n'-terminated line (without it), failing on a line
@@ -687,9 +750,11 @@ func (w *proc) closePipes() {
 }
 
 // shutdown closes the worker's stdin (the protocol's end), kills it if it
-// has not exited within grace, lets its last output be read (at most
-// readersGrace: a child that outlived it may hold the pipes) and closes
-// the pipes. Every wait is bounded.
+// has not exited within grace, ends whatever it left running in its
+// process group (a child holding its pipes, a pool of its own: no process
+// of the method outlives the run), lets its last output be read (at most
+// readersGrace: a child that left the group may hold the pipes), closes
+// the pipes and lets the stderr reader finish. Every wait is bounded.
 func (w *proc) shutdown(grace time.Duration) {
 	w.stdin.Close()
 	select {
@@ -701,11 +766,19 @@ func (w *proc) shutdown(grace time.Duration) {
 		case <-time.After(grace):
 		}
 	}
+	killGroup(w.cmd)
 	select {
 	case <-w.readers:
 	case <-time.After(readersGrace):
 	}
 	w.closePipes()
+	// Closing the pipes ends the readers' reads: let the stderr reader
+	// write its last words (the note of a cut log) before the run closes
+	// the log.
+	select {
+	case <-w.readers:
+	case <-time.After(readersGrace):
+	}
 }
 
 func fileSHA256(path string) (string, error) {

@@ -62,12 +62,39 @@ func fakeWorker(mode string) int {
 		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": fmt.Sprint("fake-", os.Getpid())})
 	case "orphan":
 		// A child that leaves the process group and holds stdout and
-		// stderr open for 30 s.
-		c := exec.Command("setsid", "sleep", "30")
+		// stderr open until the file $DPREPRO_FAKE_STOP exists; its pid
+		// is the hello's version. The hello waits until the child has
+		// left the group (it creates $DPREPRO_FAKE_STOP.ready then), so
+		// that killing the group cannot reach it, however slowly it
+		// starts.
+		c := exec.Command("setsid", "sh", "-c", `touch "$DPREPRO_FAKE_STOP.ready"; while [ ! -e "$DPREPRO_FAKE_STOP" ]; do sleep 0.05; done`)
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
 		if err := c.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "setsid:", err)
 			return 1
+		}
+		for {
+			if _, err := os.Stat(os.Getenv("DPREPRO_FAKE_STOP") + ".ready"); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": fmt.Sprint(c.Process.Pid)})
+	case "forkchild":
+		// A child in the worker's process group that holds stdout and
+		// stderr open and outlives the worker unless it is killed; its
+		// pid is the hello's version.
+		c := exec.Command("sleep", "1000")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "sleep:", err)
+			return 1
+		}
+		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": fmt.Sprint(c.Process.Pid)})
+	case "noisy":
+		// noisyLines numbered lines on stderr before the hello.
+		for i := range noisyLines {
+			fmt.Fprintf(os.Stderr, "noise %04d: a worker that logs too much\n", i)
 		}
 		send(map[string]any{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "version": "fake-1"})
 	default:
@@ -84,6 +111,7 @@ func fakeWorker(mode string) int {
 				D       int
 				Epsilon float64
 				Sleep   string
+				WaitFor string `json:"wait_for"`
 			}
 			Data map[string]string
 		}
@@ -117,6 +145,12 @@ func fakeWorker(mode string) int {
 			d, _ := time.ParseDuration(req.Params.Sleep)
 			time.Sleep(d)
 		}
+		for req.Params.WaitFor != "" {
+			if _, err := os.Stat(req.Params.WaitFor); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		mean := 0.0
 		if p := req.Data["x"]; p != "" {
 			f, err := os.Open(p)
@@ -146,6 +180,9 @@ func fakeWorker(mode string) int {
 	return 0
 }
 
+// noisyLines is the number of stderr lines of the "noisy" fake worker.
+const noisyLines = 300
+
 func fakeCommand(t testing.TB, mode string, timeout time.Duration) Command {
 	t.Helper()
 	exe, err := os.Executable()
@@ -160,6 +197,7 @@ type fitParams struct {
 	D       int     `json:"d"`
 	Epsilon float64 `json:"epsilon"`
 	Sleep   string  `json:"sleep,omitempty"`
+	WaitFor string  `json:"wait_for,omitempty"` // the worker replies once this file exists
 }
 
 func decodeWeights(t *testing.T, rep Reply) []float64 {
@@ -246,30 +284,34 @@ func TestPool_OneWorkerPerCaller(t *testing.T) {
 }
 
 func TestPool_Faults(t *testing.T) {
+	// The hanging workers sleep for an hour; the fault kinds timeout and
+	// "closed its standard output and did not exit" come only from the
+	// call's timer, so their faults show that the timeout, not the
+	// worker, ended the call. The short timeout (faultTimeout) applies to
+	// the faulting call alone: the handshake and the calls before and
+	// after it have a minute, so that a loaded machine (a slow start of
+	// the worker) cannot fail them.
+	const faultTimeout = 300 * time.Millisecond
 	tests := []struct {
 		mode    string
 		kind    FaultKind
 		hello   bool // the fault is at the handshake
 		msg     string
-		timeout time.Duration
+		timeout time.Duration // of the faulting call; zero means a minute
 	}{
 		{mode: "badhello", kind: FaultProtocol, hello: true, msg: "speaks protocol 99, the harness 1"},
 		{mode: "garbagehello", kind: FaultGarbage, hello: true, msg: "Traceback"},
 		{mode: "exithello", kind: FaultExited, hello: true, msg: "exited before replying (exit status 1)"},
 		{mode: "crash", kind: FaultExited, msg: "exited before replying (exit status 3)"},
-		{mode: "hang", kind: FaultTimeout, msg: "no reply within 300ms", timeout: 300 * time.Millisecond},
-		{mode: "closeout", kind: FaultExited, msg: "closed its standard output and did not exit", timeout: 300 * time.Millisecond},
+		{mode: "hang", kind: FaultTimeout, msg: "no reply within 300ms", timeout: faultTimeout},
+		{mode: "closeout", kind: FaultExited, msg: "closed its standard output and did not exit", timeout: faultTimeout},
 		{mode: "garbage", kind: FaultGarbage, msg: "not a protocol reply"},
 		{mode: "wrongid", kind: FaultProtocol, msg: "the reply has id 8, the call 1"},
 		{mode: "error", kind: FaultMethod, msg: "the method failed: lambda too small"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
-			timeout := tc.timeout
-			if timeout == 0 {
-				timeout = 10 * time.Second
-			}
-			p := NewPool(fakeCommand(t, tc.mode, timeout))
+			p := NewPool(fakeCommand(t, tc.mode, time.Minute))
 			defer p.Close()
 			var err error
 			if tc.hello {
@@ -280,11 +322,11 @@ func TestPool_Faults(t *testing.T) {
 						t.Fatalf("first call: %v", err)
 					}
 				}
-				start := time.Now()
-				_, err = p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}})
-				if d := time.Since(start); d > timeout+5*time.Second {
-					t.Fatalf("the fault took %v to surface", d)
+				if tc.timeout > 0 {
+					p.cmd.Timeout = tc.timeout // no call runs now
 				}
+				_, err = p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}})
+				p.cmd.Timeout = time.Minute
 			}
 			var f *Fault
 			if !errors.As(err, &f) {
@@ -436,72 +478,83 @@ func TestScratch_NPY(t *testing.T) {
 	}
 }
 
-// TestPool_CloseWithOrphan: a worker whose child left the process group
-// and holds its pipes must not keep Close (or the run) waiting.
-func TestPool_CloseWithOrphan(t *testing.T) {
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
-	p := NewPool(fakeCommand(t, "orphan", 10*time.Second))
-	if _, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	p.Close()
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("Close took %v with an orphan holding the pipes", d)
-	}
-}
-
-// TestPool_FilesChanged: a worker is not started when a file of the
-// method changed since the spec was loaded.
-func TestPool_FilesChanged(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "method.py")
-	os.WriteFile(f, []byte("v1"), 0o644)
-	sum, _ := fileSHA256(f)
-	cmd := fakeCommand(t, "ok", 10*time.Second)
-	cmd.Files = []FileDigest{{Path: f, SHA256: sum}}
+// TestPool_LogCap: a worker's stderr reaches the log up to LogLimit bytes
+// (whole lines, with their prefix); the rest is cut, and a note at the
+// worker's end counts the bytes and lines cut and quotes the last of them.
+func TestPool_LogCap(t *testing.T) {
+	const limit = 4096
+	log := &syncWriter{w: new(bytes.Buffer)}
+	cmd := fakeCommand(t, "noisy", time.Minute)
+	cmd.LogLimit = limit
 	p := NewPool(cmd)
-	defer p.Close()
+	p.SetLog(log)
 	if _, err := p.Hello(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(f, []byte("v2"), 0o644)
-	p2 := NewPool(cmd)
-	_, err := p2.Hello(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "changed since the spec was loaded") {
-		t.Fatalf("err = %v", err)
+	p.Close()
+	got := log.String()
+	at := strings.Index(got, "[workers.log: ")
+	if at < 0 {
+		t.Fatalf("no note of the cut in the log:\n%s", got)
+	}
+	at = strings.LastIndexByte(got[:at], '\n') + 1 // the note's line
+	logged, note, quoted := got[:at], got[at:], []string(nil)
+	note, rest, _ := strings.Cut(note, "\n")
+	quoted = strings.Split(strings.TrimSuffix(rest, "\n"), "\n")
+	prefix := note[:strings.Index(note, "[workers.log: ")]
+
+	// What the worker wrote: its start line, then noisyLines lines.
+	all := []string{prefix + "fake worker starting in mode noisy\n"}
+	for i := range noisyLines {
+		all = append(all, prefix+fmt.Sprintf("noise %04d: a worker that logs too much\n", i))
+	}
+	total := len(strings.Join(all, ""))
+	n := strings.Count(logged, "\n")
+	if logged != strings.Join(all[:n], "") {
+		t.Errorf("the log before the cut is not the worker's first %d lines:\n%s", n, logged)
+	}
+	if len(logged) > limit || len(logged)+len(all[n]) <= limit {
+		t.Errorf("%d bytes logged before the cut; want the most whole lines within the limit %d", len(logged), limit)
+	}
+	want := fmt.Sprintf("[workers.log: this worker's stderr reached its cap of %d bytes: %d more bytes (%d lines) were cut; the last %d of them follow]", limit, total-len(logged), len(all)-n, stderrTail)
+	if note != prefix+want {
+		t.Errorf("note %q, want %q", note, prefix+want)
+	}
+	if strings.Join(quoted, "\n")+"\n" != strings.Join(all[len(all)-stderrTail:], "") {
+		t.Errorf("the note quotes %q, want the last %d lines", quoted, stderrTail)
 	}
 }
 
 // TestPool_HelloMismatch: a second worker whose hello differs from the
 // first (another version here) is refused.
 func TestPool_HelloMismatch(t *testing.T) {
-	p := NewPool(fakeCommand(t, "versionpid", 10*time.Second))
+	p := NewPool(fakeCommand(t, "versionpid", time.Minute))
 	defer p.Close()
 	if _, err := p.Hello(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// Two calls at once: the second needs a second worker.
+	// Two calls at once: the second needs a second worker. The worker
+	// holds each call until the file release exists, which the test
+	// creates only after the first result, so the two calls overlap
+	// however the machine schedules them: the first result must be the
+	// second worker's refusal, the second the first worker's reply.
+	release := filepath.Join(t.TempDir(), "release")
+	defer os.WriteFile(release, nil, 0o644)
 	errs := make(chan error, 2)
 	for i := 0; i < 2; i++ {
 		go func() {
-			_, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1, Sleep: "300ms"}})
+			_, err := p.Call(context.Background(), Request{Op: "fit", Params: fitParams{D: 1, Epsilon: 1, WaitFor: release}})
 			errs <- err
 		}()
 	}
-	var faults int
-	for i := 0; i < 2; i++ {
-		if err := <-errs; err != nil {
-			if !strings.Contains(err.Error(), "hello differs from the first worker's: version") {
-				t.Fatalf("err = %v", err)
-			}
-			faults++
-		}
+	if err := <-errs; err == nil || !strings.Contains(err.Error(), "hello differs from the first worker's: version") {
+		t.Fatalf("first result: %v, want the second worker's refusal", err)
 	}
-	if faults != 1 {
-		t.Fatalf("%d faults, want 1 (the second worker's)", faults)
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errs; err != nil {
+		t.Fatalf("the first worker's call: %v", err)
 	}
 }
 

@@ -346,15 +346,33 @@ func (cp *Checkpoint) Close() error {
 // ErrIncompleteMerge reports shards that do not hold every unit of a run.
 var ErrIncompleteMerge = errors.New("results: a shard is missing or unfinished")
 
+// MergeRefusal is the error of [MergeCheckpoints] when the shards cannot
+// be merged as they are — a shard's checkpoint missing, unreadable,
+// damaged, made for another run, unfinished ([ErrIncompleteMerge]), or
+// disagreeing with another shard — as opposed to a failure to write the
+// merged checkpoint. It is bad input: nothing was written.
+type MergeRefusal struct{ Err error }
+
+func (e *MergeRefusal) Error() string { return e.Err.Error() }
+
+// Unwrap returns the reason.
+func (e *MergeRefusal) Unwrap() error { return e.Err }
+
 // MergeCheckpoints writes to the checkpoint folder dst the union of the
 // units recorded in the checkpoint folders srcs (the shards of one run),
 // every one of which must carry header h: made for the same spec, seed,
 // profile, data and build, and be intact (no torn or damaged line). A unit found twice must
 // have the same rows. The union must be exactly the units want; otherwise
 // nothing is written and the error names the missing or unexpected units.
-// Lines are written sorted by unit, atomically. It returns the number of
-// units.
-func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []string) (int, error) {
+// Every such refusal is a *[MergeRefusal]. Lines are written sorted by
+// unit, atomically. It returns the number of units.
+func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []string) (n int, err error) {
+	refusal := true // until the shards are accepted and the writing starts
+	defer func() {
+		if err != nil && refusal {
+			err = &MergeRefusal{Err: err}
+		}
+	}()
 	h.Format = CheckpointFormat
 	union := map[string][]Row{}
 	for _, src := range srcs {
@@ -406,6 +424,7 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []stri
 	if len(missing) > 0 {
 		return 0, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
 	}
+	refusal = false
 	var buf bytes.Buffer
 	hb, _ := json.Marshal(h)
 	buf.Write(hb)

@@ -4,18 +4,21 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
-	"time"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/randx"
+	"github.com/dprepro/dprepro/internal/stoptest"
 )
 
 // TestCI_Context checks that the Monte Carlo intervals stop promptly: a
 // done context returns its error at once (before the m·d draws are
-// allocated), a context cancelled during the draws within well under a
-// second, and a live context changes nothing.
+// allocated), a context cancelled during the draws within one of
+// mcInterval's ctx checks, and a live context changes nothing. Promptness
+// is measured in CPU time and in random numbers drawn after the
+// cancellation, not in wall-clock time, which a loaded machine stretches.
 func TestCI_Context(t *testing.T) {
 	t.Parallel()
 	const d = 2
@@ -24,32 +27,37 @@ func TestCI_Context(t *testing.T) {
 	sigma := mat.NewSymDense(d, []float64{0.5, 0, 0, 0.5})
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	start := time.Now()
 	// m = 1e9 would need 16 GB if the draws were allocated.
-	if _, err := ObjPertCI(done, randx.New(1, "ci"), theta, h, sigma, 100, 1, 0.05, 1e9); !errors.Is(err, context.Canceled) {
-		t.Errorf("ObjPertCI with a done context: %v", err)
-	}
-	if _, err := OutPertCI(done, randx.New(1, "ci"), theta, h, sigma, 100, 0.01, 1, DP, 0.05, 1e9); !errors.Is(err, context.Canceled) {
-		t.Errorf("OutPertCI with a done context: %v", err)
-	}
-	if el := time.Since(start); el > 100*time.Millisecond {
-		t.Errorf("done context: returned after %v", el)
+	spent := stoptest.CPU(func() {
+		if _, err := ObjPertCI(done, randx.New(1, "ci"), theta, h, sigma, 100, 1, 0.05, 1e9); !errors.Is(err, context.Canceled) {
+			t.Errorf("ObjPertCI with a done context: %v", err)
+		}
+		if _, err := OutPertCI(done, randx.New(1, "ci"), theta, h, sigma, 100, 0.01, 1, DP, 0.05, 1e9); !errors.Is(err, context.Canceled) {
+			t.Errorf("OutPertCI with a done context: %v", err)
+		}
+	})
+	if spent > stoptest.DoneLimit {
+		t.Errorf("done context: returned after %v of CPU", spent)
 	}
 
-	// Cancelled during the draws (1e6 draws with spherical Laplace noise
-	// take about 0.3 s).
+	// Cancelled during the draws: the stream cancels the context at its
+	// cancelAt-th number and counts those drawn after it. mcInterval
+	// checks ctx every 2¹⁶/(d² + d) samples; a sample of ObjPertCI draws
+	// d normals and a spherical Laplace vector (a gamma and d normals),
+	// fewer than 32 numbers of the source for d = 2 (normals and gammas
+	// by rejection take one or a few each; the stream is seeded, so the
+	// count is the same on every run).
 	ctx, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	var cancelled time.Time
-	time.AfterFunc(5*time.Millisecond, func() { cancelled = time.Now(); cancel2() })
-	_, err := ObjPertCI(ctx, randx.New(2, "ci"), theta, h, sigma, 100, 1, 0.05, 1e6)
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled during the draws: %v", err)
-		}
-		if el := time.Since(cancelled); el > 200*time.Millisecond {
-			t.Errorf("returned %v after the cancellation", el)
-		}
+	const cancelAt = 100000
+	stride := (1 << 16) / (d*d + d)
+	src := &countingSource{src: rand.NewPCG(2, 3), cancelAt: cancelAt, cancel: cancel2}
+	_, err := ObjPertCI(ctx, rand.New(src), theta, h, sigma, 100, 1, 0.05, 1e6)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled during the draws: %v", err)
+	}
+	if after, limit := src.n-cancelAt, 32*stride; after > limit {
+		t.Errorf("%d random numbers drawn after the cancellation (at the %d-th), want at most %d (%d samples)", after, cancelAt, limit, stride)
 	}
 
 	// A live context gives the same interval as before it existed.
@@ -68,4 +76,21 @@ func TestCI_Context(t *testing.T) {
 			t.Errorf("coordinate %d: [%v, %v] vs [%v, %v]", j, a.Lo[j], a.Hi[j], b.Lo[j], b.Hi[j])
 		}
 	}
+}
+
+// countingSource is a rand.Source that counts the numbers drawn and calls
+// cancel at the cancelAt-th.
+type countingSource struct {
+	src      rand.Source
+	n        int
+	cancelAt int
+	cancel   func()
+}
+
+func (c *countingSource) Uint64() uint64 {
+	c.n++
+	if c.n == c.cancelAt {
+		c.cancel()
+	}
+	return c.src.Uint64()
 }

@@ -688,6 +688,9 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 // private fits (Method.Fit, budget ε₁ only) on bootstrap replicates, and
 // per coordinate the α/2 and 1−α/2 quantiles of the fits.
 func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // before allocating vi_fits samples per coordinate
+	}
 	ci := e.spec.ConfidenceIntervals
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
