@@ -313,6 +313,9 @@ func (s *Spec) validateClaims() []fieldErr {
 		if c.Value != nil && c.Rule != RuleAtMost && c.Rule != RuleAtLeast {
 			add(i, "value", "value is read by the at_most and at_least rules only, and rule %q has no bound (got %v)", c.Rule, *c.Value)
 		}
+		if len(c.Paper) > 0 && (c.Rule == RuleIncreasing || c.Rule == RuleDecreasing) {
+			add(i, "paper", "a trend is decided over all its x at once, in one claims.csv row with no published value: rule %q does not read paper (got %d values)", c.Rule, len(c.Paper))
+		}
 		if c.Tolerance != 0 && c.Rule != RuleMatch {
 			add(i, "tolerance", "tolerance is read by the match rule only, and rule %q has no published value to be near (got %v)", c.Rule, c.Tolerance)
 		}
