@@ -79,7 +79,7 @@ func TestPythonMethod(t *testing.T) {
 	for _, e := range m.Ledger {
 		if e.Method == "dataSplit/py-output-perturbation" && e.Setting == "alpha=1" {
 			for _, c := range e.Components {
-				if c.Part == "training" && strings.Contains(c.Release, "declared by the method") && float64(c.Epsilon) == 1 {
+				if c.Part == "training" && c.DeclaredBy == "py-output-perturbation" && float64(c.Epsilon) == 1 {
 					declared = true
 				}
 			}

@@ -114,7 +114,10 @@ func chargeOf(c results.LedgerCharge) string {
 // neither applies.
 func chargeNotes(c results.LedgerCharge) string {
 	var s []string
-	if c.DeclaredBy != "" {
+	switch {
+	case c.DeclaredBy != "" && strings.Contains(c.Release, "declared by the method "+c.DeclaredBy):
+		s = append(s, "not checked by the harness") // the release already says whose word it is
+	case c.DeclaredBy != "":
 		s = append(s, "declared by the method "+c.DeclaredBy+", not checked by the harness")
 	}
 	if c.Claimed != "" {

@@ -687,12 +687,9 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 					delta = c.Guarantee.Delta
 				}
 				g := booked(eps, delta, c.Guarantee.Private() && !math.IsInf(eps, 1))
-				covers := c.Guarantee.Covers
-				if _, ext := arm.learner.(*ExternalLearner); ext && c.Part == Training {
-					// Whose word the fits' guarantee is.
-					covers += "; the fits' guarantee is declared by the method " + arm.learner.Name()
-				}
-				ch := results.NewCharge(string(c.Part), covers, c.Data, g)
+				// Whose word the fits' guarantee is goes in the charge's
+				// DeclaredBy (below), not in what it covers.
+				ch := results.NewCharge(string(c.Part), c.Guarantee.Covers, c.Data, g)
 				var declared []string
 				if c.Part == Training {
 					if d := DeclaredBy(arm.learner); d != "" {
