@@ -70,8 +70,12 @@ func writeReport(out string, stderr io.Writer) (string, error) {
 		for _, u := range r.Unfinished {
 			names = append(names, u.Dir+" ("+u.State+")")
 		}
-		fmt.Fprintf(stderr, "dprepro: report: %d of the runs in %s did not finish, and the report names them at its top (their claims, %d, counted as not run): %s\n",
-			n, out, r.Counts.NotRun, strings.Join(names, ", "))
+		counted := fmt.Sprintf("their claims, %d, counted as not run", r.Counts.NotRun)
+		if k := r.UnknownClaims(); k > 0 {
+			counted += fmt.Sprintf("; the claims of %d of them are unknown (no record of the attempt) and counted nowhere", k)
+		}
+		fmt.Fprintf(stderr, "dprepro: report: %d of the runs in %s did not finish, and the report names them at its top (%s): %s\n",
+			n, out, counted, strings.Join(names, ", "))
 	}
 	return dir, nil
 }

@@ -423,6 +423,7 @@ func Load(out string, o Options) (*Report, error) {
 		// The latest attempt did not finish: the spec's claims are not
 		// run, whatever an earlier run in the folder decided.
 		u := f.unfinished(out, dir)
+		u.claimsFromSpec(o.Claims)
 		if run != nil {
 			u.Earlier, run.Superseded = run, u
 			if u.Title == "" { // a checkpoint without a record

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -142,6 +143,12 @@ type Unfinished struct {
 	Earlier *Run
 
 	checkpointBuild string // the build its checkpoint names, without a record
+	// specFile is the spec file its checkpoint names, without a record
+	// ("" for a checkpoint of a build that did not record it).
+	specFile string
+	// ClaimsFromSpec reports that Claims were read from the spec file the
+	// checkpoint names (its current claims), there being no record.
+	ClaimsFromSpec bool
 }
 
 // Unfinished is the folder's unfinished attempt, for a report of out;
@@ -167,7 +174,7 @@ func (f Folder) unfinished(out, dir string) *Unfinished {
 	}
 	u.State, u.RecordErr = "unfinished", f.AttemptErr
 	if h := f.Checkpoint; f.HasCheckpoint {
-		u.SpecID, u.Profile, u.Seed, u.checkpointBuild = h.SpecID, h.Profile, h.Seed, h.Build
+		u.SpecID, u.Profile, u.Seed, u.checkpointBuild, u.specFile = h.SpecID, h.Profile, h.Seed, h.Build, h.SpecFile
 		return u
 	}
 	// Named by its folder: OUT/<spec id>/<profile>-seed<seed>[-secure].
@@ -225,6 +232,10 @@ func (u *Unfinished) NotRunText() string {
 	switch {
 	case u.Claims == nil:
 		claimsText = "its claims (unknown: no record of its spec; they are not counted)"
+	case u.ClaimsFromSpec && len(u.Claims) == 0:
+		claimsText = "no claims (its spec file " + u.specFile + " transcribes none now)"
+	case u.ClaimsFromSpec:
+		claimsText = fmt.Sprintf("the %d claims its spec file %s transcribes now", len(u.Claims), u.specFile)
 	case len(u.Claims) == 0:
 		claimsText = "no claims (the spec transcribes none)"
 	case len(u.Claims) == 1:
@@ -295,4 +306,36 @@ func (u *Unfinished) Verb() string {
 		return "failed"
 	}
 	return "did not finish"
+}
+
+// claimsFromSpec fills the claims of an unfinished run that left no record
+// of its attempt from the spec file its checkpoint names, read with read
+// (Options.Claims); they stay unknown when there is none or it cannot be
+// read.
+func (u *Unfinished) claimsFromSpec(read func(string) ([]experiments.ClaimSpec, error)) {
+	if u.Claims != nil || u.specFile == "" || read == nil {
+		return
+	}
+	cs, err := read(u.specFile)
+	if err != nil {
+		return
+	}
+	u.Claims = make([]results.AttemptClaim, 0, len(cs))
+	for _, c := range cs {
+		u.Claims = append(u.Claims, results.AttemptClaim{ID: c.ID, Source: c.Source, Statement: c.Statement, Method: c.Method, Metric: c.Metric})
+	}
+	u.ClaimsFromSpec = true
+}
+
+// UnknownClaims counts the runs that did not finish whose claims are not
+// known (no record of the attempt, and no spec file to read them from):
+// they are counted nowhere, and the report says so.
+func (r *Report) UnknownClaims() int {
+	n := 0
+	for _, u := range r.Unfinished {
+		if !u.ClaimsKnown() {
+			n++
+		}
+	}
+	return n
 }

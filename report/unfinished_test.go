@@ -305,3 +305,52 @@ func TestMarkdownText(t *testing.T) {
 		t.Errorf("mdNoHTML: %q", got)
 	}
 }
+
+// TestLoad_UnfinishedClaimsFromSpecFile: a run folder holding only a
+// checkpoint (its attempt record gone or damaged) still counts its spec's
+// claims as not run when the checkpoint names the spec file: they are read
+// from it. Without a spec file, or when the file cannot be read, they are
+// unknown, and the report and its claims line say so instead of "no
+// claims".
+func TestLoad_UnfinishedClaimsFromSpecFile(t *testing.T) {
+	out := t.TempDir()
+	withFile := func(dir, id, file string) {
+		cp, _, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), results.CheckpointHeader{SpecID: id, Profile: "quick", Seed: 9, Build: "b@v1", SpecFile: file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.Append("a", []results.Row{{"x": "1"}}); err != nil {
+			t.Fatal(err)
+		}
+		cp.Close()
+	}
+	withFile(filepath.Join(out, "t", "quick-seed9"), "t", "t.toml")    // fixtureClaims knows it: 2 claims
+	withFile(filepath.Join(out, "g", "quick-seed9"), "g", "gone.toml") // cannot be read
+	withFile(filepath.Join(out, "o", "quick-seed9"), "o", "")          // an older build's checkpoint
+	r, err := Load(out, Options{Claims: fixtureClaims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Counts != (Counts{NotRun: 2}) || r.UnknownClaims() != 2 {
+		t.Errorf("counts %+v, %d unknown; want 2 not run, 2 unknown", r.Counts, r.UnknownClaims())
+	}
+	for _, u := range r.Unfinished {
+		switch u.SpecID {
+		case "t":
+			if !u.ClaimsFromSpec || len(u.Claims) != 2 || !strings.Contains(u.NotRunText(), "the 2 claims its spec file t.toml transcribes now") {
+				t.Errorf("t: %v claims, %q", len(u.Claims), u.NotRunText())
+			}
+		default:
+			if u.ClaimsKnown() || !strings.Contains(u.NotRunText(), "unknown") {
+				t.Errorf("%s: claims %v, %q", u.SpecID, u.Claims, u.NotRunText())
+			}
+		}
+	}
+	dir, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := read(t, filepath.Join(dir, "report.md")); !strings.Contains(md, "**Claims:** ⛔ 2 not run (and the claims of 2 runs that did not finish, unknown: no record of their spec)") {
+		t.Errorf("report.md's claims line:\n%s", md[:min(len(md), 600)])
+	}
+}

@@ -163,7 +163,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		runsLine(r), mdCode(r.Out), MarkdownText(profilesOf(r)), strings.Join(builds, ", "))
 	writeUnfinishedTopMD(&b, r)
 	p("> **Simulation, not hardened DP.** Noise comes from seeded pseudo-random streams unless a run says otherwise: right for research, wrong for protecting real data.\n\n")
-	p("**Claims:** %s\n\n", countsLine(r.Counts))
+	claimsLine := countsLine(r.Counts)
+	if n := r.UnknownClaims(); n > 0 {
+		claimsLine += fmt.Sprintf(" (and the claims of %d %s that did not finish, unknown: no record of %s spec)", n, plural(n, "run", "runs"), plural(n, "its", "their"))
+	}
+	p("**Claims:** %s\n\n", claimsLine)
 	p("A claim is ❌ not held when the data contradict it at some swept value x, ⚠️ inconclusive when at some x they neither confirm nor contradict it, ✅ held when it holds at every x the run decided, 🧪 synthetic when its data were a synthetic stand-in (never held), ⬜ missing when the run has none of its cells (the reason says which of the dataset, method, metric or x it did not run), ⛔ not run when its run did not finish.\n\n")
 
 	p("## At a glance\n\n| run | profile · seed | data | ❌ not held | ⚠️ inconclusive | ✅ held | 🧪 synthetic | ⬜ missing | ⛔ not run |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n")

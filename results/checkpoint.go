@@ -56,6 +56,12 @@ type CheckpointHeader struct {
 	// tells two builds of one dirty tree apart.
 	Build  string `json:"build"`
 	Binary string `json:"binary"`
+	// SpecFile is where the spec came from, as the manifest records it
+	// (SpecInfo.File: an absolute path, or "builtin:experiments/ID.toml"),
+	// so that a folder holding only a checkpoint still tells which claims
+	// its run was to decide. Not part of the identity ([Changes]): the
+	// same spec read from another path is the same run.
+	SpecFile string `json:"spec_file,omitempty"`
 }
 
 // DataIdentity is what a run read for one dataset.

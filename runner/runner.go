@@ -234,7 +234,12 @@ func (s Shard) Sharded() bool { return s.Count > 1 }
 // with another identity is never resumed or merged.
 func Header(exp Experiment) results.CheckpointHeader {
 	spec := exp.Spec()
+	var file string
+	if spec.Source != nil {
+		file = cmp.Or(spec.Source.Abs, spec.Source.Path)
+	}
 	return results.CheckpointHeader{
+		SpecFile: file,
 		Format:   results.CheckpointFormat,
 		SpecID:   spec.ID,
 		SpecHash: spec.Hash(),
