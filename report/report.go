@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -484,7 +485,19 @@ var yearTitle = regexp.MustCompile(`^(.*?\b(?:19|20)\d\d)\b`)
 // title starts with, else that title (of its first run that did not
 // finish when it has no finished run).
 func paperLabel(p *Paper) string {
-	var t, id string
+	var t, id, kind string
+	ids := map[string]bool{}
+	for _, run := range p.Runs {
+		ids[run.Manifest.Spec.ID], kind = true, run.Manifest.Spec.Kind
+	}
+	for _, u := range p.Unfinished {
+		ids[u.SpecID], kind = true, cmp.Or(kind, u.Kind)
+	}
+	if p.Reference == "" && len(ids) > 1 {
+		// Specs that name no paper are grouped by kind: no one spec's
+		// title stands for the others.
+		return "Specs of kind " + cmp.Or(kind, "unknown") + " that name no paper"
+	}
 	if len(p.Runs) > 0 {
 		t, id = p.Runs[0].Manifest.Spec.Title, p.Runs[0].Manifest.Spec.ID
 	} else {

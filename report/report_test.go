@@ -293,3 +293,26 @@ func TestNoneNotHeld(t *testing.T) {
 		t.Errorf("one held: %q", got)
 	}
 }
+
+// TestLoad_NoPaperLabel: runs of specs that name no paper are grouped by
+// kind, and the group is labelled as such, not by one spec's title.
+func TestLoad_NoPaperLabel(t *testing.T) {
+	out := t.TempDir()
+	for _, id := range []string{"mine-a", "mine-b"} {
+		writeManifest(t, filepath.Join(out, id, "quick-seed1"), results.Manifest{Tool: "dprepro",
+			Spec: results.SpecInfo{ID: id, Title: "My study " + id, Kind: "cv-tuning", File: id + ".toml"}, Profile: "quick", Seed: 1})
+	}
+	writeManifest(t, filepath.Join(out, "solo", "quick-seed1"), results.Manifest{Tool: "dprepro",
+		Spec: results.SpecInfo{ID: "solo", Title: "Alone", Kind: "ci-coverage", File: "solo.toml"}, Profile: "quick", Seed: 1})
+	r, err := Load(out, Options{Claims: func(string) ([]experiments.ClaimSpec, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, p := range r.Papers {
+		labels = append(labels, p.Label)
+	}
+	if got := strings.Join(labels, " | "); got != "Alone | Specs of kind cv-tuning that name no paper" {
+		t.Errorf("labels: %s", got)
+	}
+}
