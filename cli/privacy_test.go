@@ -402,7 +402,7 @@ func TestPrivacy_CIMethodWithoutIntervals(t *testing.T) {
 	html, md := runReport(t, bin, out)
 	for what, s := range map[string]string{"index.html": html, "report.md": md} {
 		mustContain(t, what, s, "method ext-ci never released an interval: no interval in 8 of 8 replicates", "no interval in 4 of 4 replicates",
-			"declared by the method ext-ci, not checked by the harness")
+			"declared by the method ext-ci", "not checked by the harness")
 	}
 
 	// A bad reply fails ext-ci's units only; the rerun computes only them.
