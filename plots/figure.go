@@ -922,11 +922,11 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	}
 	panelW, panelH := panelSize(spec)
 	var (
-		refs      = make([]*hLine, len(spec.RefLines))
-		refMethod *hLine // the Reference method's line
-		refDiag   *diagLine
-		markThumb *plotter.Scatter // the first rings drawn, for the legend
-		floorDrawn bool            // some point is drawn at a floor
+		refs       = make([]*hLine, len(spec.RefLines))
+		refMethod  *hLine // the Reference method's line
+		refDiag    *diagLine
+		markThumb  *plotter.Scatter // the first rings drawn, for the legend
+		floorDrawn bool             // some point is drawn at a floor
 	)
 	for pi, pd := range data.Panels {
 		p := plot.New()
