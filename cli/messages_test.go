@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dprepro/dprepro/datasets"
+)
+
+// alwaysSpec asks for Magic's synthetic stand-in whatever the data folder
+// holds.
+const alwaysSpec = `schema = 1
+id = "asked"
+kind = "cv-tuning"
+seed = 3
+
+[data]
+datasets = ["magic"]
+synthetic = "always"
+subsample = 300
+
+[cv]
+repetitions = 1
+folds = 3
+
+[tuning]
+lambdas = [0.05, 1.0]
+alphas = [1.0]
+methods = ["random"]
+
+[output]
+bootstrap = 100
+
+[profile.quick.tuning]
+alphas = [2.0]
+`
+
+// TestStandIn_AskedFor: a spec with data.synthetic = "always" runs on the
+// stand-in whether or not the real file is in the data folder, and every
+// message says so in the spec's terms: the warning says the spec asks for
+// it (never that the real file is not available), the closing line gives
+// that reason and no advice to name a data folder, and the manifest's
+// reason is the spec key, not a Go identifier. Beside a spec on a stand-in
+// because no data folder was named, the closing line counts each reason.
+func TestStandIn_AskedFor(t *testing.T) {
+	bin := sharedBinary(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "asked.toml")
+	auto := filepath.Join(dir, "auto.toml")
+	if err := os.WriteFile(spec, []byte(alwaysSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	autoSrc := strings.NewReplacer(`id = "asked"`, `id = "auto"`, `synthetic = "always"`, "").Replace(alwaysSpec)
+	if err := os.WriteFile(auto, []byte(autoSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		warning = `dprepro: asked: WARNING: dataset magic: results use a SYNTHETIC stand-in (planted-logistic/v1), as the spec asks (data.synthetic = "always"), not the real file, whether or not it is available` + "\n"
+		closing = `dprepro: 1 of 1 runs used labelled SYNTHETIC stand-ins, not real data (magic): their specs ask for them (data.synthetic = "always")` + "\n"
+	)
+	folders := map[string][]string{
+		"no data folder named":    nil,
+		"an empty folder named":   {"--data-dir", t.TempDir()},
+		"the real folder, if any": nil,
+	}
+	if d := os.Getenv("DPREPRO_DATA"); d != "" {
+		for _, f := range []string{"magic04.data", "magic04.data.gz"} {
+			if st, err := os.Stat(filepath.Join(d, f)); err == nil && st.Mode().IsRegular() {
+				folders["the real folder, if any"] = []string{"--data-dir", d}
+			}
+		}
+	}
+	for name, args := range folders {
+		if name == "the real folder, if any" && args == nil {
+			t.Logf("%s: $DPREPRO_DATA holds no magic04.data(.gz); the named empty folder stands for it", name)
+			continue
+		}
+		out := t.TempDir()
+		r := runProc(t, cleanEnv(t), bin, append([]string{"run", spec, "--out", out}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, r.code, r.stderr)
+		}
+		mustContain(t, name+": stderr", r.stderr, warning, closing)
+		for _, bad := range []string{"not available;", "name one with --data-dir", `"allow"`} {
+			if strings.Contains(r.stderr, bad) {
+				t.Errorf("%s: stderr says %q:\n%s", name, bad, r.stderr)
+			}
+		}
+		_, _, m := readRun(t, filepath.Join(out, "asked", "quick-seed3"))
+		if len(m.Datasets) != 1 || m.Datasets[0].Params["reason"] != datasets.ReasonSyntheticAlways ||
+			strings.Contains(m.Datasets[0].Params["reason"], "Options") {
+			t.Errorf("%s: manifest datasets %+v: want the reason %q", name, m.Datasets, datasets.ReasonSyntheticAlways)
+		}
+	}
+
+	// Beside a run on a stand-in for want of a data folder: each reason
+	// counted, the advice for the other run only.
+	r := runProc(t, cleanEnv(t), bin, "run", spec, auto, "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("two specs: exit %d\n%s", r.code, r.stderr)
+	}
+	mustContain(t, "two specs: stderr", r.stderr,
+		`dprepro: 2 of 2 runs used labelled SYNTHETIC stand-ins, not real data (magic): 1 because their specs ask for them (data.synthetic = "always"); the other 1 because no data directory was named: name one with --data-dir or $DPREPRO_DATA`,
+		"dprepro: auto: WARNING: dataset magic: the real file is not available; results use a SYNTHETIC stand-in")
+}
