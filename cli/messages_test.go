@@ -105,3 +105,39 @@ func TestStandIn_AskedFor(t *testing.T) {
 		`dprepro: 2 of 2 runs used labelled SYNTHETIC stand-ins, not real data (magic): 1 because their specs ask for them (data.synthetic = "always"); the other 1 because no data directory was named: name one with --data-dir or $DPREPRO_DATA`,
 		"dprepro: auto: WARNING: dataset magic: the real file is not available; results use a SYNTHETIC stand-in")
 }
+
+// zcdpWorker is an external learner (a shell script) that declares ρ-zCDP
+// and claims ρ = ε²/2 for each fit at level ε (here ε = 1: ρ = 0.5),
+// releasing zero weights for Magic's 11 columns.
+const zcdpWorker = `read line
+echo '{"type":"hello","protocol":1,"serves":"learner","privacy":"zcdp"}'
+while read line; do
+  id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
+  echo "{\"type\":\"result\",\"id\":$id,\"output\":{\"weights\":[0,0,0,0,0,0,0,0,0,0,0]},\"privacy\":{\"rho\":0.5}}"
+done
+`
+
+// TestExternalLearner_ZCDPAdvice: an external worker returning a ρ-zCDP
+// guarantee in cv-tuning fails its units (exit 1) with advice a worker in
+// any language can take — declare approx and reply (ε, δ), per the
+// worker protocol — beside the Go learner's (Guarantee.ToApprox).
+func TestExternalLearner_ZCDPAdvice(t *testing.T) {
+	bin := sharedBinary(t)
+	spec := strings.NewReplacer(`id = "underclaim"`, `id = "extzcdp"`, "[data]", `[[methods]]
+name = "sh-zcdp"
+serves = "learner"
+command = ["sh", "worker.sh"]
+timeout = "20s"
+
+[data]`, `alphas = [0.5, 1.0]`, `alphas = [2.0]`, `methods = ["alphaSplit", "random"]`, `methods = ["random"]`,
+		`learners = ["objective-perturbation", "go-tenth", "go-double"]`, `learners = ["sh-zcdp"]`).Replace(underLearnerSpec)
+	dir := writeFiles(t, map[string]string{"ext.toml": spec, "worker.sh": zcdpWorker})
+	r := runProc(t, cleanEnv(t), bin, "run", filepath.Join(dir, "ext.toml"), "--out", filepath.Join(dir, "out"))
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (its units fail)\n%s", r.code, r.stderr)
+	}
+	mustContain(t, "stderr", r.stderr,
+		"learner sh-zcdp returned ρ=0.5 for the level ε=2: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses",
+		"a Go learner converts with privacy.Guarantee.ToApprox(δ)",
+		`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`)
+}
