@@ -141,3 +141,31 @@ timeout = "20s"
 		"a Go learner converts with privacy.Guarantee.ToApprox(δ)",
 		`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`)
 }
+
+// TestSeed_Range: --seed's help says its range, 2^64−1 is refused
+// naming it (exit 2), and 2^63−1, the largest, runs (the run folder named
+// by it).
+func TestSeed_Range(t *testing.T) {
+	bin := sharedBinary(t)
+	const rng = "an integer from 0 to 2^63−1 = 9223372036854775807"
+	r := runProc(t, cleanEnv(t), bin, "run", "-h")
+	if !strings.Contains(r.stderr+r.stdout, "overriding the spec's ("+rng+")") {
+		t.Errorf("run -h does not give --seed's range:\n%s%s", r.stdout, r.stderr)
+	}
+	spec := filepath.Join(t.TempDir(), "asked.toml")
+	if err := os.WriteFile(spec, []byte(alwaysSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	r = runProc(t, cleanEnv(t), bin, "run", spec, "--out", out, "--seed", "18446744073709551615")
+	if want := `dprepro: --seed must be ` + rng + ` (got "18446744073709551615")`; r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("2^64−1: exit %d, stderr\n%s\nwant %s", r.code, r.stderr, want)
+	}
+	r = runProc(t, cleanEnv(t), bin, "run", spec, "--out", out, "--seed", "9223372036854775807")
+	if r.code != 0 {
+		t.Fatalf("2^63−1: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "asked", "quick-seed9223372036854775807", "manifest.json")); err != nil {
+		t.Errorf("2^63−1: %v", err)
+	}
+}

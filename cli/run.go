@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -47,7 +48,7 @@ func (f *runFlags) registerRun(fs *flag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "quick", "profile: quick, paper, or another `name` the spec defines (a spec without a quick profile runs as written)")
 	fs.StringVar(&f.out, "out", filepath.Join("results", "runs"), "output `dir`: runs go to DIR/<spec id>/<profile>-seed<seed>/")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel `workers`")
-	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (non-negative integer)")
+	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (an integer from 0 to 2^63−1 = 9223372036854775807)")
 	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line `interval` when stderr is not a terminal")
 	fs.BoolVar(&f.secure, "secure-noise", false, "draw every release's noise from crypto/rand through floating-point-safe constructions where available (results do not replay; see the manifest's noise)")
 }
@@ -82,7 +83,7 @@ func (f *runFlags) check() (seed int64, err error) {
 	}
 	seed, err = strconv.ParseInt(f.seed, 10, 64)
 	if err != nil || seed < 0 {
-		return 0, usagef("--seed must be a non-negative integer (got %q)", f.seed)
+		return 0, usagef("--seed must be an integer from 0 to 2^63−1 = %d (got %q)", int64(math.MaxInt64), f.seed)
 	}
 	return seed, nil
 }
