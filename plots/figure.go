@@ -393,8 +393,10 @@ type panelData struct {
 	// of its x axis.
 	XValues []float64
 	// Ref is the mean of the Reference method's row in the panel; NaN
-	// when the panel has none, or its mean is not finite.
-	Ref float64
+	// when the panel has none, or its mean is not finite (or ≤ 0 on a log
+	// y axis: then RefOff is set, and the caption's note says so).
+	Ref    float64
+	RefOff bool
 	// Floor is where a log y axis draws the panel's means ≤ 0 and the
 	// lower ends ≤ 0 of its error bars: half a decade (a factor √10)
 	// below the smallest positive value the panel shows (means, interval
@@ -547,6 +549,8 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 				refSeen[panel] = true
 				if finite(r.Mean) && !(spec.LogY && r.Mean <= 0) {
 					pd.Ref = r.Mean
+				} else {
+					pd.RefOff = true // said in the caption's note
 				}
 				continue
 			}
@@ -1204,6 +1208,19 @@ func offNote(spec FigureSpec, data figureData) string {
 			sentence += fmt.Sprintf("; and %d more series (summary.csv has every value)", more)
 		}
 		sentences = append(sentences, sentence+".")
+	}
+	var refOff []string
+	for _, pd := range data.Panels {
+		if pd.RefOff {
+			refOff = append(refOff, pd.Dataset)
+		}
+	}
+	if len(refOff) > 0 {
+		where := ""
+		if len(data.Panels) > 1 {
+			where = " in " + strings.Join(refOff, ", ")
+		}
+		sentences = append(sentences, fmt.Sprintf("Not drawn%s: the line of %s (reference), whose value is not finite or has no place on a log axis.", where, spec.Reference))
 	}
 	for _, pd := range data.Panels {
 		if slices.ContainsFunc(pd.Series, func(s series) bool {

@@ -367,6 +367,8 @@ func logRows() []results.SummaryRow {
 		row("p", "a", 0.1, 1e-3), row("p", "a", 0.25, 0), row("p", "a", 0.5, 2e-3), row("p", "a", 1, 3e-3),
 		row("p", "a", 2, math.NaN()), row("p", "a", 5, 4e-3),
 		row("p", "b", 0.1, 0), row("p", "b", 0.25, 0), row("p", "b", 0.5, 0), row("p", "b", 1, 0), row("p", "b", 5, 0),
+		// The reference method's value in panel p: 0, no place on the axis.
+		row("p", "ref", 1, 0),
 		// Panel q: every value 0, nothing to set a floor by.
 		row("q", "a", 0.1, 0), row("q", "a", 1, 0),
 		// Panel r: x ≤ 0 on the log x axis; a negative mean.
@@ -382,10 +384,11 @@ func logRows() []results.SummaryRow {
 // other tick near it, one legend entry) and breaks the line; a row with
 // no finite value, or x ≤ 0 on a log x axis, is not drawn and breaks the
 // line; a panel with no positive value says so in its title; and the
-// caption's note names every such row by panel, series and x.
+// caption's note names every such row by panel, series and x, and a
+// reference line left out.
 func TestBuild_NothingSilentOnLogAxes(t *testing.T) {
 	t.Parallel()
-	spec := FigureSpec{Name: "tails", Metric: "tail", XLabel: "ε", LogX: true, LogY: true, Methods: []string{"a", "b"},
+	spec := FigureSpec{Name: "tails", Metric: "tail", XLabel: "ε", LogX: true, LogY: true, Methods: []string{"a", "b"}, Reference: "ref",
 		Caption: Caption{Profile: "quick", Note: "A kind's own note."}}
 	fig, err := build(spec, logRows())
 	if err != nil {
@@ -458,6 +461,7 @@ func TestBuild_NothingSilentOnLogAxes(t *testing.T) {
 		"Not drawn, with no finite value (the line is broken there): p: a (ε = 2).",
 		"Not drawn, as x ≤ 0 has no place on a log x axis (the line is broken there): r: a (ε = 0).",
 		"Error bars whose lower end is 0 or below run down to the floor.",
+		"Not drawn in p: the line of ref (reference), whose value is not finite or has no place on a log axis.",
 	} {
 		if !strings.Contains(fig.note, want) {
 			t.Errorf("note\n%s\nlacks\n%s", fig.note, want)
