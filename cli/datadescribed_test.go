@@ -301,8 +301,30 @@ func TestMemoryBudgetEnv(t *testing.T) {
 		t.Errorf("exit %d, stderr\n%s", r.code, r.stderr)
 	}
 	r = runProc(t, budgetEnv(t, "10MiB"), bin, "run", spec, "--out", t.TempDir())
-	if r.code != 2 || !strings.Contains(r.stderr, "exceeds the memory budget 10.0 MiB") {
+	if r.code != 2 || !strings.Contains(r.stderr, "exceeds the memory budget 10.0 MiB (from $DPREPRO_MEMORY_BUDGET)") {
 		t.Errorf("10 MiB: exit %d, stderr\n%s", r.code, r.stderr)
+	}
+	// The case: the built-in mechanisms spec at 60 MiB, where the
+	// fixed 64 MiB of every run is over the budget by itself. No spec key
+	// is blamed and no change to the spec is advised: the budget must
+	// grow, to the estimate at least.
+	out := t.TempDir()
+	r = runProc(t, budgetEnv(t, "60MiB"), bin, "run", "mechanisms", "--profile", "quick", "--out", out)
+	const fixed = "dprepro: mechanisms.toml: estimated memory 67.8 MiB with 1 worker exceeds the memory budget 60.0 MiB (from $DPREPRO_MEMORY_BUDGET); " +
+		"64.0 MiB of it is fixed (the Go runtime, the binary's data and the figure renderer, whatever the spec), above the budget by itself: " +
+		"no change to the spec can bring the estimate under it; raise $DPREPRO_MEMORY_BUDGET to at least 67.8 MiB\n"
+	if r.code != 2 || r.stderr != fixed {
+		t.Errorf("60 MiB: exit %d, stderr\n%s\nwant\n%s", r.code, r.stderr, fixed)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("60 MiB: refused, yet %s holds %d entries", out, len(entries))
+	}
+	// At 66 MiB fewer ε could fit: the key is named, with how far to
+	// lower it, and the larger budget beside it.
+	r = runProc(t, budgetEnv(t, "66MiB"), bin, "run", "mechanisms", "--profile", "quick", "--out", t.TempDir())
+	if r.code != 2 || !strings.HasPrefix(r.stderr, "dprepro: mechanisms.toml:29: mechanisms.epsilons: estimated memory 67.8 MiB") ||
+		!strings.Contains(r.stderr, ", with 1 more term that mechanisms.epsilons drives (3.81 MiB in all): lower mechanisms.epsilons, until those terms are below 1.99 MiB together; or raise $DPREPRO_MEMORY_BUDGET to at least 67.8 MiB, as 64.0 MiB of it is fixed") {
+		t.Errorf("66 MiB: exit %d, stderr\n%s", r.code, r.stderr)
 	}
 	for in, want := range map[string]int64{"512": 512, "1.5GiB": 3 << 29, "64 MiB": 64 << 20, "2TiB": 2 << 40} {
 		if got, ok := parseSize(in); !ok || got != want {

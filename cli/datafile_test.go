@@ -106,6 +106,10 @@ func TestDataFile_README(t *testing.T) {
 	if strings.Contains(r.stderr, "SYNTHETIC") {
 		t.Errorf("a data file run mentions a stand-in:\n%s", r.stderr)
 	}
+	// The example has the quick profile `dprepro run` runs by default.
+	if strings.Contains(r.stderr, "no quick profile") {
+		t.Errorf("the README's example has no quick profile:\n%s", r.stderr)
+	}
 
 	// Another file's content under the same name: a new run identity.
 	sum2 := writeMyData(t, csv, 60, 2)
@@ -119,6 +123,36 @@ func TestDataFile_README(t *testing.T) {
 	_, _, m2 := readRun(t, run)
 	if m2.Units.Resumed != 0 || m2.Units.Computed != m2.Units.Total || m2.Datasets[0].Files[0].SHA256 != sum2 {
 		t.Errorf("after the swap: units %+v, sha256 %s (want %s, nothing resumed)", m2.Units, m2.Datasets[0].Files[0].SHA256, sum2)
+	}
+}
+
+// TestDataFile_READMEFewRows: the README's example runs stability and
+// control in 3 folds, which need 2 records in every fold: a 10-record file
+// runs (both profiles), whatever dataSplit would need; 5 records are
+// refused (exit 2) at the dataset with the minimum its folds need, without
+// a word about dataSplit, which the spec does not run.
+func TestDataFile_READMEFewRows(t *testing.T) {
+	bin := sharedBinary(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "my-data.toml")
+	if err := os.WriteFile(spec, []byte(readmeSpec(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	csv := filepath.Join(dir, "mydata.csv")
+	env := cleanEnv(t)
+	// 10 records kept (the 11th has a "?"), both labels among them.
+	writeMyData(t, csv, 10, 1)
+	for _, profile := range []string{"quick", "paper"} {
+		r := runProc(t, env, bin, "run", spec, "--profile", profile, "--out", t.TempDir())
+		if r.code != 0 {
+			t.Errorf("10 records, %s profile: exit %d\n%s", profile, r.code, r.stderr)
+		}
+	}
+	writeMyData(t, csv, 5, 1)
+	r := runProc(t, env, bin, "run", spec, "--out", t.TempDir())
+	const want = "dprepro: my-data.toml:10: data.files.mydata: 5 rows; 3 folds need at least 6 (2 in every fold: each is in turn the test, the validation and a training fold)\n"
+	if r.code != 2 || !strings.HasSuffix(r.stderr, want) || strings.Contains(r.stderr, "dataSplit") {
+		t.Errorf("5 records: exit %d, stderr\n%s\nwant it to end with\n%s", r.code, r.stderr, want)
 	}
 }
 

@@ -154,7 +154,9 @@ provenance.
 
 Memory: a spec whose estimated peak memory (with each dataset's n and d as
 read) exceeds the machine's physical memory, or $DPREPRO_MEMORY_BUDGET
-(bytes, or e.g. 8GiB), is refused before it runs (exit 2).
+(bytes, or e.g. 8GiB), is refused before it runs (exit 2), naming what can
+bring it under: a key to lower, or, when the fixed 64 MiB every run holds
+is over the budget, a larger budget.
 
 Exit status: 0 ok; 1 a run failed, check found a regression or a download
 failed; 2 a bad flag, spec, data file or data directory, an unusable --out, a

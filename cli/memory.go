@@ -16,8 +16,10 @@ const memoryBudgetEnv = "DPREPRO_MEMORY_BUDGET"
 
 // applyMemoryBudget sets experiments.MemoryBudget from $DPREPRO_MEMORY_BUDGET
 // when it is set and not empty: bytes, or a number with a binary unit
-// ("512MiB", "1.5GiB"; B, KiB, MiB, GiB, TiB). A value that is not a
-// positive size is a usage error naming the variable.
+// ("512MiB", "1.5GiB"; B, KiB, MiB, GiB, TiB), and names the variable as
+// the budget's source (experiments.MemoryBudgetFrom), so that a refusal no
+// spec change can help says to raise it. A value that is not a positive
+// size is a usage error naming the variable.
 func applyMemoryBudget(getenv func(string) string) error {
 	v := strings.TrimSpace(getenv(memoryBudgetEnv))
 	if v == "" {
@@ -27,7 +29,7 @@ func applyMemoryBudget(getenv func(string) string) error {
 	if !ok {
 		return usagef("$%s: %q is not a memory size (want bytes, or a number with B, KiB, MiB, GiB or TiB, e.g. 8GiB)", memoryBudgetEnv, v)
 	}
-	experiments.MemoryBudget = b
+	experiments.MemoryBudget, experiments.MemoryBudgetFrom = b, "$"+memoryBudgetEnv
 	return nil
 }
 

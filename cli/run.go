@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
 	"github.com/dprepro/dprepro/kinds/expostsweep"
@@ -46,7 +48,7 @@ func (f *runFlags) registerRun(fs *flag.FlagSet) {
 	fs.StringVar(&f.profile, "profile", "quick", "profile: quick, paper, or another `name` the spec defines (a spec without a quick profile runs as written)")
 	fs.StringVar(&f.out, "out", filepath.Join("results", "runs"), "output `dir`: runs go to DIR/<spec id>/<profile>-seed<seed>/")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "parallel `workers`")
-	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (non-negative integer)")
+	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (an integer from 0 to 2^63−1 = 9223372036854775807)")
 	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line `interval` when stderr is not a terminal")
 	fs.BoolVar(&f.secure, "secure-noise", false, "draw every release's noise from crypto/rand through floating-point-safe constructions where available (results do not replay; see the manifest's noise)")
 }
@@ -81,7 +83,7 @@ func (f *runFlags) check() (seed int64, err error) {
 	}
 	seed, err = strconv.ParseInt(f.seed, 10, 64)
 	if err != nil || seed < 0 {
-		return 0, usagef("--seed must be a non-negative integer (got %q)", f.seed)
+		return 0, usagef("--seed must be an integer from 0 to 2^63−1 = %d (got %q)", int64(math.MaxInt64), f.seed)
 	}
 	return seed, nil
 }
@@ -817,19 +819,23 @@ func load(s *experiments.Spec, dd dataDir) (runner.Experiment, error) {
 	return runner.Kinds.New(s, runner.DataOptions{DataDir: dd.Path, Named: dd.Named})
 }
 
-// standIns counts the runs that used synthetic stand-ins.
+// standIns counts the runs that used synthetic stand-ins, and of them
+// those whose every stand-in their spec asked for (data.synthetic =
+// "always").
 type standIns struct {
 	runs     []string
+	asked    int // runs whose stand-ins were all asked for
 	datasets map[string]bool
 }
 
 func (s *standIns) add(id string, ds []results.DatasetInfo) {
-	used := false
+	used, asked := false, true
 	for _, d := range ds {
 		// A stand-in replaces a real file (stand_in_for); simulated data
 		// by design (the histogram kind's known densities) is not one.
 		if for_ := d.Params["stand_in_for"]; d.Source != "real" && for_ != "" {
 			used = true
+			asked = asked && d.Params["reason"] == datasets.ReasonSyntheticAlways
 			if s.datasets == nil {
 				s.datasets = map[string]bool{}
 			}
@@ -838,10 +844,16 @@ func (s *standIns) add(id string, ds []results.DatasetInfo) {
 	}
 	if used {
 		s.runs = append(s.runs, id)
+		if asked {
+			s.asked++
+		}
 	}
 }
 
-// report prints the one line that counts the runs on stand-ins.
+// report prints the one line that counts the runs on stand-ins and says
+// why they used them: their specs asked (data.synthetic = "always"), or a
+// real file was absent and the spec allowed a stand-in, or no data
+// directory was named (then how to name or fill one).
 func (s *standIns) report(w io.Writer, total int, dd dataDir) {
 	if len(s.runs) == 0 {
 		return
@@ -851,9 +863,16 @@ func (s *standIns) report(w io.Writer, total int, dd dataDir) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	const asked = `their specs ask for them (data.synthetic = "always")`
 	why := "no data directory was named: name one with --data-dir or $DPREPRO_DATA, or download into " + dd.Path + " with `dprepro data fetch`"
 	if dd.Named {
-		why = "their specs allow it (data.synthetic = \"allow\" or \"always\")"
+		why = `a real file is absent and their specs allow a stand-in (data.synthetic = "allow")`
+	}
+	switch {
+	case s.asked == len(s.runs):
+		why = asked
+	case s.asked > 0:
+		why = fmt.Sprintf("%d because %s; the other %d because %s", s.asked, asked, len(s.runs)-s.asked, why)
 	}
 	fmt.Fprintf(w, "dprepro: %d of %d runs used labelled SYNTHETIC stand-ins, not real data (%s): %s\n", len(s.runs), total, strings.Join(names, ", "), why)
 }

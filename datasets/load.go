@@ -29,6 +29,12 @@ const (
 	SyntheticAlways = "always"
 )
 
+// ReasonSyntheticAlways is the reason a stand-in records
+// (Source.Params["reason"]) when Options.Synthetic is SyntheticAlways,
+// said in the terms of the spec key that sets it: the stand-in was asked
+// for, whether or not the real file is in the data directory.
+const ReasonSyntheticAlways = `the spec asks for the stand-in (data.synthetic = "always"), whether or not the real file is available`
+
 // SyntheticModes lists the accepted values of [Options.Synthetic].
 var SyntheticModes = []string{SyntheticAuto, SyntheticAllow, SyntheticNever, SyntheticAlways}
 

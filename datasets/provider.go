@@ -238,7 +238,7 @@ func (b builtin) Read(req Request) (*Raw, error) {
 	e := b.e
 	var t *Table
 	var src Source
-	reason := "Options.Synthetic = \"always\""
+	reason := ReasonSyntheticAlways
 	useReal := req.Synthetic != SyntheticAlways
 	if useReal {
 		var st FileStatus

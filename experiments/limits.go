@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/dprepro/dprepro/datasets"
@@ -208,21 +209,33 @@ func (s *Spec) EstimateMemory(workers int) (bytes int64, dominant string) {
 // estimate returns the total in bytes (float64, so it cannot overflow) and
 // the largest term, scaled by the units in flight.
 func (s *Spec) estimate(workers int) (float64, MemTerm) {
+	total, terms := s.scaledTerms(workers)
+	if len(terms) == 0 {
+		return total, MemTerm{}
+	}
+	return total, terms[0]
+}
+
+// scaledTerms returns the total in bytes and the terms of the estimate
+// with their Bytes as counted in it (×gcFactor, per-unit terms × the
+// units in flight), largest first (a stable order: ties keep the order of
+// memoryTerms).
+func (s *Spec) scaledTerms(workers int) (float64, []MemTerm) {
 	inFlight := math.Max(1, math.Min(float64(max(workers, 1)), s.unitCount()))
 	total := float64(runtimeBytes)
-	var top MemTerm
+	var terms []MemTerm
 	for _, t := range s.memoryTerms() {
-		b := t.Bytes * gcFactor
+		t.Bytes *= gcFactor
 		if t.PerUnit {
-			b *= inFlight
+			t.Bytes *= inFlight
 		}
-		total += b
-		if b > top.Bytes {
-			top = t
-			top.Bytes = b
+		total += t.Bytes
+		if t.Bytes > 0 {
+			terms = append(terms, t)
 		}
 	}
-	return total, top
+	slices.SortStableFunc(terms, func(a, b MemTerm) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	return total, terms
 }
 
 func saturate(b float64) int64 {
@@ -234,36 +247,167 @@ func saturate(b float64) int64 {
 
 // CheckResources returns an error when the estimated memory of a run of s
 // with the given number of workers (EstimateMemory) exceeds MemoryBudget.
-// The error names the file, line and key of the largest term, the estimate
-// and the term's formula. The command calls it right after Load.
+// It says what can bring the estimate under the budget, and names no
+// change that cannot. The terms are taken by what lowers them (a spec
+// key; for a dataset's terms, that dataset):
+//
+//   - when the fixed part of the estimate (the runtime's 64 MiB, needed
+//     whatever the spec) alone exceeds the budget, no spec change can
+//     help: the error says so, at the spec's file with no key, and asks
+//     for a larger budget (MemoryBudgetFrom says where it comes from);
+//   - when lowering the terms of one key could bring the estimate under
+//     the budget (it would without them), the error names the file, line
+//     and key of the largest, the estimate, its formula, what to lower and
+//     how far; and the fixed part, with a larger budget as the other way,
+//     when it is over half the budget;
+//   - otherwise it names, at the largest term's key, the fewest keys
+//     whose terms together could, how far they must shrink, and a larger
+//     budget.
+//
+// The command calls it right after Load.
 func (s *Spec) CheckResources(workers int) error {
-	total, top := s.estimate(workers)
-	if !(total > float64(MemoryBudget)) {
+	total, terms := s.scaledTerms(workers)
+	budget := float64(MemoryBudget)
+	if !(total > budget) {
 		return nil
 	}
 	w := "1 worker"
 	if workers > 1 {
 		w = fmt.Sprintf("%d workers", workers)
 	}
+	head := fmt.Sprintf("estimated memory %s with %s exceeds the memory budget %s%s",
+		formatBytes(total), w, formatBytes(budget), budgetFrom())
+	fixed := float64(runtimeBytes)
+	fixedWords := fmt.Sprintf("%s of it is fixed (the Go runtime, the binary's data and the figure renderer, whatever the spec)", formatBytes(fixed))
+	if !(fixed < budget) || len(terms) == 0 {
+		msg := fmt.Sprintf("%s; %s, above the budget by itself: no change to the spec can bring the estimate under it; %s",
+			head, fixedWords, raiseBudget(total))
+		return s.ErrorAt("", "", errors.New(msg))
+	}
+	// The terms by what lowers them, largest share first.
+	type share struct {
+		terms []MemTerm // largest first
+		bytes float64
+	}
+	var shares []*share
+	for _, t := range terms {
+		i := slices.IndexFunc(shares, func(sh *share) bool { return sh.terms[0].Key == t.Key && sh.terms[0].Dataset == t.Dataset })
+		if i < 0 {
+			shares = append(shares, &share{})
+			i = len(shares) - 1
+		}
+		shares[i].terms = append(shares[i].terms, t)
+		shares[i].bytes += t.Bytes
+	}
+	slices.SortStableFunc(shares, func(a, b *share) int { return cmp.Compare(b.bytes, a.bytes) })
+	// The fewest largest shares whose removal would bring the estimate
+	// under the budget (the fixed part is below it, so all of them would).
+	k := 0
+	for rest := total; k < len(shares) && rest > budget; k++ {
+		rest -= shares[k].bytes
+	}
+	excess := total - budget
+	describe := func(sh *share) string {
+		t := sh.terms[0]
+		d := fmt.Sprintf("%s, %s, %s", formatBytes(t.Bytes), t.Formula, s.termScale(t, workers))
+		if len(sh.terms) > 1 {
+			d += fmt.Sprintf(", with %s that %s drives (%s in all)", moreTerms(len(sh.terms)-1), driver(t), formatBytes(sh.bytes))
+		}
+		return d
+	}
+	top := shares[0]
+	advice, path := s.termAdvice(top.terms[0], workers)
+	if k == 1 {
+		t := top.terms[0]
+		what := fmt.Sprintf("its largest term, %s, is %s, %s", formatBytes(t.Bytes), t.Formula, s.termScale(t, workers))
+		until := fmt.Sprintf("until the term is below %s", formatBytes(top.bytes-excess))
+		if len(top.terms) > 1 {
+			what += fmt.Sprintf(", with %s that %s drives (%s in all)", moreTerms(len(top.terms)-1), driver(t), formatBytes(top.bytes))
+			until = fmt.Sprintf("until those terms are below %s together", formatBytes(top.bytes-excess))
+		}
+		msg := fmt.Sprintf("%s; %s: %s, %s", head, what, advice, until)
+		if fixed > budget/2 {
+			msg += fmt.Sprintf("; or %s, as %s", raiseBudget(total), fixedWords)
+		}
+		return s.ErrorAt(t.Key, path, errors.New(msg))
+	}
+	var parts, advices []string
+	for _, sh := range shares[:k] {
+		parts = append(parts, describe(sh))
+		a, _ := s.termAdvice(sh.terms[0], workers)
+		advices = append(advices, a)
+	}
+	msg := fmt.Sprintf("%s; no one change can bring it under: %s, and the %d largest shares of the rest, which must shrink by %s together, are %s: %s; or %s",
+		head, fixedWords, k, formatBytes(excess), strings.Join(parts, "; "), strings.Join(advices, ", and "), raiseBudget(total))
+	return s.ErrorAt(top.terms[0].Key, path, errors.New(msg))
+}
+
+// driver names what drives term t: its key, or its dataset.
+func driver(t MemTerm) string {
+	if t.Key == "data.datasets" && t.Dataset != "" {
+		return "dataset " + t.Dataset
+	}
+	return t.Key
+}
+
+// moreTerms is "1 more term" or "N more terms".
+func moreTerms(n int) string {
+	if n == 1 {
+		return "1 more term"
+	}
+	return fmt.Sprintf("%d more terms", n)
+}
+
+// termScale says how term t is scaled in the estimate of a run with the
+// given workers.
+func (s *Spec) termScale(t MemTerm, workers int) string {
 	scale := fmt.Sprintf("×%d for garbage-collector headroom", gcFactor)
-	if top.PerUnit {
+	if t.PerUnit {
 		k := math.Max(1, math.Min(float64(max(workers, 1)), s.unitCount()))
 		scale += fmt.Sprintf(" and × %.0f unit%s in flight", k, map[bool]string{true: "s", false: ""}[k > 1])
 	}
-	fewer := top.PerUnit && workers > 1
-	advice, path := "lower "+top.Key, top.Key
+	return scale
+}
+
+// termAdvice says what lowers term t (its key, or for a dataset's term
+// what to keep fewer of; fewer workers for a per-unit term of a run with
+// several) and returns the key path to blame.
+func (s *Spec) termAdvice(t MemTerm, workers int) (advice, path string) {
+	fewer := t.PerUnit && workers > 1
+	advice, path = "lower "+t.Key, t.Key
 	if fewer {
 		advice += " or run with fewer workers"
 	}
-	if top.Key == "data.datasets" {
-		advice = s.dataAdvice(top.Dataset, fewer)
-		if i := slices.Index(s.Data.Datasets, top.Dataset); i >= 0 {
+	if t.Key == "data.datasets" {
+		advice = s.dataAdvice(t.Dataset, fewer)
+		if i := slices.Index(s.Data.Datasets, t.Dataset); i >= 0 {
 			path = fmt.Sprintf("data.datasets[%d]", i)
 		}
 	}
-	msg := fmt.Sprintf("estimated memory %s with %s exceeds the memory budget %s; its largest term, %s, is %s, %s: %s",
-		formatBytes(total), w, formatBytes(float64(MemoryBudget)), formatBytes(top.Bytes), top.Formula, scale, advice)
-	return s.ErrorAt(top.Key, path, errors.New(msg))
+	return advice, path
+}
+
+// MemoryBudgetFrom names where MemoryBudget comes from, for the refusals
+// of CheckResources, which ask for a larger budget where no spec change
+// can help: empty for the machine's physical memory (the default); the
+// command sets "$DPREPRO_MEMORY_BUDGET" when that variable sets the
+// budget.
+var MemoryBudgetFrom = ""
+
+// budgetFrom is " (from …)" for a budget that is not the machine's memory.
+func budgetFrom() string {
+	if MemoryBudgetFrom == "" {
+		return ""
+	}
+	return " (from " + MemoryBudgetFrom + ")"
+}
+
+// raiseBudget says how to give a run that needs need bytes its memory.
+func raiseBudget(need float64) string {
+	if MemoryBudgetFrom == "" {
+		return fmt.Sprintf("run it on a machine with more memory (the estimate needs at least %s)", formatBytes(need))
+	}
+	return fmt.Sprintf("raise %s to at least %s", MemoryBudgetFrom, formatBytes(need))
 }
 
 // dataAdvice says what a spec whose largest memory term is that of

@@ -44,6 +44,18 @@
 // level on the x axis are ringed in black ([FigureSpec.Marks]), with one
 // legend entry for the rings.
 //
+// # Values a figure cannot show
+//
+// No row leaves a figure without a word. On a log y axis a mean ≤ 0 (an
+// empirical tail of 0: no draw beyond the threshold) is drawn at the
+// panel's floor, half a decade below its smallest positive value and
+// ticked "0" on the axis, as the series' marker over a downward arrow,
+// with one legend entry for that marker; the line breaks there instead
+// of running across it, and an error bar whose lower end is ≤ 0 runs down
+// to the floor. A row with no finite value, or with x ≤ 0 on a log x
+// axis, is not drawn, and its line breaks there too. The caption's note
+// names every such row by panel, series and x ([FigureSpec.LogY]).
+//
 // # Synthetic data
 //
 // A panel with any row whose DataSource is "synthetic" is titled

@@ -68,8 +68,16 @@ type FigureSpec struct {
 	// is empty (a figure across sweeps: "eps1" → "ε1 (zCDP: ρ1 = ε1²/2)");
 	// an XName without an entry labels its axis itself.
 	XLabels map[string]string
-	// LogX and LogY put the axis on a log10 scale. Points whose x (LogX) or
-	// mean (LogY) is ≤ 0 are then skipped.
+	// LogX and LogY put the axis on a log10 scale. A log axis cannot show
+	// 0 or below, and no point is left out without a word: on a log y
+	// axis a point whose mean is ≤ 0 (a tail of 0: no draw exceeded the
+	// threshold) is drawn at the panel's floor, half a decade below its
+	// smallest positive value, with the series' marker over a downward
+	// arrow, and the line is broken there; an error bar whose lower end is
+	// ≤ 0 runs down to the floor. A point whose x is ≤ 0 on a log x axis,
+	// or whose x or mean is not finite, is not drawn (its line is broken
+	// there too). The caption's note names every such point (panel,
+	// series, x) and the legend has an entry for the floor's marker.
 	LogX, LogY bool
 	// Methods fixes the order of lines and legend entries, and selects them:
 	// rows of other methods are not drawn. Empty means all methods, in order
@@ -332,13 +340,41 @@ type point struct {
 	HasCI         bool
 	N             int  // the row's N, for the caption
 	Marked        bool // one of FigureSpec.Marks: drawn with a ring
+	CIFloor       bool // the interval's lower end is ≤ 0: drawn down to the floor
+	// Floor marks a mean ≤ 0 on a log y axis: the point is drawn at the
+	// panel's floor (panelData.Floor) with the floor glyph, not on the
+	// line; Mean keeps the row's value.
+	Floor bool
 }
+
+// offPoint is a row of a panel that is not drawn at its value: at the
+// floor (a mean ≤ 0 on a log y axis) or not at all. The caption's note
+// names each.
+type offPoint struct {
+	Method int // index in figureData.Methods
+	X      float64
+	Mean   float64 // the row's mean
+	Why    offReason
+}
+
+// offReason says why a row is not drawn at its value.
+type offReason int
+
+const (
+	offFloor     offReason = iota // mean ≤ 0 on a log y axis: drawn at the floor
+	offNoFloor                    // mean ≤ 0 on a log y axis in a panel with no positive value: not drawn
+	offNotFinite                  // x or mean NaN or ±Inf: not drawn
+	offLogX                       // x ≤ 0 on a log x axis: not drawn
+)
 
 // series is one method's line in one panel.
 type series struct {
 	Method string
 	Index  int     // position in figureData.Methods: color, marker and jitter slot
 	Points []point // sorted by X
+	// Gaps are the x of the method's rows in the panel that are not drawn
+	// (offNotFinite, offLogX, offNoFloor): the line is broken there.
+	Gaps []float64
 }
 
 // panelData is the data of one panel (a dataset's, unless PanelBy or
@@ -357,8 +393,17 @@ type panelData struct {
 	// of its x axis.
 	XValues []float64
 	// Ref is the mean of the Reference method's row in the panel; NaN
-	// when the panel has none, or its mean is not finite.
-	Ref float64
+	// when the panel has none, or its mean is not finite (or ≤ 0 on a log
+	// y axis: then RefOff is set, and the caption's note says so).
+	Ref    float64
+	RefOff bool
+	// Floor is where a log y axis draws the panel's means ≤ 0 and the
+	// lower ends ≤ 0 of its error bars: half a decade (a factor √10)
+	// below the smallest positive value the panel shows (means, interval
+	// ends, reference lines). NaN when the panel needs none.
+	Floor float64
+	// Off are the rows not drawn at their value, in row order.
+	Off []offPoint
 }
 
 // figureData is the figure after filtering, ordering and jitter, before
@@ -504,6 +549,8 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 				refSeen[panel] = true
 				if finite(r.Mean) && !(spec.LogY && r.Mean <= 0) {
 					pd.Ref = r.Mean
+				} else {
+					pd.RefOff = true // said in the caption's note
 				}
 				continue
 			}
@@ -513,11 +560,21 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 					spec.Name, panel, r.Method, r.XName, r.X)
 			}
 			seen[k] = true
-			if !finite(r.X) || !finite(r.Mean) || (spec.LogX && r.X <= 0) || (spec.LogY && r.Mean <= 0) {
-				continue // nothing drawable: a failed cell or outside the log axis
+			mi := methodIndex[r.Method]
+			switch {
+			case !finite(r.X) || !finite(r.Mean):
+				pd.Off = append(pd.Off, offPoint{Method: mi, X: r.X, Mean: r.Mean, Why: offNotFinite})
+				continue
+			case spec.LogX && r.X <= 0:
+				pd.Off = append(pd.Off, offPoint{Method: mi, X: r.X, Mean: r.Mean, Why: offLogX})
+				continue
 			}
 			pt := point{X: r.X, XPlot: r.X, Mean: r.Mean, CILow: r.CILow, CIHigh: r.CIHigh, N: r.N,
-				Marked: marked[Mark{Dataset: r.Dataset, Method: fig.Bases[methodIndex[r.Method]], X: r.X}]}
+				Marked: marked[Mark{Dataset: r.Dataset, Method: fig.Bases[mi], X: r.X}],
+				Floor:  spec.LogY && r.Mean <= 0}
+			if pt.Floor {
+				pd.Off = append(pd.Off, offPoint{Method: mi, X: r.X, Mean: r.Mean, Why: offFloor})
+			}
 			if spec.ErrorBars == "sd" {
 				pt.CILow, pt.CIHigh = r.Mean-r.SD, r.Mean+r.SD
 			}
@@ -533,13 +590,23 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 	}
 	for pi := range fig.Panels {
 		pd := &fig.Panels[pi]
+		pd.Floor = math.NaN()
+		if spec.LogY {
+			setFloor(pd, spec.RefLines, cells)
+		}
 		for mi, m := range fig.Methods {
 			pts := cells[[2]string{pd.Dataset, m}]
+			var gaps []float64
+			for _, o := range pd.Off {
+				if o.Method == mi && o.Why != offFloor {
+					gaps = append(gaps, o.X)
+				}
+			}
 			if len(pts) == 0 {
 				continue
 			}
 			slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.X, b.X) })
-			pd.Series = append(pd.Series, series{Method: m, Index: mi, Points: pts})
+			pd.Series = append(pd.Series, series{Method: m, Index: mi, Points: pts, Gaps: gaps})
 			for _, p := range pts {
 				pd.XValues = append(pd.XValues, p.X)
 			}
@@ -553,6 +620,61 @@ func layout(spec FigureSpec, rows []results.SummaryRow) (figureData, error) {
 		}
 	}
 	return fig, nil
+}
+
+// setFloor sets the floor of a panel on a log y axis (panelData.Floor)
+// when it has a mean ≤ 0 or an interval whose lower end is ≤ 0: a factor
+// √10 below the smallest positive value the panel shows — a mean, an
+// interval end, a reference line — so that what is drawn there cannot be
+// read as one of them. A panel with no positive value has no floor: its
+// means ≤ 0 are then not drawn (offNoFloor), their cells emptied. It only
+// compares values; it computes no statistics.
+func setFloor(pd *panelData, refs []RefLine, cells map[[2]string][]point) {
+	need, low := false, math.Inf(1)
+	keep := func(v float64) {
+		if v > 0 && finite(v) {
+			low = math.Min(low, v)
+		}
+	}
+	var keys [][2]string
+	for k, pts := range cells {
+		if k[0] != pd.Dataset {
+			continue
+		}
+		keys = append(keys, k)
+		for _, p := range pts {
+			need = need || p.Floor || p.HasCI && p.CILow <= 0
+			if !p.Floor {
+				keep(p.Mean)
+			}
+			if p.HasCI {
+				keep(p.CILow)
+				keep(p.CIHigh)
+			}
+		}
+	}
+	if !need {
+		return
+	}
+	for _, r := range refs {
+		if r.Panel == "" || r.Panel == pd.Dataset {
+			keep(r.Y)
+		}
+	}
+	keep(pd.Ref)
+	if !math.IsInf(low, 1) {
+		pd.Floor = low / math.Sqrt(10)
+		return
+	}
+	// Nothing positive to set a floor under: the means ≤ 0 are not drawn.
+	for i := range pd.Off {
+		if pd.Off[i].Why == offFloor {
+			pd.Off[i].Why = offNoFloor
+		}
+	}
+	for _, k := range keys {
+		cells[k] = slices.DeleteFunc(cells[k], func(p point) bool { return p.Floor })
+	}
 }
 
 // combineMetrics rewrites a several-metric figure as a one-metric figure
@@ -650,26 +772,17 @@ func jitterOffset(k, n int) float64 {
 	return 2*float64(k)/float64(n-1) - 1
 }
 
-// clampLogCI handles intervals whose lower end is ≤ 0 on a log y axis: the
-// lower end is drawn at the smallest positive value plotted in the panel,
-// so the bar runs to the bottom of the data range rather than vanishing.
-// This is a drawing choice only; the row is unchanged.
+// clampLogCI handles intervals whose lower end is ≤ 0 on a log y axis:
+// the lower end is drawn at the panel's floor (panelData.Floor), so the
+// bar runs down to where the panel draws 0 rather than vanishing. This is
+// a drawing choice only; the row is unchanged.
 func clampLogCI(pd *panelData) {
-	floor := math.Inf(1)
-	for _, s := range pd.Series {
-		for _, p := range s.Points {
-			floor = math.Min(floor, p.Mean) // means are > 0 here
-			if p.HasCI && p.CILow > 0 {
-				floor = math.Min(floor, p.CILow)
-			}
-		}
-	}
 	for si := range pd.Series {
 		for pi := range pd.Series[si].Points {
 			p := &pd.Series[si].Points[pi]
 			if p.HasCI && p.CILow <= 0 {
-				p.CILow = floor
-				p.HasCI = p.CIHigh >= floor
+				p.CILow, p.CIFloor = pd.Floor, true
+				p.HasCI = p.CIHigh >= pd.Floor // false when the panel has no floor (NaN)
 			}
 		}
 	}
@@ -679,10 +792,16 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // seriesParts are the plotters made for one series, kept for tests.
 type seriesParts struct {
-	Line   *plotter.Line
-	Points *plotter.Scatter
-	Bars   *plotter.YErrorBars // nil when no point has an interval
-	Marks  *plotter.Scatter    // the rings of its marked points; nil when none
+	// Line and Points hold the points drawn at their value, in x order
+	// (the legend's thumbnails). The line is drawn as Segments: Line
+	// broken at the points drawn at the floor and at the rows not drawn
+	// (series.Gaps); Line itself when nothing breaks it.
+	Line     *plotter.Line
+	Segments []*plotter.Line
+	Points   *plotter.Scatter
+	Floor    *plotter.Scatter    // the points drawn at the floor; nil when none
+	Bars     *plotter.YErrorBars // nil when no point has an interval
+	Marks    *plotter.Scatter    // the rings of its marked points; nil when none
 }
 
 // figure is a built figure: the plots and what was handed to them.
@@ -718,10 +837,12 @@ type legendEntry struct {
 // its own legend of the methods it shows; the figure title and caption are
 // not included (Render draws them above the panels).
 //
-// Rows with a non-finite X or Mean are skipped (the line then joins the
-// neighbouring points); a row whose CILow..CIHigh is not finite or not ordered is
-// drawn without an error bar. On a log y axis an interval whose lower end
-// is ≤ 0 is drawn down to the smallest positive value shown in the panel.
+// Rows with a non-finite X or Mean are not drawn, and their line is
+// broken there; a row whose CILow..CIHigh is not finite or not ordered is
+// drawn without an error bar. On a log y axis a mean ≤ 0 is drawn at the
+// panel's floor and an interval whose lower end is ≤ 0 is drawn down to
+// it (see FigureSpec.LogY); Render's caption names every row not drawn at
+// its value.
 //
 // It returns an error when spec is invalid, no row has spec.Metric (and,
 // if set, one of spec.Methods), or two rows share (dataset, method, x).
@@ -805,10 +926,11 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	}
 	panelW, panelH := panelSize(spec)
 	var (
-		refs      = make([]*hLine, len(spec.RefLines))
-		refMethod *hLine // the Reference method's line
-		refDiag   *diagLine
-		markThumb *plotter.Scatter // the first rings drawn, for the legend
+		refs       = make([]*hLine, len(spec.RefLines))
+		refMethod  *hLine // the Reference method's line
+		refDiag    *diagLine
+		markThumb  *plotter.Scatter // the first rings drawn, for the legend
+		floorDrawn bool             // some point is drawn at a floor
 	)
 	for pi, pd := range data.Panels {
 		p := plot.New()
@@ -839,14 +961,23 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 		var parts []seriesParts
 		var guides []plot.Plotter
 		for _, s := range pd.Series {
-			sp, err := newSeriesParts(s, styles[s.Index])
+			sp, err := newSeriesParts(s, styles[s.Index], pd.Floor)
 			if err != nil {
 				return nil, fmt.Errorf("plots: figure %q: dataset %q, method %q: %w", spec.Name, pd.Dataset, s.Method, err)
 			}
 			if sp.Bars != nil {
 				p.Add(sp.Bars)
 			}
-			p.Add(sp.Line, sp.Points)
+			for _, l := range sp.Segments {
+				p.Add(l)
+			}
+			if len(sp.Points.XYs) > 0 {
+				p.Add(sp.Points)
+			}
+			if sp.Floor != nil {
+				p.Add(sp.Floor)
+				floorDrawn = true
+			}
 			if sp.Marks != nil {
 				p.Add(sp.Marks)
 				if markThumb == nil {
@@ -859,7 +990,10 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 			}
 		}
 		empty := len(pd.Series) == 0
-		if empty && !pd.NotRun {
+		switch {
+		case empty && slices.ContainsFunc(pd.Off, func(o offPoint) bool { return o.Why == offNoFloor }):
+			p.Title.Text += "\n(no positive values: none on a log axis)"
+		case empty && !pd.NotRun:
 			p.Title.Text += "\n(no finite values)"
 		}
 
@@ -913,6 +1047,10 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	if markThumb != nil {
 		fig.legend = append(fig.legend, legendEntry{cmp.Or(spec.MarkLabel, "fits over their privacy level"), []plot.Thumbnailer{markThumb}})
 	}
+	if floorDrawn {
+		thumb := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3), Shape: floorGlyph{Marker: draw.RingGlyph{}}}}
+		fig.legend = append(fig.legend, legendEntry{floorLegend(data), []plot.Thumbnailer{thumb}})
+	}
 	if refMethod != nil {
 		fig.legend = append(fig.legend, legendEntry{spec.Reference + " (reference)", []plot.Thumbnailer{refMethod}})
 	}
@@ -925,7 +1063,8 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	if refDiag != nil {
 		fig.legend = append(fig.legend, legendEntry{cmp.Or(spec.DiagonalLabel, "y = x"), []plot.Thumbnailer{refDiag}})
 	}
-	fig.caption, fig.note = captionText(spec, data), spec.Caption.Note
+	fig.caption = captionText(spec, data)
+	fig.note = strings.Join(slices.DeleteFunc([]string{spec.Caption.Note, offNote(spec, data)}, func(s string) bool { return s == "" }), "\n")
 	return fig, nil
 }
 
@@ -981,6 +1120,137 @@ func captionText(spec FigureSpec, data figureData) string {
 	return strings.Join(parts, " · ")
 }
 
+// floorLegend is the legend entry of the floor's marker.
+func floorLegend(data figureData) string {
+	what := "0"
+	for _, pd := range data.Panels {
+		for _, o := range pd.Off {
+			if o.Why == offFloor && o.Mean < 0 {
+				what = "≤ 0"
+			}
+		}
+	}
+	return what + ": not on a log scale, drawn at the floor"
+}
+
+// maxOffSeries is the most series offNote names for one reason; the
+// rest are counted.
+const maxOffSeries = 24
+
+// offNote is the caption's note on the rows not drawn at their value
+// (panelData.Off) and on the error bars drawn down to the floor: for
+// each reason, every panel, series and x, so that no value leaves a
+// figure without a word. Empty when every row is drawn at its value.
+func offNote(spec FigureSpec, data figureData) string {
+	type reason struct {
+		why  offReason
+		head string
+	}
+	negative := false
+	for _, pd := range data.Panels {
+		for _, o := range pd.Off {
+			negative = negative || o.Why == offFloor && o.Mean < 0
+		}
+	}
+	floorHead := "Drawn at the floor, as 0 has no place on a log axis"
+	if negative {
+		floorHead = "Drawn at the floor, as 0 and below have no place on a log axis"
+	}
+	reasons := []reason{
+		{offFloor, floorHead},
+		{offNoFloor, "Not drawn, as 0 and below have no place on a log axis (the panel has no positive value to set a floor by)"},
+		{offNotFinite, "Not drawn, with no finite value (the line is broken there)"},
+		{offLogX, "Not drawn, as x ≤ 0 has no place on a log x axis (the line is broken there)"},
+	}
+	var sentences []string
+	for _, rs := range reasons {
+		var panels []string
+		named, more := 0, 0
+		for _, pd := range data.Panels {
+			xName := cmp.Or(data.XLabel, spec.XLabels[pd.XName], pd.XName, "x")
+			var items []string
+			for mi, m := range data.Methods {
+				var xs []float64
+				for _, o := range pd.Off {
+					if o.Why == rs.why && o.Method == mi {
+						xs = append(xs, o.X)
+					}
+				}
+				if len(xs) == 0 {
+					continue
+				}
+				if named == maxOffSeries {
+					more++
+					continue
+				}
+				named++
+				slices.Sort(xs)
+				at := xName + " = " + formatXs(xs)
+				if len(xs) > 1 && slices.Equal(xs, pd.XValues) {
+					at = "every " + xName
+				}
+				items = append(items, m+" ("+at+")")
+			}
+			if len(items) == 0 {
+				continue
+			}
+			list := strings.Join(items, ", ")
+			if len(data.Panels) > 1 {
+				list = pd.Dataset + ": " + list
+			}
+			panels = append(panels, list)
+		}
+		if len(panels) == 0 {
+			continue
+		}
+		sentence := rs.head + ": " + strings.Join(panels, "; ")
+		if more > 0 {
+			sentence += fmt.Sprintf("; and %d more series (summary.csv has every value)", more)
+		}
+		sentences = append(sentences, sentence+".")
+	}
+	var refOff []string
+	for _, pd := range data.Panels {
+		if pd.RefOff {
+			refOff = append(refOff, pd.Dataset)
+		}
+	}
+	if len(refOff) > 0 {
+		where := ""
+		if len(data.Panels) > 1 {
+			where = " in " + strings.Join(refOff, ", ")
+		}
+		sentences = append(sentences, fmt.Sprintf("Not drawn%s: the line of %s (reference), whose value is not finite or has no place on a log axis.", where, spec.Reference))
+	}
+	for _, pd := range data.Panels {
+		if slices.ContainsFunc(pd.Series, func(s series) bool {
+			return slices.ContainsFunc(s.Points, func(p point) bool { return p.CIFloor && p.HasCI })
+		}) {
+			sentences = append(sentences, "Error bars whose lower end is 0 or below run down to the floor.")
+			break
+		}
+	}
+	return strings.Join(sentences, " ")
+}
+
+// zeroLabel is the floor's tick label of a panel: "0", or "≤ 0" when a
+// mean drawn there is negative.
+func zeroLabel(pd panelData) string {
+	if slices.ContainsFunc(pd.Off, func(o offPoint) bool { return o.Why == offFloor && o.Mean < 0 }) {
+		return "≤ 0"
+	}
+	return "0"
+}
+
+// formatXs lists x values as the rows hold them.
+func formatXs(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // refSlot is the style slot of reference line i: the number of distinct
 // labels before it.
 func refSlot(lines []RefLine, i int) int {
@@ -1011,31 +1281,53 @@ func methodRefStyle() draw.LineStyle {
 }
 
 // newSeriesParts makes the line, markers and error bars of one series.
-func newSeriesParts(s series, st Style) (seriesParts, error) {
-	xys := make(plotter.XYs, len(s.Points))
+// floor is the panel's floor (panelData.Floor), where its points with
+// Floor set are drawn.
+func newSeriesParts(s series, st Style, floor float64) (seriesParts, error) {
+	var xys, floorXYs, marked plotter.XYs
+	var segments []plotter.XYs
 	var bars ciBars
-	for i, p := range s.Points {
-		xys[i] = plotter.XY{X: p.XPlot, Y: p.Mean}
+	var seg plotter.XYs
+	lastX := math.NaN()
+	for _, p := range s.Points {
+		xy := plotter.XY{X: p.XPlot, Y: p.Mean}
+		if p.Floor {
+			xy.Y = floor
+			floorXYs = append(floorXYs, xy)
+			segments, seg = appendSegment(segments, seg), nil // the line breaks at the floor
+		} else {
+			if len(seg) > 0 && slices.ContainsFunc(s.Gaps, func(g float64) bool { return g > lastX && g < p.X }) {
+				segments, seg = appendSegment(segments, seg), nil // a row between is not drawn
+			}
+			xys, seg, lastX = append(xys, xy), append(seg, xy), p.X
+		}
 		if p.HasCI {
 			bars = append(bars, ciBar{X: p.XPlot, Low: p.CILow, High: p.CIHigh})
 		}
-	}
-	line, pts, err := plotter.NewLinePoints(xys)
-	if err != nil {
-		return seriesParts{}, err
-	}
-	line.Color = st.Color
-	line.Width = vg.Points(1.25)
-	line.Dashes = st.Dashes
-	pts.Color = st.Color
-	pts.Shape = st.Shape
-	pts.Radius = vg.Points(3)
-	sp := seriesParts{Line: line, Points: pts}
-	var marked plotter.XYs
-	for i, p := range s.Points {
 		if p.Marked {
-			marked = append(marked, xys[i])
+			marked = append(marked, xy)
 		}
+	}
+	segments = appendSegment(segments, seg)
+	style := func(l *plotter.Line) *plotter.Line {
+		l.Color, l.Width, l.Dashes = st.Color, vg.Points(1.25), st.Dashes
+		return l
+	}
+	// Line and Points carry the points drawn at their value (possibly
+	// none: then they only style the legend's thumbnail).
+	line := style(&plotter.Line{XYs: xys})
+	pts := &plotter.Scatter{XYs: xys}
+	pts.Color, pts.Shape, pts.Radius = st.Color, st.Shape, vg.Points(3)
+	sp := seriesParts{Line: line, Points: pts}
+	for _, seg := range segments {
+		if len(segments) == 1 {
+			sp.Segments = []*plotter.Line{line}
+			break
+		}
+		sp.Segments = append(sp.Segments, style(&plotter.Line{XYs: seg}))
+	}
+	if len(floorXYs) > 0 {
+		sp.Floor = &plotter.Scatter{XYs: floorXYs, GlyphStyle: draw.GlyphStyle{Color: st.Color, Radius: vg.Points(3), Shape: floorGlyph{Marker: st.Shape}}}
 	}
 	if len(marked) > 0 {
 		rings, err := plotter.NewScatter(marked)
@@ -1058,6 +1350,35 @@ func newSeriesParts(s series, st Style) (seriesParts, error) {
 	return sp, nil
 }
 
+// appendSegment appends seg to segs unless it is empty.
+func appendSegment(segs []plotter.XYs, seg plotter.XYs) []plotter.XYs {
+	if len(seg) == 0 {
+		return segs
+	}
+	return append(segs, seg)
+}
+
+// floorGlyph is the marker of a point drawn at a log axis's floor (a
+// mean ≤ 0, see FigureSpec.LogY): the series' own Marker (none in the
+// legend's entry) over a short downward arrow, in the series' colour.
+type floorGlyph struct{ Marker draw.GlyphDrawer }
+
+// DrawGlyph implements draw.GlyphDrawer.
+func (g floorGlyph) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	if g.Marker != nil {
+		g.Marker.DrawGlyph(c, sty, pt)
+	}
+	r := sty.Radius
+	c.StrokeLine2(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.2)}, pt.X, pt.Y-1.1*r, pt.X, pt.Y-2.2*r)
+	var head vg.Path
+	head.Move(vg.Point{X: pt.X - 0.8*r, Y: pt.Y - 2.0*r})
+	head.Line(vg.Point{X: pt.X + 0.8*r, Y: pt.Y - 2.0*r})
+	head.Line(vg.Point{X: pt.X, Y: pt.Y - 3.1*r})
+	head.Close()
+	c.SetColor(sty.Color)
+	c.Fill(head)
+}
+
 // setAxes applies log scales, makes degenerate ranges drawable and sets
 // the tickers: the x axis ticked at the panel's swept values, the y axis
 // with enough labels to read values off. It returns the x ticker.
@@ -1076,6 +1397,12 @@ func setAxes(p *plot.Plot, spec FigureSpec, pd panelData, empty bool) *sweptTick
 	if spec.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
+		if !math.IsNaN(pd.Floor) {
+			// Room under the floor's markers for their arrows, and the
+			// floor ticked "0" with no other tick near it.
+			p.Y.Min = math.Min(p.Y.Min, pd.Floor/2)
+			p.Y.Tick.Marker = floorTicks{Floor: pd.Floor, Label: zeroLabel(pd)}
+		}
 		widenLog(&p.Y)
 	} else {
 		p.Y.Tick.Marker = linearTicks{}

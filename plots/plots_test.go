@@ -315,28 +315,190 @@ func TestLayout_SkipsAndOrders(t *testing.T) {
 	}
 }
 
+// TestLayout_LogYClampsLowerCI: on a log y axis an interval whose lower
+// end is ≤ 0 runs down to the panel's floor, a factor √10 below the
+// smallest positive value the panel shows, and a mean ≤ 0 is drawn at
+// that floor, not left out.
 func TestLayout_LogYClampsLowerCI(t *testing.T) {
 	t.Parallel()
 	rows := []results.SummaryRow{
 		{Dataset: "d", Method: "a", X: 1, Metric: "m", Mean: 0.05, CILow: -0.01, CIHigh: 0.1},
 		{Dataset: "d", Method: "a", X: 2, Metric: "m", Mean: 0.2, CILow: 0.02, CIHigh: 0.3},
-		{Dataset: "d", Method: "a", X: 3, Metric: "m", Mean: -1, CILow: -2, CIHigh: 0}, // ≤ 0: skipped
+		{Dataset: "d", Method: "a", X: 3, Metric: "m", Mean: -1, CILow: -2, CIHigh: 0}, // ≤ 0: at the floor
 	}
 	f, err := layout(FigureSpec{Metric: "m", LogY: true}, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts := f.Panels[0].Series[0].Points
-	if len(pts) != 2 {
-		t.Fatalf("got %d points, want 2", len(pts))
+	pd := f.Panels[0]
+	pts := pd.Series[0].Points
+	if len(pts) != 3 || pts[0].Floor || pts[1].Floor || !pts[2].Floor || pts[2].Mean != -1 {
+		t.Fatalf("points %+v: want 3, the third at the floor with its mean kept", pts)
 	}
-	// Smallest positive value in the panel is the CI low 0.02.
-	if !pts[0].HasCI || pts[0].CILow != 0.02 || pts[0].CIHigh != 0.1 {
-		t.Errorf("clamped bar = %+v, want [0.02, 0.1]", pts[0])
+	// The smallest positive value in the panel is the CI low 0.02.
+	floor := 0.02 / math.Sqrt(10)
+	if !closeTo(pd.Floor, floor) {
+		t.Errorf("floor %v, want %v", pd.Floor, floor)
+	}
+	if !pts[0].HasCI || pts[0].CILow != pd.Floor || pts[0].CIHigh != 0.1 || !pts[0].CIFloor {
+		t.Errorf("clamped bar = %+v, want [floor, 0.1]", pts[0])
+	}
+	if pts[2].HasCI {
+		t.Errorf("the floor point's interval [-2, 0] lies below the floor: no bar, got %+v", pts[2])
 	}
 	// The panel must draw without panicking on the log axes.
 	if _, _, err := Build(FigureSpec{Metric: "m", LogY: true}, rows); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// logRows are the rows of TestBuild_NothingSilentOnLogAxes: a tail-like
+// metric of two methods on log axes (values are fixtures, not
+// statistics).
+func logRows() []results.SummaryRow {
+	row := func(panel, method string, x, mean float64) results.SummaryRow {
+		return results.SummaryRow{Dataset: panel, Method: method, XName: "epsilon", X: x, Metric: "tail",
+			Mean: mean, CILow: mean / 2, CIHigh: mean * 2, N: 5}
+	}
+	return []results.SummaryRow{
+		// Panel p: method a has 0 at x = 0.25 between positive values (the
+		// line must break there, not run across it); method b is 0
+		// everywhere; method a's row at x = 2 has no finite value.
+		row("p", "a", 0.1, 1e-3), row("p", "a", 0.25, 0), row("p", "a", 0.5, 2e-3), row("p", "a", 1, 3e-3),
+		row("p", "a", 2, math.NaN()), row("p", "a", 5, 4e-3),
+		row("p", "b", 0.1, 0), row("p", "b", 0.25, 0), row("p", "b", 0.5, 0), row("p", "b", 1, 0), row("p", "b", 5, 0),
+		// The reference method's value in panel p: 0, no place on the axis.
+		row("p", "ref", 1, 0),
+		// Panel q: every value 0, nothing to set a floor by.
+		row("q", "a", 0.1, 0), row("q", "a", 1, 0),
+		// Panel r: x ≤ 0 on the log x axis; a negative mean.
+		// Its interval at x = 1 reaches below 0: drawn down to the floor.
+		row("r", "a", 0, 0.5), {Dataset: "r", Method: "a", XName: "epsilon", X: 1, Metric: "tail", Mean: 0.4, CILow: -0.1, CIHigh: 0.8, N: 5},
+		row("r", "a", 2, -0.1),
+	}
+}
+
+// TestBuild_NothingSilentOnLogAxes: no row leaves a log-axis figure
+// without a word. A mean ≤ 0 on a log y axis is drawn at the panel's
+// floor (the series' marker over an arrow, ticked "0" on the axis with no
+// other tick near it, one legend entry) and breaks the line; a row with
+// no finite value, or x ≤ 0 on a log x axis, is not drawn and breaks the
+// line; a panel with no positive value says so in its title; and the
+// caption's note names every such row by panel, series and x, and a
+// reference line left out.
+func TestBuild_NothingSilentOnLogAxes(t *testing.T) {
+	t.Parallel()
+	spec := FigureSpec{Name: "tails", Metric: "tail", XLabel: "ε", LogX: true, LogY: true, Methods: []string{"a", "b"}, Reference: "ref",
+		Caption: Caption{Profile: "quick", Note: "A kind's own note."}}
+	fig, err := build(spec, logRows())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fig.data.Panels[0]
+	// √10 below the smallest positive value of the means and bars: the
+	// interval [5e-4, 2e-3] of a's mean 1e-3.
+	if want := 5e-4 / math.Sqrt(10); !closeTo(p.Floor, want) {
+		t.Errorf("panel p: floor %v, want %v", p.Floor, want)
+	}
+	// a: the line breaks at the floor point (x = 0.25) and at the row with
+	// no value (x = 2): pieces [0.1], [0.5, 1], [5].
+	a := fig.parts[0][0]
+	var pieces [][]float64
+	for _, l := range a.Segments {
+		var xs []float64
+		for _, xy := range l.XYs {
+			xs = append(xs, xy.X)
+		}
+		pieces = append(pieces, xs)
+	}
+	if want := [][]float64{{0.1}, {0.5, 1}, {5}}; fmt.Sprint(pieces) != fmt.Sprint(want) {
+		t.Errorf("series a: line pieces %v, want %v", pieces, want)
+	}
+	if a.Floor == nil || len(a.Floor.XYs) != 1 || a.Floor.XYs[0].X != 0.25 || a.Floor.XYs[0].Y != p.Floor {
+		t.Errorf("series a: floor markers %+v, want one at (0.25, %v)", a.Floor, p.Floor)
+	}
+	if _, ok := a.Floor.Shape.(floorGlyph); !ok {
+		t.Errorf("floor marker %T, want floorGlyph", a.Floor.Shape)
+	}
+	// b: every point at the floor, no line, no marker at a value.
+	b := fig.parts[0][1]
+	if len(b.Segments) != 0 || len(b.Points.XYs) != 0 || b.Floor == nil || len(b.Floor.XYs) != 5 {
+		t.Errorf("series b: %d line pieces, %d markers, floor %+v; want 0, 0 and 5 at the floor", len(b.Segments), len(b.Points.XYs), b.Floor)
+	}
+	// The floor's tick says 0, and no other tick is near it.
+	ticks := floorTicks{Floor: p.Floor, Label: "0"}.Ticks(p.Floor/2, 1e-2)
+	if ticks[0].Value != p.Floor || ticks[0].Label != "0" {
+		t.Errorf("first tick %+v, want 0 at the floor", ticks[0])
+	}
+	for _, tk := range ticks[1:] {
+		if tk.Value < p.Floor*math.Pow(10, 0.25) {
+			t.Errorf("tick %+v inside the floor's band", tk)
+		}
+	}
+	if got := fig.panels[0].Y.Tick.Marker; got != (floorTicks{Floor: p.Floor, Label: "0"}) {
+		t.Errorf("panel p y ticker %#v", got)
+	}
+	if got := fig.panels[2].Y.Tick.Marker; got != (floorTicks{Floor: fig.data.Panels[2].Floor, Label: "≤ 0"}) {
+		t.Errorf("panel r (a negative mean) y ticker %#v", got)
+	}
+	// Panel q: nothing positive; its title says so.
+	if got := fig.panels[1].Title.Text; !strings.Contains(got, "(no positive values: none on a log axis)") {
+		t.Errorf("panel q title %q", got)
+	}
+	// One legend entry for the floor's marker.
+	var legend []string
+	for _, e := range fig.legend {
+		legend = append(legend, e.name)
+	}
+	if !slices.Contains(legend, "≤ 0: not on a log scale, drawn at the floor") {
+		t.Errorf("legend %q lacks the floor's entry", legend)
+	}
+	// The note names every row not drawn at its value, after the kind's.
+	for _, want := range []string{
+		"A kind's own note.\n",
+		"Drawn at the floor, as 0 and below have no place on a log axis: p: a (ε = 0.25), b (every ε); r: a (ε = 2).",
+		"Not drawn, as 0 and below have no place on a log axis (the panel has no positive value to set a floor by): q: a (ε = 0.1, 1).",
+		"Not drawn, with no finite value (the line is broken there): p: a (ε = 2).",
+		"Not drawn, as x ≤ 0 has no place on a log x axis (the line is broken there): r: a (ε = 0).",
+		"Error bars whose lower end is 0 or below run down to the floor.",
+		"Not drawn in p: the line of ref (reference), whose value is not finite or has no place on a log axis.",
+	} {
+		if !strings.Contains(fig.note, want) {
+			t.Errorf("note\n%s\nlacks\n%s", fig.note, want)
+		}
+	}
+	// Render draws it: PNG and SVG, the note in the caption.
+	dir := t.TempDir()
+	if err := Render(dir, spec, logRows()); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "tails.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"drawn at the floor", "Not drawn, with no finite value"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("tails.svg lacks %q", want)
+		}
+	}
+}
+
+// TestBuild_NoteOnlyWhenNeeded: a figure whose rows are all drawn at
+// their value has no note of its own, no floor and no floor entry.
+func TestBuild_NoteOnlyWhenNeeded(t *testing.T) {
+	t.Parallel()
+	rows := fakeRows("auc", []string{"d"}, []string{"a", "b"}, []float64{0.5, 1, 2})
+	fig, err := build(FigureSpec{Name: "f", Metric: "auc", LogX: true, LogY: true}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.note != "" || !math.IsNaN(fig.data.Panels[0].Floor) || len(fig.data.Panels[0].Off) != 0 {
+		t.Errorf("note %q, floor %v, off %v: want none", fig.note, fig.data.Panels[0].Floor, fig.data.Panels[0].Off)
+	}
+	for _, e := range fig.legend {
+		if strings.Contains(e.name, "floor") {
+			t.Errorf("legend entry %q", e.name)
+		}
 	}
 }
 

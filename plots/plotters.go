@@ -57,6 +57,29 @@ func (h *hLine) Thumbnail(c *draw.Canvas) {
 	c.StrokeLine2(h.LineStyle, c.Min.X, y, c.Max.X, y)
 }
 
+// floorTicks marks a log10 axis with a floor (FigureSpec.LogY): the ticks
+// of logTicks above the floor's band, and one tick at Floor labelled
+// Label ("0"), where the panel draws its means ≤ 0. The band is the lower
+// half, in log units, of the half decade between the floor and the
+// smallest positive value shown; no other tick falls in it, so that no
+// number can be read off a point at the floor.
+type floorTicks struct {
+	Floor float64
+	Label string
+}
+
+// Ticks implements plot.Ticker.
+func (f floorTicks) Ticks(min, max float64) []plot.Tick {
+	band := f.Floor * math.Pow(10, 0.25)
+	ticks := []plot.Tick{{Value: f.Floor, Label: f.Label}}
+	for _, t := range (logTicks{}).Ticks(math.Max(min, band), max) {
+		if t.Value >= band {
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
 // logTicks marks a log10 axis: major ticks at powers of ten, minor ticks at
 // their 2..9 multiples. It differs from plot.LogTicks in two ways: the first
 // decade is found with floor (plot.LogTicks truncates log10(min) toward zero,

@@ -200,8 +200,11 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		}
 		n, _ := ds.X.Dims()
 		k := len(spec.Tuning.Lambdas)
-		if min := spec.CV.Folds * k * 2; n < min {
-			return nil, specdata.At(es, name, fmt.Errorf("%d rows; %d folds and dataSplit into %d parts need at least %d", n, spec.CV.Folds, k, min))
+		if min, why := minRecords(spec.CV.Folds, k, e.arms); n < min {
+			return nil, specdata.At(es, name, fmt.Errorf("%d rows; %s", n, why))
+		}
+		if err := e.checkStability(n); err != nil {
+			return nil, specdata.At(es, name, err)
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
@@ -227,6 +230,59 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 }
 
 func foldKey(name string, rep int) string { return name + "/" + strconv.Itoa(rep) }
+
+// minRecords returns the fewest records a dataset (or a histogram
+// source) needs for the folds and for the selection methods arms run,
+// and a message saying what needs them. Every fold needs 2 records: each
+// fold is in turn the test set W, the validation set V and part of the
+// training set T (roles), and a test fold of one record has no AUC. A
+// method that trains on parts of T ([Splitter], e.g. dataSplit into k
+// parts) needs 2·parts records in every fold, so that each part of the
+// K−2 training folds holds at least 2(K−2). Methods that train on all of
+// T (stability, alphaSplit, random, control) need nothing more here;
+// stability's own need is checked against the learner's constants
+// (checkStability, and Theorem 6's n for histograms).
+func minRecords(folds, k int, arms []arm) (int, string) {
+	min, why := 2*folds, fmt.Sprintf("%d folds need at least %d (2 in every fold: each is in turn the test, the validation and a training fold)", folds, 2*folds)
+	for _, a := range arms {
+		sp, ok := a.sel.(Splitter)
+		if !ok {
+			continue
+		}
+		parts := sp.SplitParts(k)
+		if m := folds * parts * 2; m > min {
+			min, why = m, fmt.Sprintf("%d folds and %s into %d parts need at least %d", folds, a.sel.Name(), parts, m)
+		}
+	}
+	return min, why
+}
+
+// checkStability checks, for a dataset of n records, that the learner of
+// every arm whose method runs Algorithm 1 ([StabilityUser]) has its
+// stability constants on the smallest training set the folds make (n
+// minus the two largest folds) at the training level of the smallest α,
+// so that a learner whose constants need more records than the folds
+// leave is refused at load, not in every unit.
+func (e *Experiment) checkStability(n int) error {
+	t := e.spec.Tuning
+	nTrain := n - 2*((n+e.spec.CV.Folds-1)/e.spec.CV.Folds)
+	amin := slices.Min(t.Alphas)
+	for _, a := range e.arms {
+		su, ok := a.sel.(StabilityUser)
+		if !ok {
+			continue
+		}
+		sl, ok := a.learner.(StableLearner)
+		if !ok {
+			continue // refused when the arms were made
+		}
+		alpha1 := su.StabilityLevel(Budget{Alpha: amin, Delta: t.Delta})
+		if _, _, err := sl.StabilityConstants(t.Lambdas, nTrain, alpha1, t.Delta); err != nil {
+			return fmt.Errorf("method %s, learner %s, alpha = %v (training at %v on the smallest training set, %d rows): %w", a.sel.Name(), a.learner.Name(), amin, alpha1, nTrain, err)
+		}
+	}
+	return nil
+}
 
 // Partition returns a uniformly random partition of 0..n-1 into k folds whose
 // sizes differ by at most one; each fold's indices are sorted.

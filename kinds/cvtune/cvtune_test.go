@@ -3,6 +3,7 @@ package cvtune
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -197,16 +198,95 @@ func TestRunUnit_LargeAlpha(t *testing.T) {
 
 // TestNew_TooFewRows: a dataset too small for its folds (some fold, or some
 // dataSplit part, would be empty or hold a handful of rows) is refused at
-// load with the minimum, not run into empty folds.
+// load with the minimum, not run into empty folds. The minimum follows the
+// methods the spec runs: dataSplit's k parts of the training folds need
+// folds × k × 2 rows; without it every fold needs 2 rows, so a 10-row
+// dataset runs 3 folds of stability and control (the newcomer's case,
+// once refused in dataSplit's name) and 5 rows do not.
 func TestNew_TooFewRows(t *testing.T) {
-	src := strings.Replace(smallSpec, "subsample = 1500", "subsample = 29", 1)
-	s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
+	tests := []struct {
+		name, from, to string
+		want           string // "" when the spec runs
+	}{
+		{"dataSplit's parts", "subsample = 1500", "subsample = 29",
+			"small.toml:7: data.datasets[0]: dataset magic: 29 rows; 5 folds and dataSplit into 3 parts need at least 30"},
+		{"without dataSplit, enough for the folds", "subsample = 1500", "subsample = 10",
+			""},
+		{"without dataSplit, too few for the folds", "subsample = 1500", "subsample = 5",
+			"small.toml:7: data.datasets[0]: dataset magic: 5 rows; 3 folds need at least 6 (2 in every fold: each is in turn the test, the validation and a training fold)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(smallSpec, tt.from, tt.to, 1)
+			if !strings.Contains(tt.name, "dataSplit's") {
+				src = strings.NewReplacer("folds = 5", "folds = 3", "lambdas = [0.01, 0.1, 1.0]", "lambdas = [0.01, 1.0]",
+					`methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`, `methods = ["stability", "control"]`).Replace(src)
+			}
+			s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
+			if tt.want != "" {
+				// At the dataset's entry, named once: file, line, key.
+				if err == nil || err.Error() != tt.want {
+					t.Errorf("err = %v\nwant %s", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			// It runs: every unit a row, none failed.
+			dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "rows.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows := strings.Count(string(b), "\n") - 1; rows != len(e.Units()) {
+				t.Errorf("%d rows for %d units", rows, len(e.Units()))
+			}
+		})
+	}
+}
+
+// TestNew_StabilityNeeds: a method that runs Algorithm 1 checks, at load,
+// that the learner has its stability constants on the smallest training
+// set the folds leave (n minus the two largest folds) at the smallest α;
+// a learner whose constants need more rows is refused naming the method,
+// the learner and the sizes, not in every unit.
+func TestNew_StabilityNeeds(t *testing.T) {
+	registerLearner(t, needyLearner{})
+	s := parseExt(t, `learners = ["needy"]`)
+	s.Data.Subsample = 400
+	s.Section.(*Section).Tuning.Methods = []string{"stability", "random"}
+	_, err := New(s, Options{})
+	// 400 rows in 4 folds of 100: the training set is 200 rows.
+	want := "ext.toml:7: data.datasets[0]: dataset magic: method stability, learner needy, alpha = 2 (training at 1 on the smallest training set, 200 rows): needy: needs 500 training rows, got 200"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	// Without a method that runs Algorithm 1 the learner's constants are
+	// not asked for.
+	s.Section.(*Section).Tuning.Methods = []string{"alphaSplit", "random"}
+	e, err := New(s, Options{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("without stability: %v", err)
 	}
-	_, err = New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
-	// At the dataset's entry, named once: file, line, key.
-	if err == nil || err.Error() != "small.toml:7: data.datasets[0]: dataset magic: 29 rows; 5 folds and dataSplit into 3 parts need at least 30" {
-		t.Errorf("err = %v", err)
+	e.Close()
+}
+
+// needyLearner's stability constants hold only on 500 training rows or
+// more.
+type needyLearner struct{ fakeLearner }
+
+func (needyLearner) Name() string { return "needy" }
+func (needyLearner) StabilityConstants(_ []float64, n int, _, _ float64) (float64, float64, error) {
+	if n < 500 {
+		return 0, 0, fmt.Errorf("needy: needs 500 training rows, got %d", n)
 	}
+	return 1, 1, nil
 }

@@ -738,7 +738,9 @@ func TestLearner_OverLevel(t *testing.T) {
 	for _, c := range []struct{ learner, want string }{
 		{"not-private", "cvtune: learner not-private returned a non-private release for the level ε=2: a learner must release under the level it is handed"},
 		{"ex-post", "cvtune: learner ex-post returned ex-post ε=2 for the level ε=2: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods"},
-		{"zcdp", "cvtune: learner zcdp returned ρ=2 for the level ε=2: a level is (ε, δ); return the (ε, δ) it implies (Guarantee.ToApprox at a δ within the level)"},
+		{"zcdp", "cvtune: learner zcdp returned ρ=2 for the level ε=2: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; " +
+			"return the (ε, δ) it implies at a δ within the level: a Go learner converts with privacy.Guarantee.ToApprox(δ); " +
+			`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`},
 	} {
 		if _, err := run("random", c.learner); err == nil || err.Error() != c.want {
 			t.Errorf("%s: err = %v\nwant %s", c.learner, err, c.want)

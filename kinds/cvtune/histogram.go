@@ -177,8 +177,8 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 	hmin := 1 / float64(slices.Max(h.Bins))
 	for si, s := range e.sources {
 		n := len(s.x)
-		if min := spec.CV.Folds * k * 2; n < min {
-			return nil, es.ErrorAt(s.key, s.path, fmt.Errorf("source %s has %d points; %d folds and dataSplit into %d parts need at least %d", s.name, n, spec.CV.Folds, k, min))
+		if min, why := minRecords(spec.CV.Folds, k, e.arms); n < min {
+			return nil, es.ErrorAt(s.key, s.path, fmt.Errorf("source %s has %d points; %s", s.name, n, why))
 		}
 		for _, a := range e.arms {
 			su, ok := a.sel.(StabilityUser)

@@ -168,3 +168,25 @@ func TestHist_RefusesSmallN(t *testing.T) {
 		t.Errorf("unknown column: err = %v", err)
 	}
 }
+
+// TestHist_TooFewPoints: the minimum of a source follows the methods the
+// spec runs, as for cv-tuning: dataSplit's k = 3 parts need 5 × 3 × 2 =
+// 30 points in 5 folds; without dataSplit 2 points a fold (10) do.
+func TestHist_TooFewPoints(t *testing.T) {
+	base := strings.NewReplacer("records = 6000", "records = 29", "alphas = [1.0, 1000.0]", "alphas = [1000.0]",
+		`attributes = [{ dataset = "adult", column = "age", lo = 0.0, hi = 100.0 }]`, "").Replace(histSpecSrc)
+	_, err := loadHist(t, base)
+	const want = "hist.toml:16: histogram.records: source bimodal has 29 points; 5 folds and dataSplit into 3 parts need at least 30"
+	if err == nil || err.Error() != want {
+		t.Errorf("with dataSplit: err = %v\nwant %s", err, want)
+	}
+	noSplit := strings.Replace(base, `methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`, `methods = ["alphaSplit", "random", "control"]`, 1)
+	if _, err := loadHist(t, noSplit); err != nil {
+		t.Errorf("29 points in 5 folds without dataSplit: %v", err)
+	}
+	few := strings.Replace(noSplit, "records = 29", "records = 9", 1)
+	const wantFew = "hist.toml:16: histogram.records: source bimodal has 9 points; 5 folds need at least 10 (2 in every fold: each is in turn the test, the validation and a training fold)"
+	if _, err := loadHist(t, few); err == nil || err.Error() != wantFew {
+		t.Errorf("9 points: err = %v\nwant %s", err, wantFew)
+	}
+}

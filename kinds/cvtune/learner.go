@@ -84,7 +84,9 @@ func CheckLevel(learner string, g privacy.Guarantee, level Level) (LevelCheck, e
 	case privacy.None:
 		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned a non-private release for the level %v: a learner must release under the level it is handed", learner, level)
 	case privacy.ZCDP:
-		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned %v for the level %v: a level is (ε, δ); return the (ε, δ) it implies (Guarantee.ToApprox at a δ within the level)", learner, g, level)
+		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned %v for the level %v: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; "+
+			"return the (ε, δ) it implies at a δ within the level: a Go learner converts with privacy.Guarantee.ToApprox(δ); "+
+			`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`, learner, g, level)
 	default:
 		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned %v for the level %v: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods", learner, g, level)
 	}

@@ -330,7 +330,7 @@ func cvLimits(cv *CVSpec, t *TuningSpec) []experiments.Limit {
 		{Key: "cv.repetitions", Max: 1e4, Counts: experiments.Value("cv.repetitions", cv.Repetitions),
 			Why: "Chaudhuri & Vinterbo repeat 10 times (1000× margin); each repetition keeps a fold assignment of 8 bytes per record"},
 		{Key: "cv.folds", Max: 1e5, Counts: experiments.Value("cv.folds", cv.Folds),
-			Why: "the paper uses 10 folds (10,000× margin); every fold needs at least 2k records"},
+			Why: "the paper uses 10 folds (10,000× margin); every fold needs at least 2 records (2k with dataSplit)"},
 		{Key: "tuning.alphas", Max: 1e4, Counts: experiments.Length("tuning.alphas", len(t.Alphas)),
 			Why: "the specs use 6 values (1600× margin)"},
 	}

@@ -46,6 +46,18 @@ type StabilityUser interface {
 	StabilityLevel(b Budget) float64
 }
 
+// Splitter is implemented by a Selector that trains candidates on parts of
+// the training set T (Candidates.Split), so that a kind can refuse, when
+// it loads a spec, data too small for those parts ([DataSplit]: one part
+// per candidate). A Selector that splits T without implementing it is
+// checked only when a unit runs (Split's error fails the unit).
+type Splitter interface {
+	Selector
+	// SplitParts returns the number of parts T is split into for k
+	// candidates.
+	SplitParts(k int) int
+}
+
 // Budget is what a selection method may spend on one unit.
 type Budget struct {
 	// Alpha is the total privacy level α of the method. Finite and > 0.
@@ -224,6 +236,9 @@ type DataSplit struct{}
 
 // Name implements Selector.
 func (DataSplit) Name() string { return "dataSplit" }
+
+// SplitParts implements Splitter: one part of T per candidate.
+func (DataSplit) SplitParts(k int) int { return k }
 
 // Select implements Selector. The partition of T is drawn first.
 func (s DataSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {

@@ -198,7 +198,8 @@ func publicBounds(ds *datasets.Dataset) *results.PublicBounds {
 }
 
 // Warnings returns the stderr warnings of the datasets: one for each that
-// runs on a synthetic stand-in or on data a Go provider computed, and the
+// runs on a synthetic stand-in (because the spec asks for it, or because
+// the real file is not available) or on data a Go provider computed, and the
 // loader's notes on the real files (an unpinned file whose record count is
 // far from the documented one).
 func Warnings(data []*datasets.Dataset) []string {
@@ -206,6 +207,8 @@ func Warnings(data []*datasets.Dataset) []string {
 	for _, ds := range data {
 		switch {
 		case ds.Source.Kind == datasets.KindReal:
+		case ds.Source.Params["reason"] == datasets.ReasonSyntheticAlways:
+			w = append(w, fmt.Sprintf("dataset %s: results use a SYNTHETIC stand-in (%s), as the spec asks (data.synthetic = \"always\"), not the real file, whether or not it is available", ds.Name, ds.Source.Generator))
 		case ds.Source.Params["stand_in_for"] != "":
 			w = append(w, fmt.Sprintf("dataset %s: the real file is not available; results use a SYNTHETIC stand-in (%s)", ds.Name, ds.Source.Generator))
 		default:
