@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dprepro/dprepro/report"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -104,7 +105,7 @@ func TestReport_StoppedRuns(t *testing.T) {
 		t.Errorf("report after SIGKILL: exit %d\n%s", r.code, r.stderr)
 	}
 	page = string(mustRead(t, filepath.Join(out, "report", "index.html")))
-	for _, want := range []string{"2 runs did not finish", "by PID " + pid + " on", "which stopped without a word",
+	for _, want := range []string{"2 runs did not finish", "by PID " + pid + " on", report.NoHolder,
 		"its 1 claim; rows.csv, summary.csv, figures and tables; " + strconv.Itoa(units) + " units are checkpointed",
 		"not started: queued at"} {
 		if !strings.Contains(page, want) {
@@ -121,7 +122,7 @@ func TestReport_StoppedRuns(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
 	idx = readIndex(t, out)
-	if e := idx["ext/quick-seed1"]; !strings.HasPrefix(e.Status, "unfinished: started by PID "+pid) {
+	if e := idx["ext/quick-seed1"]; !strings.HasPrefix(e.Status, "unfinished: started by PID "+pid) || !strings.Contains(e.Status, report.NoHolder) {
 		t.Errorf("index entry of the killed run: %+v", e)
 	}
 	if e := idx["proc/quick-seed17"]; !strings.HasPrefix(e.Status, "unfinished: queued by PID "+pid) {
