@@ -107,7 +107,8 @@ func TestProcess_UnusableOut(t *testing.T) {
 // seed), a shard whose checkpoint is damaged — exits 2 like every other
 // bad input, names the shard or what is missing, and writes nothing: no
 // --out folder when there was none; in one holding a finished run, not a
-// byte changed (no attempt record, no index).
+// byte changed (no attempt record, no index). A spec whose data file does
+// not load is refused the same way.
 func TestProcess_MergeRefusals(t *testing.T) {
 	bin := sharedBinary(t)
 	env := cleanEnv(t)
@@ -157,6 +158,19 @@ func TestProcess_MergeRefusals(t *testing.T) {
 		if _, err := os.Stat(filepath.Dir(out)); !os.IsNotExist(err) {
 			t.Errorf("%s: a refused merge created its --out folder (%v)", tc.name, err)
 		}
+	}
+	// A spec whose data file does not load: refused before anything is
+	// written too.
+	dataDir := t.TempDir()
+	dataSpec := filepath.Join(dataDir, "my-data.toml")
+	writeT(t, dataSpec, []byte(readmeSpec(t)))
+	writeT(t, filepath.Join(dataDir, "mydata.csv"), []byte("age,colour,income,outcome\n39,red,1.5,yes\n4O,red,2,no\n"))
+	out := filepath.Join(t.TempDir(), "mo")
+	if r := runProc(t, env, bin, "merge", dataSpec, "--out", out, "--shards", shards[0]); r.code != 2 || !strings.Contains(r.stderr, `field 1 (age): bad number "4O"`) {
+		t.Errorf("merge of a spec whose data does not load: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a merge refused for its data created its --out folder (%v)", err)
 	}
 	// The two good shards merge (exit 0): the refusals above were the
 	// shards', not the command's.
