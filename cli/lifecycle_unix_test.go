@@ -77,7 +77,7 @@ func resultFiles(t *testing.T, dir string) map[string]string {
 // old run as earlier, not counted; the index says both; `claims` refuses
 // the old run (its spec no longer resolves to its design) and leaves its
 // claims.csv; a shard is still refused, and the interrupted attempt's
-// record is kept. Unblocked, the new run finishes and replaces the old one
+// record and index entry are kept. Unblocked, the new run finishes and replaces the old one
 // wholly: the folder holds exactly the new manifest's outputs (the old
 // Adult figure is gone) and no record.
 func TestLifecycle_FinishedRunKeptUntilReplaced(t *testing.T) {
@@ -189,6 +189,9 @@ func TestLifecycle_FinishedRunKeptUntilReplaced(t *testing.T) {
 	}
 	if a, err := results.ReadAttempt(run); err != nil || a == nil || a.State != results.AttemptInterrupted {
 		t.Errorf("after the refused shard, the attempt record is %+v, %v; want the interrupted attempt's", a, err)
+	}
+	if e := readIndex(t, out)["life/quick-seed1"]; !strings.HasPrefix(e.Status, "interrupted; the folder still holds the earlier run finished at ") {
+		t.Errorf("index entry after the refused shard: %+v", e)
 	}
 	same("after check, report, claims and a refused shard")
 

@@ -370,7 +370,11 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		if err == nil && shard.Sharded() {
 			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
 		}
-		entries = append(entries, entry)
+		// A shard refused because the folder holds a finished run left
+		// the folder as it was: its entry stays too.
+		if !errors.Is(err, runner.ErrFinishedRun) {
+			entries = append(entries, entry)
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			failures = append(failures, err)
