@@ -163,7 +163,7 @@ type Unfinished struct {
 
 // Describe is the folder dir's unfinished attempt as a report of out
 // shows it (its Dir relative to out); Folder.Unfinished must hold. dprepro
-// check names such a folder with its Headline's words.
+// check words its state with its StateNote.
 func (f Folder) Describe(out, dir string) *Unfinished { return f.unfinished(out, dir) }
 
 // unfinished is the folder's unfinished attempt, for a report of out;

@@ -55,7 +55,7 @@ type Attempt struct {
 	// the first few of them (stderr stays short); Failures lists every one.
 	Error string `json:"error,omitempty"`
 	// Failures lists every unit that failed, with its error in full, in
-	// the order of their keys; empty when no unit failed.
+	// the order the error lists them (by key); empty when no unit failed.
 	Failures []UnitFailure `json:"failures,omitempty"`
 
 	Spec        SpecInfo `json:"spec"`
