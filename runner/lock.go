@@ -50,9 +50,10 @@ type DirLock struct {
 }
 
 // Lock takes the exclusive lock of directory dir (created if needed): one
-// writer per run directory. It never waits: when another live process
-// holds the lock it returns a *LockedError naming it (PID, host, start
-// time). The lock is an flock(2) on dir/.lock, which the kernel releases
+// writer per run directory. It does not wait for a holder: when another
+// live process holds the lock it returns a *LockedError naming it (PID,
+// host, start time), after trying again for 0.3 s (what HeldBy's instant
+// hold needs). The lock is an flock(2) on dir/.lock, which the kernel releases
 // when its holder exits however it exits (even SIGKILL), so a lock left by a
 // dead process is detected (the flock is free while the file still names
 // the old holder) and taken over; DirLock.TookOver then says whose it was.
@@ -67,10 +68,11 @@ func Lock(dir string) (*DirLock, error) {
 		return nil, fmt.Errorf("runner: lock: %w", err)
 	}
 	err = flock(f, false)
-	// A probe (HeldBy) holds a shared lock for an instant: try again for
-	// a moment before refusing, so that a report or check reading the
-	// folder never refuses a run.
-	for try := 0; errors.Is(err, errWouldBlock) && try < 10; try++ {
+	// A probe (HeldBy) holds a shared lock for an instant (two system
+	// calls): try again for a moment (0.3 s, ample even for a probe
+	// descheduled on a loaded machine) before refusing, so that a report
+	// or check reading the folder never refuses a run.
+	for try := 0; errors.Is(err, errWouldBlock) && try < 30; try++ {
 		time.Sleep(10 * time.Millisecond)
 		err = flock(f, false)
 	}
