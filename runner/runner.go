@@ -308,6 +308,9 @@ type UnitsFailedError struct {
 	Record string
 }
 
+// Error counts the failed units and names the first MaxShownFailures,
+// each with its error, then how many more failed (and, with Record, where
+// all are).
 func (e *UnitsFailedError) Error() string {
 	shown := make([]string, 0, MaxShownFailures+1)
 	for i, f := range e.Failures {
