@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,12 +37,32 @@ func newAttempt(s *experiments.Spec, state string, now time.Time) *results.Attem
 		Build: results.ReadBuild().Identity(),
 	}
 	if s.Source != nil {
-		a.Spec.File, a.Spec.FileSHA256 = s.Source.Path, s.Source.SHA256
+		// The absolute path, as the manifest records it.
+		a.Spec.File, a.Spec.FileSHA256 = specFile(s), s.Source.SHA256
 	}
 	for _, c := range s.Claims {
 		a.Claims = append(a.Claims, results.AttemptClaim{ID: c.ID, Source: c.Source, Statement: c.Statement, Method: c.Method, Metric: c.Metric})
 	}
 	return a
+}
+
+// specFile is the spec's file as records name it: its absolute path, or
+// "builtin:experiments/ID.toml" (as the manifest's spec.file).
+func specFile(s *experiments.Spec) string {
+	if s.Source == nil {
+		return ""
+	}
+	return cmp.Or(s.Source.Abs, s.Source.Path)
+}
+
+// recordFailures makes the error of a run in dir whose units failed
+// (runner.UnitsFailedError) say where the error of every failed unit is
+// recorded: the attempt record that endAttempt writes, under "failures".
+func recordFailures(err error, dir string) {
+	var ufe *runner.UnitsFailedError
+	if errors.As(err, &ufe) {
+		ufe.Record = filepath.Join(dir, results.AttemptFile) + `, under "failures"`
+	}
 }
 
 // saveAttempt writes a into the run folder dir. A record that cannot be
@@ -54,23 +75,41 @@ func saveAttempt(dir string, a *results.Attempt, stderr io.Writer) {
 }
 
 // clearAttempt removes the record of the run folder dir: the folder holds
-// a finished run (or is as it was before the command).
+// a finished run.
 func clearAttempt(dir, id string, stderr io.Writer) {
 	if err := results.RemoveAttempt(dir); err != nil {
 		fmt.Fprintf(stderr, "dprepro: %s: WARNING: could not remove %s: %v; a report of this folder will say its run did not finish\n", id, filepath.Join(dir, results.AttemptFile), err)
 	}
 }
 
-// startAttempts records every spec's attempt as queued in its run folder
-// under out, once the command holds their locks.
-func startAttempts(out string, specs []*experiments.Spec, stderr io.Writer) []*results.Attempt {
-	now := time.Now()
-	as := make([]*results.Attempt, len(specs))
-	for i, s := range specs {
-		as[i] = newAttempt(s, results.AttemptQueued, now)
-		saveAttempt(runner.RunDir(out, s), as[i], stderr)
+// restoreAttempt puts back the record the run folder dir held before the
+// command (prev; nil: none), for a command that leaves the folder as it
+// was (a shard refused because the folder holds a finished run, a run the
+// command never started): an earlier attempt that did not finish stays
+// told.
+func restoreAttempt(dir, id string, prev *results.Attempt, stderr io.Writer) {
+	if prev == nil {
+		clearAttempt(dir, id, stderr)
+		return
 	}
-	return as
+	saveAttempt(dir, prev, stderr)
+}
+
+// startAttempts records every spec's attempt as queued in its run folder
+// under out, once the command holds their locks. It returns the records,
+// and those the folders held before (nil where none, or one that cannot
+// be read), for restoreAttempt.
+func startAttempts(out string, specs []*experiments.Spec, stderr io.Writer) (as, prev []*results.Attempt) {
+	now := time.Now()
+	as = make([]*results.Attempt, len(specs))
+	prev = make([]*results.Attempt, len(specs))
+	for i, s := range specs {
+		dir := runner.RunDir(out, s)
+		prev[i], _ = results.ReadAttempt(dir)
+		as[i] = newAttempt(s, results.AttemptQueued, now)
+		saveAttempt(dir, as[i], stderr)
+	}
+	return as, prev
 }
 
 // running records that the attempt a at the run in dir starts now.
@@ -81,11 +120,12 @@ func running(dir string, a *results.Attempt, stderr io.Writer) {
 }
 
 // notStartedAttempt records that the command was interrupted before it reached
-// the run in dir; a folder holding a finished run is left as it was. It
-// reports whether the folder holds no finished run.
-func notStartedAttempt(dir string, a *results.Attempt, stderr io.Writer) bool {
+// the run in dir; a folder holding a finished run is left as it was (with
+// the record prev it held before the command, if any). It reports whether
+// the folder holds no finished run.
+func notStartedAttempt(dir string, a, prev *results.Attempt, stderr io.Writer) bool {
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
-		clearAttempt(dir, a.Spec.ID, stderr)
+		restoreAttempt(dir, a.Spec.ID, prev, stderr)
 		return false
 	}
 	a.State, a.Updated = results.AttemptNotStarted, time.Now().UTC()
@@ -94,19 +134,26 @@ func notStartedAttempt(dir string, a *results.Attempt, stderr io.Writer) bool {
 }
 
 // endAttempt records how the attempt a at the run in dir ended with err:
-// removed when the run finished, or when it was refused before it touched
-// a folder that holds a finished run (a shard aimed at it); otherwise the
-// state (shard done, interrupted, not run when its experiment was not
-// built (loaded false), else failed) and the error. units is the run's
-// number of units, zero when unknown.
-func endAttempt(ctx context.Context, dir string, a *results.Attempt, err error, loaded bool, shard runner.Shard, units int, stderr io.Writer) {
+// removed when the run finished; put back as it was before the command
+// (prev) when it was refused before it touched a folder that holds a
+// finished run (a shard aimed at it); otherwise the state (shard done,
+// interrupted, not run when its experiment was not built (loaded false),
+// else failed), the error, and every failed unit with its error. units is
+// the run's number of units, zero when unknown.
+func endAttempt(ctx context.Context, dir string, a, prev *results.Attempt, err error, loaded bool, shard runner.Shard, units int, stderr io.Writer) {
 	a.Units, a.Updated = units, time.Now().UTC()
+	var ufe *runner.UnitsFailedError
+	if errors.As(err, &ufe) {
+		for _, f := range ufe.Failures {
+			a.Failures = append(a.Failures, results.UnitFailure{Unit: f.Unit, Error: f.Err.Error()})
+		}
+	}
 	switch {
 	case err == nil && !shard.Sharded():
 		clearAttempt(dir, a.Spec.ID, stderr)
 		return
 	case errors.Is(err, runner.ErrFinishedRun):
-		clearAttempt(dir, a.Spec.ID, stderr)
+		restoreAttempt(dir, a.Spec.ID, prev, stderr)
 		return
 	case err == nil:
 		a.State = results.AttemptShardDone

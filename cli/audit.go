@@ -99,12 +99,14 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer locks[0].Release()
 	entry := newIndexEntry(f.out, s)
 	runDir := runner.RunDir(f.out, s)
+	prev, _ := results.ReadAttempt(runDir)
 	attempt := newAttempt(s, results.AttemptRunning, time.Now())
 	saveAttempt(runDir, attempt, stderr)
 	dir, err := runSecure(s, func() (string, error) {
 		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Locked: true})
 	}, stderr)
-	endAttempt(ctx, runDir, attempt, err, true, runner.Shard{}, len(exp.Units()), stderr)
+	recordFailures(err, runDir)
+	endAttempt(ctx, runDir, attempt, prev, err, true, runner.Shard{}, len(exp.Units()), stderr)
 	entry.Finished = time.Now().UTC().Truncate(time.Second)
 	entry.Data = "none"
 	entry.Status = runStatus(ctx, err, true) // an interrupt's exit status is main's

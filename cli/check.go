@@ -254,7 +254,10 @@ func checkUnfinished(w io.Writer, dir string, refs fs.FS, label string) checkOut
 	id, state, why := filepath.Base(filepath.Dir(dir)), "unfinished", ""
 	switch {
 	case f.Attempt != nil:
-		id, state, why = f.Attempt.Spec.ID, f.Attempt.State, f.Attempt.Error
+		// A record that says running is the report's to read: is a
+		// process still at work in the folder (its lock), or was it
+		// killed?
+		id, state, why = f.Attempt.Spec.ID, f.Describe(dir, dir).StateNote(), f.Attempt.Error
 	case f.AttemptErr != nil:
 		state, why = "unknown", fmt.Sprintf("its attempt record cannot be read: %v", f.AttemptErr)
 		if f.Manifest != nil {

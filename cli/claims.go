@@ -72,13 +72,34 @@ func cmdClaims(_ context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// reclaim rewrites dir's claims.csv and says what it holds. An error the
-// user must fix (the spec gone, changed in design, or not loading; the
-// run's files unreadable) is a usageError.
-func reclaim(dir string) (string, error) {
+// reclaim rewrites dir's claims.csv and says what it holds. It holds the
+// folder's lock meanwhile: a folder another process is writing (a run of
+// it, which replaces its files once it has all its units) is refused,
+// naming the holder. An error the user must fix (the folder in use, the
+// spec gone, changed in design, or not loading; the run's files
+// unreadable) is a usageError.
+func reclaim(dir string) (line string, err error) {
+	lock, err := runner.Lock(dir)
+	if errors.Is(err, runner.ErrLocked) {
+		return "", usageError{err}
+	}
+	if err != nil {
+		return "", err
+	}
+	defer lock.Release()
 	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
 	if err != nil {
 		return "", usageError{err}
+	}
+	// The folder's latest attempt may not have finished (it failed or was
+	// stopped): its finished run is then an earlier one, which the report
+	// shows but does not count.
+	if f, err := report.ReadFolder(dir); err == nil && f.Attempt != nil {
+		defer func() {
+			if line != "" {
+				line += fmt.Sprintf("; note: the folder's latest attempt (%s) did not finish, so these are the claims of the earlier run it still holds, which the report does not count", f.Attempt.State)
+			}
+		}()
 	}
 	spec, from, err := runSpec(m)
 	if err != nil {

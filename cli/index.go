@@ -26,8 +26,8 @@ type indexEntry struct {
 	Profile  string    `json:"profile"`
 	Seed     int64     `json:"seed"`
 	Secure   bool      `json:"secure_noise"`
-	Status   string    `json:"status"`          // complete, failed: …, not run …: …, interrupted, not started: …, unfinished: …, shard i/N done
-	Error    string    `json:"error,omitempty"` // the error the run ended with, in full
+	Status   string    `json:"status"`          // complete, failed: …, not run …: …, interrupted, not started: …, unfinished: …, queued: …, running: …, shard i/N done; "; the folder still holds the earlier run …" when it does
+	Error    string    `json:"error,omitempty"` // the error the run ended with, in full (of failed units, the first few and where every one is)
 	Data     string    `json:"data"`
 	Build    string    `json:"build"`
 	Finished time.Time `json:"finished"`
@@ -41,9 +41,7 @@ func newIndexEntry(out string, s *experiments.Spec) indexEntry {
 	}
 	e := indexEntry{Dir: filepath.ToSlash(rel), SpecID: s.ID, Title: s.Title, Kind: s.Kind,
 		Profile: s.Profile, Seed: s.Seed, Secure: s.Output.SecureNoise, Build: results.ReadBuild().Identity()}
-	if s.Source != nil {
-		e.SpecFile = s.Source.Path
-	}
+	e.SpecFile = specFile(s)
 	return e
 }
 
@@ -141,7 +139,7 @@ func reconcile(out string, byDir map[string]indexEntry) {
 		case !ok && a != nil:
 			e = indexEntry{Dir: rel, SpecID: a.Spec.ID, SpecFile: a.Spec.File, Title: a.Spec.Title, Kind: a.Spec.Kind,
 				Profile: a.Profile, Seed: a.Seed, Secure: a.SecureNoise, Build: a.Build, Finished: a.Updated.Truncate(time.Second),
-				Status: attemptStatus(a), Error: a.Error}
+				Status: attemptStatus(f), Error: a.Error}
 		case !ok:
 			h := f.Checkpoint
 			e = indexEntry{Dir: rel, SpecID: h.SpecID, Profile: h.Profile, Seed: h.Seed, Build: h.Build,
@@ -150,7 +148,7 @@ func reconcile(out string, byDir map[string]indexEntry) {
 			// Stopped without a word (or running now), or ended after
 			// the entry was written by a process killed before it wrote
 			// the index.
-			e.Status, e.Error = attemptStatus(a), a.Error
+			e.Status, e.Error = attemptStatus(f), a.Error
 			e.Finished = a.Updated.Truncate(time.Second)
 		case e.Status == "complete" && f.Manifest == nil:
 			e.Status = fmt.Sprintf("unfinished: the folder holds no manifest.json, only a checkpoint of %d units (a later run of it was stopped)", f.CheckpointUnits)
@@ -170,9 +168,32 @@ func reconcile(out string, byDir map[string]indexEntry) {
 	}
 }
 
-// attemptStatus is the index status of a run folder from the record of
-// its latest attempt (results.Attempt).
-func attemptStatus(a *results.Attempt) string {
+// attemptStatus is the index status of a run folder f from the record of
+// its latest attempt (f.Attempt, not nil), with the earlier finished run
+// the folder still holds, if any; for a record that says queued or
+// running, whether a process is at work in the folder (its lock, as the
+// report tells it).
+func attemptStatus(f report.Folder) string {
+	s := attemptState(f)
+	if f.Manifest != nil && f.Attempt.State != results.AttemptNotRun {
+		s += "; " + earlierNote(f.Manifest)
+	}
+	return s
+}
+
+// attemptState is attemptStatus without the earlier run.
+func attemptState(f report.Folder) string {
+	a := f.Attempt
+	switch {
+	case a.State == results.AttemptQueued && f.Holder != nil:
+		return fmt.Sprintf("queued: by PID %d on %s at %s; %s holds the folder now", a.PID, a.Host, a.Started.Format(time.RFC3339), holderName(f.Holder))
+	case a.State == results.AttemptRunning && f.Holder != nil:
+		return fmt.Sprintf("running: started by PID %d on %s at %s; %s holds the folder now", a.PID, a.Host, a.Started.Format(time.RFC3339), holderName(f.Holder))
+	case a.State == results.AttemptQueued && f.LockErr == nil:
+		return fmt.Sprintf("unfinished: queued by PID %d on %s at %s, %s", a.PID, a.Host, a.Started.Format(time.RFC3339), report.NoHolder)
+	case a.State == results.AttemptRunning && f.LockErr == nil:
+		return fmt.Sprintf("unfinished: started by PID %d on %s at %s, %s", a.PID, a.Host, a.Started.Format(time.RFC3339), report.NoHolder)
+	}
 	switch a.State {
 	case results.AttemptQueued:
 		return fmt.Sprintf("unfinished: queued by PID %d on %s at %s, which stopped before it began (killed, or crashed) or is still running", a.PID, a.Host, a.Started.Format(time.RFC3339))
@@ -188,4 +209,12 @@ func attemptStatus(a *results.Attempt) string {
 		return "shard done"
 	}
 	return "failed: " + firstLine(a.Error)
+}
+
+// holderName names the process that holds a run folder's lock.
+func holderName(h *runner.Holder) string {
+	if h.PID == 0 {
+		return "a process"
+	}
+	return fmt.Sprintf("PID %d on %s", h.PID, h.Host)
 }

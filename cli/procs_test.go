@@ -105,7 +105,10 @@ func TestProcess_UnusableOut(t *testing.T) {
 // TestProcess_MergeRefusals: every refusal of `merge` — a shard folder
 // that does not exist, a shard missing, a shard of another run (another
 // seed), a shard whose checkpoint is damaged — exits 2 like every other
-// bad input, names the shard or what is missing, and writes no run.
+// bad input, names the shard or what is missing, and writes nothing: no
+// --out folder when there was none; in one holding a finished run, not a
+// byte changed (no attempt record, no index). A spec whose data file does
+// not load is refused the same way.
 func TestProcess_MergeRefusals(t *testing.T) {
 	bin := sharedBinary(t)
 	env := cleanEnv(t)
@@ -147,19 +150,58 @@ func TestProcess_MergeRefusals(t *testing.T) {
 		{"a damaged shard", []string{shards[0], damaged}, units + " line 2 is damaged"},
 	}
 	for _, tc := range cases {
-		out := t.TempDir()
+		out := filepath.Join(t.TempDir(), "mo", "runs")
 		r := runProc(t, env, bin, "merge", spec, "--out", out, "--shards", strings.Join(tc.shards, ","))
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%s: exit %d, want 2 and %q:\n%s", tc.name, r.code, tc.want, r.stderr)
 		}
-		if _, err := os.Stat(filepath.Join(out, "proc", "quick-seed17", "manifest.json")); !os.IsNotExist(err) {
-			t.Errorf("%s: a refused merge wrote a run (%v)", tc.name, err)
+		if _, err := os.Stat(filepath.Dir(out)); !os.IsNotExist(err) {
+			t.Errorf("%s: a refused merge created its --out folder (%v)", tc.name, err)
 		}
+	}
+	// A spec whose data file does not load: refused before anything is
+	// written too.
+	dataDir := t.TempDir()
+	dataSpec := filepath.Join(dataDir, "my-data.toml")
+	writeT(t, dataSpec, []byte(readmeSpec(t)))
+	writeT(t, filepath.Join(dataDir, "mydata.csv"), []byte("age,colour,income,outcome\n39,red,1.5,yes\n4O,red,2,no\n"))
+	out := filepath.Join(t.TempDir(), "mo")
+	if r := runProc(t, env, bin, "merge", dataSpec, "--out", out, "--shards", shards[0]); r.code != 2 || !strings.Contains(r.stderr, `field 1 (age): bad number "4O"`) {
+		t.Errorf("merge of a spec whose data does not load: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a merge refused for its data created its --out folder (%v)", err)
 	}
 	// The two good shards merge (exit 0): the refusals above were the
 	// shards', not the command's.
-	if r := runProc(t, env, bin, "merge", spec, "--out", t.TempDir(), "--shards", strings.Join(shards, ",")); r.code != 0 {
+	merged := t.TempDir()
+	if r := runProc(t, env, bin, "merge", spec, "--out", merged, "--shards", strings.Join(shards, ",")); r.code != 0 {
 		t.Errorf("merge of both shards: exit %d\n%s", r.code, r.stderr)
+	}
+	// A refused merge into a folder holding that finished run changes
+	// nothing in it.
+	snapshot := func() map[string]string {
+		files := map[string]string{}
+		filepath.WalkDir(merged, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files[p] = string(mustRead(t, p))
+			}
+			return nil
+		})
+		return files
+	}
+	before := snapshot()
+	if r := runProc(t, env, bin, "merge", spec, "--out", merged, "--shards", shards[0]); r.code != 2 {
+		t.Errorf("a refused merge into a finished run's folder: exit %d\n%s", r.code, r.stderr)
+	}
+	after := snapshot()
+	for p, b := range after {
+		if before[p] != b {
+			t.Errorf("a refused merge wrote %s", p)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("a refused merge left %d files, there were %d", len(after), len(before))
 	}
 }
 

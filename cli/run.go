@@ -307,6 +307,8 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		if shard, err = f.shardOf(os.Getenv); err != nil {
 			return err
 		}
+	} else if err := checkMerges(specs, f, dd); err != nil {
+		return err
 	}
 	locks, err := lockRuns(f.out, specs, stderr)
 	if err != nil {
@@ -317,7 +319,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			l.Release()
 		}
 	}()
-	attempts := startAttempts(f.out, specs, stderr)
+	attempts, prevAttempts := startAttempts(f.out, specs, stderr)
 
 	var (
 		ciDirs   []string          // runs of ci-coverage specs, for the figures across them
@@ -328,11 +330,12 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		stand    standIns
 	)
 	var notStarted []string
+	notBuilt := 0 // runs whose experiment could not be built
 	for i, s := range specs {
 		runDir := runner.RunDir(f.out, s)
 		if ctx.Err() != nil {
 			notStarted = append(notStarted, s.ID)
-			if notStartedAttempt(runDir, attempts[i], stderr) {
+			if notStartedAttempt(runDir, attempts[i], prevAttempts[i], stderr) {
 				// The index lists it; a folder holding a finished run
 				// keeps that run's entry (the folder is untouched).
 				entry := newIndexEntry(f.out, s)
@@ -350,7 +353,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		if exp != nil {
 			units = len(exp.Units())
 		}
-		endAttempt(ctx, runDir, attempts[i], err, exp != nil, shard, units, stderr)
+		endAttempt(ctx, runDir, attempts[i], prevAttempts[i], err, exp != nil, shard, units, stderr)
 		entry.Finished = time.Now().UTC().Truncate(time.Second)
 		entry.Seconds = time.Since(start).Round(time.Millisecond).Seconds()
 		if exp != nil {
@@ -360,11 +363,20 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		entry.Status = runStatus(ctx, err, exp != nil)
 		if err != nil {
 			entry.Error = err.Error()
+			if exp == nil {
+				notBuilt++
+			} else if note := earlierRun(runDir); note != "" && !shard.Sharded() {
+				entry.Status += "; " + note
+			}
 		}
 		if err == nil && shard.Sharded() {
 			entry.Status = fmt.Sprintf("shard %d/%d done", shard.Index, shard.Count)
 		}
-		entries = append(entries, entry)
+		// A shard refused because the folder holds a finished run left
+		// the folder as it was: its entry stays too.
+		if !errors.Is(err, runner.ErrFinishedRun) {
+			entries = append(entries, entry)
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			failures = append(failures, err)
@@ -412,7 +424,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			fmt.Fprintf(stdout, "Ligett et al. Figures 1-4 across runs: wrote %s\n", d)
 		}
 	}
-	stand.report(stderr, len(specs), dd)
+	stand.report(stderr, len(specs)-len(notStarted)-notBuilt, len(notStarted), notBuilt, dd)
 	var reportErr error
 	if f.report {
 		// The report of every run in the folder, those of this command
@@ -483,6 +495,7 @@ func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, s
 	dir, err := runSecure(s, func() (string, error) {
 		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true})
 	}, stderr)
+	recordFailures(err, runner.RunDir(f.out, s))
 	err = s.Attribute(err)
 	if errors.Is(err, runner.ErrFinishedRun) {
 		err = usageError{err}
@@ -641,24 +654,94 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return runSpecs(ctx, specs, &f, stdout, stderr)
 }
 
-// mergeShards writes the union of the shards' checkpoints of spec s into
-// its run folder's checkpoint and checks that it holds every unit.
-func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, out string, stdout io.Writer) error {
+// checkMerges checks, before the command writes anything, every merge it
+// is asked for: the --out folder, each spec's data (its experiment is
+// built) and its shards (results.CheckShards). A merge it refuses is bad
+// input (exit 2) and leaves nothing behind: no run folder, attempt record
+// or index, and not --out itself when the command created it.
+func checkMerges(specs []*experiments.Spec, f *runFlags, dd dataDir) (err error) {
+	created := missingFrom(f.out)
+	defer func() {
+		if err != nil {
+			unmake(f.out, created)
+		}
+	}()
+	if err := checkOut(f.out); err != nil {
+		return err
+	}
+	for _, s := range specs {
+		exp, err := load(s, dd)
+		if err != nil {
+			return usageError{s.Attribute(err)}
+		}
+		err = results.CheckShards(runner.Header(exp), shardCheckpoints(s, f.merge), unitKeys(exp))
+		if err != nil {
+			return usageError{s.Attribute(mergeRefused(err))}
+		}
+	}
+	return nil
+}
+
+// missingFrom returns the outermost folder of path that does not exist
+// (what os.MkdirAll(path) would create first), or "" when path exists.
+func missingFrom(path string) string {
+	first := ""
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil {
+			return first
+		}
+		first = p
+		if filepath.Dir(p) == p {
+			return first
+		}
+	}
+}
+
+// unmake removes the folders from path up to top (missingFrom(path)
+// before a command created them), those that are empty: what a refused
+// command created.
+func unmake(path, top string) {
+	if top == "" {
+		return
+	}
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if os.Remove(p) != nil || p == top || filepath.Dir(p) == p {
+			return
+		}
+	}
+}
+
+// shardCheckpoints returns the checkpoint folders of spec s's shard runs
+// under the shards' output folders.
+func shardCheckpoints(s *experiments.Spec, shards []string) []string {
 	var srcs []string
 	for _, d := range shards {
 		srcs = append(srcs, filepath.Join(runner.RunDir(d, s), ".checkpoint"))
 	}
-	n, err := results.MergeCheckpoints(filepath.Join(runner.RunDir(out, s), ".checkpoint"), runner.Header(exp), srcs, unitKeys(exp))
+	return srcs
+}
+
+// mergeRefused is the error of a merge whose shards were refused
+// (results.MergeRefusal), as the command reports it: bad input (exit 2),
+// like every other refusal, with advice for an unfinished shard.
+func mergeRefused(err error) error {
 	if errors.Is(err, results.ErrIncompleteMerge) {
 		err = fmt.Errorf("%w (run the unfinished shard again, then merge)", err)
 	}
 	if errors.As(err, new(*results.MergeRefusal)) {
-		// Shards that cannot be merged as they are: bad input (exit 2),
-		// like every other refusal; nothing was written.
 		return usageError{err}
 	}
+	return err
+}
+
+// mergeShards writes the union of the shards' checkpoints of spec s into
+// its run folder's checkpoint and checks that it holds every unit.
+func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, out string, stdout io.Writer) error {
+	n, err := results.MergeCheckpoints(filepath.Join(runner.RunDir(out, s), ".checkpoint"), runner.Header(exp), shardCheckpoints(s, shards), unitKeys(exp))
 	if err != nil {
-		return err
+		// A refusal here (checkMerges accepted the shards) means that
+		// they changed since: nothing was written all the same.
+		return mergeRefused(err)
 	}
 	fmt.Fprintf(stdout, "%s: merged %d units from %d shards\n", s.ID, n, len(shards))
 	return nil
@@ -850,11 +933,14 @@ func (s *standIns) add(id string, ds []results.DatasetInfo) {
 	}
 }
 
-// report prints the one line that counts the runs on stand-ins and says
-// why they used them: their specs asked (data.synthetic = "always"), or a
-// real file was absent and the spec allowed a stand-in, or no data
-// directory was named (then how to name or fill one).
-func (s *standIns) report(w io.Writer, total int, dd dataDir) {
+// report prints the one line that counts the runs on stand-ins among the
+// runs that ran, whose data were loaded, and says why they used them: their
+// specs asked (data.synthetic = "always"), or a real file was absent and the
+// spec allowed a stand-in, or no data directory was named (then how to name
+// or fill one); and how many of the command's runs did not run
+// (notStarted: the command was interrupted before them; notBuilt: their
+// experiment could not be built), whose data are unknown.
+func (s *standIns) report(w io.Writer, ran, notStarted, notBuilt int, dd dataDir) {
 	if len(s.runs) == 0 {
 		return
 	}
@@ -874,7 +960,39 @@ func (s *standIns) report(w io.Writer, total int, dd dataDir) {
 	case s.asked > 0:
 		why = fmt.Sprintf("%d because %s; the other %d because %s", s.asked, asked, len(s.runs)-s.asked, why)
 	}
-	fmt.Fprintf(w, "dprepro: %d of %d runs used labelled SYNTHETIC stand-ins, not real data (%s): %s\n", len(s.runs), total, strings.Join(names, ", "), why)
+	var didNot []string
+	if notStarted > 0 {
+		didNot = append(didNot, fmt.Sprintf("%d not started", notStarted))
+	}
+	if notBuilt > 0 {
+		didNot = append(didNot, fmt.Sprintf("%d could not be built", notBuilt))
+	}
+	others := ""
+	if len(didNot) > 0 {
+		others = fmt.Sprintf(" (%d more did not run: %s)", notStarted+notBuilt, strings.Join(didNot, ", "))
+	}
+	runs := fmt.Sprintf("%d runs", ran)
+	if others != "" {
+		runs = fmt.Sprintf("the %d runs that ran", ran)
+	}
+	fmt.Fprintf(w, "dprepro: %d of %s used labelled SYNTHETIC stand-ins, not real data (%s): %s%s\n", len(s.runs), runs, strings.Join(names, ", "), why, others)
+}
+
+// earlierRun is the note of an index entry whose run ended without
+// finishing in the folder dir that still holds an earlier finished run
+// (kept until a run finishes): "" when it holds none.
+func earlierRun(dir string) string {
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		return ""
+	}
+	return earlierNote(&m)
+}
+
+// earlierNote says that a run folder still holds the earlier finished run
+// m, which does not count while its latest attempt has not finished.
+func earlierNote(m *results.Manifest) string {
+	return fmt.Sprintf("the folder still holds the earlier run finished at %s, not counted", m.End.UTC().Format(time.RFC3339))
 }
 
 // describeData summarizes a run's data for the index.

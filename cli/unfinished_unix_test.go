@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dprepro/dprepro/report"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -64,6 +65,11 @@ func TestReport_StoppedRuns(t *testing.T) {
 	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("interrupted reproduce: %v, want exit 130\n%s", err, cmd.Stderr)
 	}
+	// Its count of runs on stand-ins counts the one that ran, and says
+	// that the other did not run.
+	if s := cmd.Stderr.(*bytes.Buffer).String(); !strings.Contains(s, "dprepro: 1 of the 1 runs that ran used labelled SYNTHETIC stand-ins") || !strings.Contains(s, "(1 more did not run: 1 not started)") {
+		t.Errorf("the stand-in count of the interrupted reproduce:\n%s", s)
+	}
 	// The interrupted reproduce wrote its report, naming both.
 	if md := string(mustRead(t, filepath.Join(out, "report", "report.md"))); !strings.Contains(md, "## ⛔ 2 runs did not finish") {
 		t.Error("the report of the interrupted reproduce does not name the 2 runs that did not finish")
@@ -104,12 +110,18 @@ func TestReport_StoppedRuns(t *testing.T) {
 		t.Errorf("report after SIGKILL: exit %d\n%s", r.code, r.stderr)
 	}
 	page = string(mustRead(t, filepath.Join(out, "report", "index.html")))
-	for _, want := range []string{"2 runs did not finish", "by PID " + pid + " on", "which stopped without a word",
+	for _, want := range []string{"2 runs did not finish", "by PID " + pid + " on", report.NoHolder,
 		"its 1 claim; rows.csv, summary.csv, figures and tables; " + strconv.Itoa(units) + " units are checkpointed",
 		"not started: queued at"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report after SIGKILL lacks %q", want)
 		}
+	}
+	// check says that no process holds the folder of the run whose
+	// record says running.
+	r = runProc(t, env, bin, "check", out)
+	if want := "ext (" + filepath.Join(out, "ext", "quick-seed1") + "): did not finish (its record says running, " + report.NoHolder + ")"; !strings.Contains(r.stdout, want) {
+		t.Errorf("check after SIGKILL: exit %d, stdout lacks %q:\n%s", r.code, want, r.stdout)
 	}
 	// The killed command wrote no index; the next command into the
 	// folder does, and says what the killed one left.
@@ -121,7 +133,7 @@ func TestReport_StoppedRuns(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
 	idx = readIndex(t, out)
-	if e := idx["ext/quick-seed1"]; !strings.HasPrefix(e.Status, "unfinished: started by PID "+pid) {
+	if e := idx["ext/quick-seed1"]; !strings.HasPrefix(e.Status, "unfinished: started by PID "+pid) || !strings.Contains(e.Status, report.NoHolder) {
 		t.Errorf("index entry of the killed run: %+v", e)
 	}
 	if e := idx["proc/quick-seed17"]; !strings.HasPrefix(e.Status, "unfinished: queued by PID "+pid) {

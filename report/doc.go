@@ -37,8 +37,12 @@
 // is never left out of the report, whichever process writes it: it is
 // named at the top with its error and what did not run, and its spec's
 // claims are counted as [NotRun] in the totals and its paper's counts. A
-// finished run the folder still holds from before the attempt is shown,
-// marked, and not counted.
+// finished run the folder still holds from before the attempt (the runner
+// keeps it until a new run has every unit) is shown, marked, and not
+// counted. For a record that says queued or running, the folder's lock
+// (runner.HeldBy) tells a process at work from one killed without a word
+// ([NoHolder]); when more units failed than the error names, the report
+// says where the error of every one is (the record's failures).
 //
 // # Markdown
 //

@@ -400,7 +400,7 @@ Written by <code>dprepro report</code> from the run folders’ <code>claims.csv<
 <h2>{{len .Unfinished}} {{if eq (len .Unfinished) 1}}run{{else}}runs{{end}} did not finish: this report is incomplete</h2>
 <p>{{if .Counts.NotRun}}Their {{nclaims .Counts.NotRun}} {{if eq .Counts.NotRun 1}}is{{else}}are{{end}} counted as <span class="v notrun">not run</span>: no data of these runs decided them.{{else}}Their specs transcribe no claims (or none is known), so no claim is counted as not run; their results are missing all the same.{{end}} Nothing further down stands in for them.</p>
 <ul>{{range .Unfinished}}<li><a href="#{{.ID}}"><b>{{.SpecID}}</b></a> <span class="small">({{.Profile}}, seed {{.Seed}}; folder <code>{{.Dir}}</code>)</span>: <b>{{.Headline}}</b>.
-{{with .Error}}<pre class="err">{{.}}</pre>{{end}}
+{{with .Error}}<pre class="err">{{.}}</pre>{{end}}{{with .FailuresNote}}<div class="small">{{.}}</div>{{end}}
 <div class="small"><b>Not run:</b> {{.NotRunText}}. {{.Advice}}{{if .Earlier}} <a href="#{{.Earlier.ID}}">The earlier run in its folder</a> is shown, not counted.{{end}}</div></li>
 {{end}}</ul>
 </section>
@@ -487,6 +487,7 @@ and <span class="v notrun">not run</span> when its run did not finish (failed, i
 <p class="meta">folder <code>{{.Dir}}</code> · profile <b>{{.Profile}}</b> · seed {{.Seed}}{{with .Attempt}} · by <code>{{.Command}}</code> (PID {{.PID}} on {{.Host}}), build <code>{{.Build}}</code>{{end}}</p>
 <p><b>{{.Headline}}</b>.</p>
 {{with .Error}}<pre class="err">{{.}}</pre>{{end}}
+{{with .FailuresNote}}<p class="small">{{.}}</p>{{end}}
 <p class="small"><b>Not run:</b> {{.NotRunText}}. {{.Advice}}</p>
 {{with .EarlierNote}}<p class="warn">{{.}}</p>{{end}}
 {{with .Claims}}<details><summary>{{nclaims (len .)}} not run</summary><div class="wrap"><table class="full fixed">

@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // NotRun is the count of a claim whose run did not finish (failed, was
@@ -36,6 +38,13 @@ type Folder struct {
 	Checkpoint      results.CheckpointHeader
 	CheckpointUnits int
 	HasCheckpoint   bool
+	// Holder is the process that holds the folder's lock now
+	// (runner.HeldBy), looked at only when the attempt record says
+	// queued or running: nil when none does, so the process that wrote
+	// the record was stopped without a word (killed, crashed). LockErr
+	// says why that could not be told.
+	Holder  *runner.Holder
+	LockErr error
 }
 
 // ReadFolder reads what the run folder dir holds. An unreadable manifest
@@ -55,6 +64,9 @@ func ReadFolder(dir string) (Folder, error) {
 	}
 	if a != nil && a.Supersedes(f.Manifest) {
 		f.Attempt = a
+	}
+	if f.Attempt != nil && f.Attempt.Unfinished() {
+		f.Holder, f.LockErr = runner.HeldBy(dir)
 	}
 	f.Checkpoint, f.CheckpointUnits, f.HasCheckpoint = results.CheckpointProgress(dir)
 	return f, nil
@@ -141,6 +153,11 @@ type Unfinished struct {
 	// Earlier is the finished run the folder still holds from before the
 	// attempt, shown but not counted; nil when there is none.
 	Earlier *Run
+	// Holder and LockErr are the folder's (Folder.Holder): for a record
+	// that says queued or running, whether a process is at work in the
+	// folder now.
+	Holder  *runner.Holder
+	LockErr error
 
 	checkpointBuild string // the build its checkpoint names, without a record
 	// specFile is the spec file its checkpoint names, without a record
@@ -151,14 +168,19 @@ type Unfinished struct {
 	ClaimsFromSpec bool
 }
 
-// Unfinished is the folder's unfinished attempt, for a report of out;
+// Describe is the folder dir's unfinished attempt as a report of out
+// shows it (its Dir relative to out); Folder.Unfinished must hold. dprepro
+// check words its state with its StateNote.
+func (f Folder) Describe(out, dir string) *Unfinished { return f.unfinished(out, dir) }
+
+// unfinished is the folder's unfinished attempt, for a report of out;
 // Folder.Unfinished must hold.
 func (f Folder) unfinished(out, dir string) *Unfinished {
 	rel, err := filepath.Rel(out, dir)
 	if err != nil || rel == "." {
 		rel = filepath.Base(dir)
 	}
-	u := &Unfinished{Dir: filepath.ToSlash(rel), Checkpointed: -1, Attempt: f.Attempt}
+	u := &Unfinished{Dir: filepath.ToSlash(rel), Checkpointed: -1, Attempt: f.Attempt, Holder: f.Holder, LockErr: f.LockErr}
 	u.ID = "unfinished-" + htmlSafe(u.Dir)
 	if f.HasCheckpoint {
 		u.Checkpointed = f.CheckpointUnits
@@ -200,6 +222,16 @@ func (u *Unfinished) Headline() string {
 		return "did not finish: its folder holds a checkpoint but no manifest.json, and no record of the attempt (a run by an older build, interrupted or killed)"
 	}
 	who := fmt.Sprintf("PID %d on %s", a.PID, a.Host)
+	switch {
+	case a.State == results.AttemptQueued && u.Holder != nil:
+		return fmt.Sprintf("not started yet: queued at %s by %s; %s", stamp(a.Started), who, u.heldBy())
+	case a.State == results.AttemptRunning && u.Holder != nil:
+		return fmt.Sprintf("not finished yet: started at %s by %s; %s", stamp(a.Started), who, u.heldBy())
+	case a.State == results.AttemptQueued && u.LockErr == nil:
+		return fmt.Sprintf("not started: queued at %s by %s, %s", stamp(a.Started), who, NoHolder)
+	case a.State == results.AttemptRunning && u.LockErr == nil:
+		return fmt.Sprintf("did not finish: started at %s by %s, %s", stamp(a.Started), who, NoHolder)
+	}
 	switch a.State {
 	case results.AttemptQueued:
 		return fmt.Sprintf("not started: queued at %s by %s, which stopped before it began (killed, crashed, or the machine went down) or is still running the specs before it", stamp(a.Started), who)
@@ -215,6 +247,35 @@ func (u *Unfinished) Headline() string {
 		return "only a shard of it was run here: the run is finished by merging every shard (dprepro merge)"
 	}
 	return "failed at " + stamp(a.Updated)
+}
+
+// NoHolder is what the report and dprepro check say of a run folder
+// whose attempt record says queued or running while no process holds the
+// folder's lock (runner.HeldBy): the process that wrote the record is
+// gone.
+const NoHolder = "but no process holds the folder now: it was killed, crashed or lost its machine before it could record how it ended"
+
+// heldBy names the process at work in the folder now.
+func (u *Unfinished) heldBy() string {
+	h := u.Holder
+	if h.PID == 0 {
+		return "a process holds the folder (it has not named itself yet): it is at work"
+	}
+	return fmt.Sprintf("PID %d on %s holds the folder (%s): it is at work", h.PID, h.Host, h.Command)
+}
+
+// StateNote says in a few words how the folder's latest attempt stands,
+// for dprepro check: its State, or, for a record that says queued or
+// running, whether a process holds the folder now.
+func (u *Unfinished) StateNote() string {
+	a := u.Attempt
+	switch {
+	case a == nil || !a.Unfinished() || u.LockErr != nil:
+		return u.State
+	case u.Holder != nil:
+		return fmt.Sprintf("%s: %s", a.State, u.heldBy())
+	}
+	return fmt.Sprintf("its record says %s, %s", a.State, NoHolder)
 }
 
 // stamp formats a time for the report.
@@ -267,6 +328,27 @@ func (u *Unfinished) Advice() string {
 		return "Fix what the error names and run the same command again; or remove the folder."
 	}
 	return "Run the same command again to finish it (finished units resume from the checkpoint), or remove the folder."
+}
+
+// FailuresNote says, when the attempt's error names only some of the
+// units that failed (it names the first few), how many it names and where
+// the error of every one is: the run folder's attempt.json, under
+// "failures"; "" otherwise.
+func (u *Unfinished) FailuresNote() string {
+	if u.Attempt == nil || len(u.Attempt.Failures) == 0 {
+		return ""
+	}
+	named := 0
+	for _, f := range u.Attempt.Failures {
+		if strings.Contains(u.Error, "unit "+f.Unit+": ") {
+			named++
+		}
+	}
+	if named == len(u.Attempt.Failures) {
+		return ""
+	}
+	return fmt.Sprintf("The error above names %d of the %d units that failed; the error of every one is in %s/%s (its \"failures\" list).",
+		named, len(u.Attempt.Failures), u.Dir, results.AttemptFile)
 }
 
 // EarlierNote says, for an attempt whose folder still holds an earlier

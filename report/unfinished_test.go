@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/mdcheck"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // writeAttemptT writes an attempt record into dir.
@@ -303,6 +305,100 @@ func TestMarkdownText(t *testing.T) {
 	}
 	if got := mdNoHTML("| `<a>` | <b> |\n```\n<c>\n```\n<d>"); got != "| `<a>` | &lt;b> |\n```\n<c>\n```\n&lt;d>" {
 		t.Errorf("mdNoHTML: %q", got)
+	}
+}
+
+// TestUnfinished_HolderAndFailures: a record that says running is told by
+// the folder's lock (runner.HeldBy): with no process holding it, the
+// report (and check, through StateNote) says that the process was killed;
+// while one holds it, that it is at work, and which. An error that names
+// 10 of 12 failed units is followed by where every one is recorded.
+func TestUnfinished_HolderAndFailures(t *testing.T) {
+	out := t.TempDir()
+	t0 := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	failedDir := filepath.Join(out, "r", "quick-seed1")
+	var failures []results.UnitFailure
+	msg := "r: 12 of 20 units failed (the others are checkpointed; no results written):"
+	for i := 0; i < 12; i++ {
+		f := results.UnitFailure{Unit: fmt.Sprintf("u%02d", i), Error: "boom"}
+		failures = append(failures, f)
+		if i < 10 {
+			msg += "\nunit " + f.Unit + ": " + f.Error
+		}
+	}
+	msg += "\n… and 2 more units"
+	writeAttemptT(t, failedDir, &results.Attempt{State: results.AttemptFailed, Error: msg, Failures: failures,
+		Spec: results.SpecInfo{ID: "r"}, Profile: "quick", Seed: 1, Claims: []results.AttemptClaim{}, Started: t0})
+	killed := filepath.Join(out, "k", "quick-seed1")
+	writeAttemptT(t, killed, &results.Attempt{State: results.AttemptRunning, Spec: results.SpecInfo{ID: "k"}, Profile: "quick", Seed: 1,
+		Claims: []results.AttemptClaim{}, Started: t0, PID: 999999, Host: "h"})
+	// The lock file of the killed process: its description, its flock gone.
+	if err := os.WriteFile(filepath.Join(killed, runner.LockFile), []byte(`{"pid":999999,"host":"h","command":"dprepro run k"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byDir := func(r *Report) map[string]*Unfinished {
+		m := map[string]*Unfinished{}
+		for _, u := range r.Unfinished {
+			m[u.Dir] = u
+		}
+		return m
+	}
+	r, err := Load(out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := byDir(r)
+	k, f := us["k/quick-seed1"], us["r/quick-seed1"]
+	if k == nil || f == nil {
+		t.Fatalf("unfinished: %v", us)
+	}
+	if h := k.Headline(); !strings.HasPrefix(h, "did not finish: started at 2024-05-01 12:00:00 UTC by PID 999999 on h, "+NoHolder) {
+		t.Errorf("killed: headline %q", h)
+	}
+	if s := k.StateNote(); s != "its record says running, "+NoHolder {
+		t.Errorf("killed: state note %q", s)
+	}
+	if s := f.StateNote(); s != "failed" {
+		t.Errorf("failed: state note %q", s)
+	}
+	wantNote := `The error above names 10 of the 12 units that failed; the error of every one is in r/quick-seed1/attempt.json (its "failures" list).`
+	if n := f.FailuresNote(); n != wantNote {
+		t.Errorf("failures note %q, want %q", n, wantNote)
+	}
+	if n := k.FailuresNote(); n != "" {
+		t.Errorf("a run without failed units has a failures note: %q", n)
+	}
+	dir, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, page := read(t, filepath.Join(dir, "report.md")), read(t, filepath.Join(dir, "index.html"))
+	if c := strings.Count(md, MarkdownText(wantNote)); c != 2 {
+		t.Errorf("report.md shows the failures note %d times, want 2 (the top, the run's section)", c)
+	}
+	if c := strings.Count(page, "the error of every one is in r/quick-seed1/attempt.json (its &#34;failures&#34; list)"); c != 2 {
+		t.Errorf("index.html shows the failures note %d times, want 2", c)
+	}
+	if !strings.Contains(page, NoHolder) || !strings.Contains(md, MarkdownText(NoHolder)) {
+		t.Error("the report does not say that the killed run's process is gone")
+	}
+
+	// A process holds the folder now (this test): the run is at work.
+	l, err := runner.Lock(killed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if r, err = Load(out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	k = byDir(r)["k/quick-seed1"]
+	holds := fmt.Sprintf("PID %d on ", os.Getpid())
+	if h := k.Headline(); !strings.HasPrefix(h, "not finished yet: started at 2024-05-01 12:00:00 UTC by PID 999999 on h; "+holds) || !strings.Contains(h, "holds the folder") {
+		t.Errorf("at work: headline %q", h)
+	}
+	if s := k.StateNote(); !strings.HasPrefix(s, "running: "+holds) {
+		t.Errorf("at work: state note %q", s)
 	}
 }
 

@@ -254,6 +254,9 @@ func writeUnfinishedTopMD(b *strings.Builder, r *Report) {
 		if u.Error != "" {
 			p("Error of %s (%s):\n\n%s\n", MarkdownText(u.SpecID), mdCode(u.Dir), mdBlock("text", u.Error))
 		}
+		if note := u.FailuresNote(); note != "" {
+			p("%s\n\n", MarkdownText(note))
+		}
 	}
 }
 
@@ -277,6 +280,9 @@ func writeUnfinishedMD(b *strings.Builder, u *Unfinished) {
 	p(".\n\n> ⛔ **%s.** Not run: %s. %s\n\n", MarkdownText(u.Headline()), MarkdownText(u.NotRunText()), MarkdownText(u.Advice()))
 	if u.Error != "" {
 		p("%s\n", mdBlock("text", u.Error))
+	}
+	if note := u.FailuresNote(); note != "" {
+		p("%s\n\n", MarkdownText(note))
 	}
 	if note := u.EarlierNote(); note != "" {
 		p("> ⚠️ %s\n\n", MarkdownText(note))

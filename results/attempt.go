@@ -51,8 +51,13 @@ const (
 type Attempt struct {
 	State string `json:"state"` // one of the Attempt* states
 	// Error is the error the attempt ended with, in full; empty for
-	// queued, running and not started.
-	Error       string   `json:"error,omitempty"`
+	// queued, running and not started. For units that failed it names
+	// the first few of them (stderr stays short); Failures lists every one.
+	Error string `json:"error,omitempty"`
+	// Failures lists every unit that failed, with its error in full, in
+	// the order the error lists them (by key); empty when no unit failed.
+	Failures []UnitFailure `json:"failures,omitempty"`
+
 	Spec        SpecInfo `json:"spec"`
 	Profile     string   `json:"profile"`
 	Seed        int64    `json:"seed"`
@@ -73,6 +78,13 @@ type Attempt struct {
 	Command string `json:"command"`
 	// Build is the identity of the build that made it (BuildInfo.Identity).
 	Build string `json:"build"`
+}
+
+// UnitFailure is one failed unit of an attempt: its key and its error in
+// full.
+type UnitFailure struct {
+	Unit  string `json:"unit"`
+	Error string `json:"error"`
 }
 
 // AttemptClaim is one claim of a spec whose run did not finish: enough to

@@ -164,7 +164,8 @@ func (h CheckpointHeader) Changes(old CheckpointHeader) []string {
 	}
 	if old.Build != h.Build {
 		ch = append(ch, fmt.Sprintf("build: %s changed to %s", old.Build, h.Build))
-	} else if old.Binary != h.Binary {
+	} else if old.Binary != h.Binary && old.Binary != "" {
+		// (An empty Binary is a manifest's that does not record it.)
 		ch = append(ch, fmt.Sprintf("build: the program changed (binary sha256 %s to %s; same revision, rebuilt)", short(old.Binary), short(h.Binary)))
 	}
 	return ch
@@ -352,7 +353,7 @@ func (cp *Checkpoint) Close() error {
 // ErrIncompleteMerge reports shards that do not hold every unit of a run.
 var ErrIncompleteMerge = errors.New("results: a shard is missing or unfinished")
 
-// MergeRefusal is the error of [MergeCheckpoints] when the shards cannot
+// MergeRefusal is the error of [MergeCheckpoints] and [CheckShards] when the shards cannot
 // be merged as they are — a shard's checkpoint missing, unreadable,
 // damaged, made for another run, unfinished ([ErrIncompleteMerge]), or
 // disagreeing with another shard — as opposed to a failure to write the
@@ -373,34 +374,64 @@ func (e *MergeRefusal) Unwrap() error { return e.Err }
 // Every such refusal is a *[MergeRefusal]. Lines are written sorted by
 // unit, atomically. It returns the number of units.
 func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []string) (n int, err error) {
-	refusal := true // until the shards are accepted and the writing starts
-	defer func() {
-		if err != nil && refusal {
-			err = &MergeRefusal{Err: err}
-		}
-	}()
 	h.Format = CheckpointFormat
+	union, units, err := mergeShards(h, srcs, want)
+	if err != nil {
+		return 0, &MergeRefusal{Err: err}
+	}
+	var buf bytes.Buffer
+	hb, _ := json.Marshal(h)
+	buf.Write(hb)
+	buf.WriteByte('\n')
+	for _, u := range units {
+		if err := writeLine(&buf, u, union[u]); err != nil {
+			return 0, err
+		}
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return 0, fmt.Errorf("results: %w", err)
+	}
+	return len(units), WriteFileAtomic(filepath.Join(dst, "units.jsonl"), buf.Bytes())
+}
+
+// CheckShards checks, writing nothing, that the shards' checkpoint
+// folders srcs can be merged for header h into exactly the units want, as
+// [MergeCheckpoints] does; a refusal is a *[MergeRefusal]. A command checks
+// every merge before it writes anything, so that a refused merge leaves
+// no file behind.
+func CheckShards(h CheckpointHeader, srcs []string, want []string) error {
+	h.Format = CheckpointFormat
+	if _, _, err := mergeShards(h, srcs, want); err != nil {
+		return &MergeRefusal{Err: err}
+	}
+	return nil
+}
+
+// mergeShards reads the shards' checkpoint folders srcs and returns the
+// union of their units (and its keys, sorted), or why they cannot be
+// merged for header h into exactly the units want.
+func mergeShards(h CheckpointHeader, srcs []string, want []string) (map[string][]Row, []string, error) {
 	union := map[string][]Row{}
 	for _, src := range srcs {
 		path := filepath.Join(src, "units.jsonl")
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return 0, fmt.Errorf("results: shard: %w", err)
+			return nil, nil, fmt.Errorf("results: shard: %w", err)
 		}
 		cp := &Checkpoint{path: path, done: map[string][]Row{}}
 		changes, err := cp.parse(data, h, true)
 		if err != nil {
-			return 0, err
+			return nil, nil, err
 		}
 		if len(changes) > 0 {
-			return 0, fmt.Errorf("results: shard %s was made for another run (another spec, seed, profile, data or build): %s", path, strings.Join(changes, "; "))
+			return nil, nil, fmt.Errorf("results: shard %s was made for another run (another spec, seed, profile, data or build): %s", path, strings.Join(changes, "; "))
 		}
 		for unit, rows := range cp.done {
 			if prev, dup := union[unit]; dup {
 				a, _ := rowsSum(unit, prev)
 				b, _ := rowsSum(unit, rows)
 				if a != b {
-					return 0, fmt.Errorf("results: unit %s differs between shards (%s)", unit, path)
+					return nil, nil, fmt.Errorf("results: unit %s differs between shards (%s)", unit, path)
 				}
 			}
 			union[unit] = rows
@@ -425,23 +456,10 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []stri
 		}
 	}
 	if len(extra) > 0 {
-		return 0, fmt.Errorf("results: the shards hold %d units the run does not have (e.g. %s)", len(extra), extra[0])
+		return nil, nil, fmt.Errorf("results: the shards hold %d units the run does not have (e.g. %s)", len(extra), extra[0])
 	}
 	if len(missing) > 0 {
-		return 0, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
+		return nil, nil, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
 	}
-	refusal = false
-	var buf bytes.Buffer
-	hb, _ := json.Marshal(h)
-	buf.Write(hb)
-	buf.WriteByte('\n')
-	for _, u := range units {
-		if err := writeLine(&buf, u, union[u]); err != nil {
-			return 0, err
-		}
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return 0, fmt.Errorf("results: %w", err)
-	}
-	return len(units), WriteFileAtomic(filepath.Join(dst, "units.jsonl"), buf.Bytes())
+	return union, units, nil
 }

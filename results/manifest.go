@@ -300,6 +300,11 @@ type BuildInfo struct {
 	Time     string `json:"vcs_time,omitempty"`
 	Modified bool   `json:"vcs_modified"`
 	Stamped  bool   `json:"vcs_stamped"`
+	// Binary is the SHA-256 of the program file that made the run, which
+	// tells two builds of one dirty tree apart (CheckpointHeader.Binary);
+	// set in a run's manifest, empty elsewhere and in manifests written
+	// before it existed.
+	Binary string `json:"binary_sha256,omitempty"`
 }
 
 // String renders the build in one line, e.g.
@@ -389,6 +394,15 @@ func (m *Manifest) FillBuild() {
 	for _, d := range bi.Deps {
 		m.Dependencies[d.Path] = d.Version
 	}
+}
+
+// Identity is the identity of the run m records, as a checkpoint header
+// states it (CheckpointHeader.Changes tells two apart): spec, seed,
+// profile, the data read and the build; the program's SHA-256 only where
+// the manifest records it (Build.Binary).
+func (m *Manifest) Identity() CheckpointHeader {
+	return CheckpointHeader{Format: CheckpointFormat, SpecID: m.Spec.ID, SpecHash: m.Spec.Hash, Seed: m.Seed, Profile: m.Profile,
+		Data: DataIdentities(m.Datasets), Build: m.Build.Identity(), Binary: m.Build.Binary}
 }
 
 // Encode renders the manifest as indented JSON.

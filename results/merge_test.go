@@ -127,3 +127,70 @@ func TestMergeCheckpoints(t *testing.T) {
 		t.Errorf("unit twice in a shard: %v", err)
 	}
 }
+
+// TestCheckShards: the check a command makes before it writes anything
+// accepts what MergeCheckpoints merges and refuses (as a *MergeRefusal)
+// what it refuses, writing nothing either way.
+func TestCheckShards(t *testing.T) {
+	h := CheckpointHeader{SpecHash: "s", Seed: 1, Binary: "b"}
+	shard := func(units map[string]string, hh CheckpointHeader) string {
+		dir := filepath.Join(t.TempDir(), ".checkpoint")
+		cp, _, err := OpenCheckpoint(dir, hh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for u, v := range units {
+			if err := cp.Append(u, []Row{{"v": v}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cp.Close()
+		return dir
+	}
+	a := shard(map[string]string{"u1": "1"}, h)
+	b := shard(map[string]string{"u2": "2"}, h)
+	other := shard(map[string]string{"u2": "2"}, CheckpointHeader{SpecHash: "s", Seed: 2, Binary: "b"})
+	snapshot := func() map[string]string {
+		files := map[string]string{}
+		for _, d := range []string{a, b, other} {
+			p := filepath.Join(d, "units.jsonl")
+			files[p] = string(mustReadFile(t, p))
+		}
+		return files
+	}
+	before := snapshot()
+	if err := CheckShards(h, []string{a, b}, []string{"u1", "u2"}); err != nil {
+		t.Errorf("good shards: %v", err)
+	}
+	cases := []struct {
+		name string
+		srcs []string
+		want string
+	}{
+		{"a shard missing", []string{a}, "the shards hold 1 of 2 units (missing e.g. u2)"},
+		{"another run", []string{a, other}, "made for another run"},
+		{"no such shard", []string{a, filepath.Join(t.TempDir(), "none")}, "no such file or directory"},
+	}
+	for _, tc := range cases {
+		err := CheckShards(h, tc.srcs, []string{"u1", "u2"})
+		var mr *MergeRefusal
+		if !errors.As(err, &mr) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a MergeRefusal saying %q", tc.name, err, tc.want)
+		}
+	}
+	after := snapshot()
+	for p, s := range before {
+		if after[p] != s {
+			t.Errorf("CheckShards changed %s", p)
+		}
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

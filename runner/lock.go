@@ -50,9 +50,10 @@ type DirLock struct {
 }
 
 // Lock takes the exclusive lock of directory dir (created if needed): one
-// writer per run directory. It never waits: when another live process
-// holds the lock it returns a *LockedError naming it (PID, host, start
-// time). The lock is an flock(2) on dir/.lock, which the kernel releases
+// writer per run directory. It does not wait for a holder: when another
+// live process holds the lock it returns a *LockedError naming it (PID,
+// host, start time), after trying again for 0.3 s (what HeldBy's instant
+// hold needs). The lock is an flock(2) on dir/.lock, which the kernel releases
 // when its holder exits however it exits (even SIGKILL), so a lock left by a
 // dead process is detected (the flock is free while the file still names
 // the old holder) and taken over; DirLock.TookOver then says whose it was.
@@ -66,7 +67,16 @@ func Lock(dir string) (*DirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner: lock: %w", err)
 	}
-	if err := flock(f, false); err != nil {
+	err = flock(f, false)
+	// A probe (HeldBy) holds a shared lock for an instant (two system
+	// calls): try again for a moment (0.3 s, ample even for a probe
+	// descheduled on a loaded machine) before refusing, so that a report
+	// or check reading the folder never refuses a run.
+	for try := 0; errors.Is(err, errWouldBlock) && try < 30; try++ {
+		time.Sleep(10 * time.Millisecond)
+		err = flock(f, false)
+	}
+	if err != nil {
 		f.Close()
 		// The holder writes its description right after taking the lock:
 		// give it a moment before calling it unknown.
@@ -99,6 +109,41 @@ func Lock(dir string) (*DirLock, error) {
 		f.Truncate(int64(len(b)))
 	}
 	return l, nil
+}
+
+// HeldBy reports whether a live process holds the lock of run directory
+// dir (Lock), without taking it in a way a writer could notice: it tries a
+// shared flock(2), which fails while the exclusive lock is held, and drops
+// it at once if it was free (Lock tries again for a moment before
+// refusing). The holder is described from the lock file (its Command is
+// "unknown holder" when the holder has not written it yet); nil when no
+// process holds the lock, or the folder has no lock file. An error means
+// that it could not tell (the file unreadable, no flock on the file
+// system).
+func HeldBy(dir string) (*Holder, error) {
+	path := filepath.Join(dir, LockFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runner: lock: %w", err)
+	}
+	defer f.Close()
+	err = flockShared(f)
+	if err == nil {
+		funlock(f)
+		return nil, nil
+	}
+	if !errors.Is(err, errWouldBlock) {
+		return nil, fmt.Errorf("runner: lock %s: %w", path, err)
+	}
+	h := Holder{Command: "unknown holder"}
+	var got Holder
+	if b, _ := os.ReadFile(path); json.Unmarshal(b, &got) == nil && got.PID != 0 {
+		h = got
+	}
+	return &h, nil
 }
 
 // LockWait is Lock that waits for the lock instead of refusing: for short

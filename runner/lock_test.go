@@ -53,3 +53,38 @@ func TestLock(t *testing.T) {
 		t.Errorf("stale lock not reported: %+v", c.TookOver)
 	}
 }
+
+// TestHeldBy: a folder without a lock file, or whose lock is free (never
+// taken, released, or left by a dead process), is held by no one; one
+// whose lock is taken is held by its taker, named; and looking leaves the
+// lock free for the next Lock.
+func TestHeldBy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if h, err := HeldBy(dir); h != nil || err != nil {
+		t.Errorf("no folder: %v, %v", h, err)
+	}
+	l, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := HeldBy(dir)
+	if err != nil || h == nil || h.PID != os.Getpid() {
+		t.Errorf("held: %+v, %v; want PID %d", h, err, os.Getpid())
+	}
+	l.Release()
+	if h, err := HeldBy(dir); h != nil || err != nil {
+		t.Errorf("released: %+v, %v", h, err)
+	}
+	// A dead holder's description, its flock gone with it.
+	if err := os.WriteFile(filepath.Join(dir, LockFile), []byte(`{"pid":999999,"host":"h","command":"dprepro run x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := HeldBy(dir); h != nil || err != nil {
+		t.Errorf("left by a dead process: %+v, %v", h, err)
+	}
+	l, err = Lock(dir)
+	if err != nil {
+		t.Fatalf("lock after looking: %v", err)
+	}
+	l.Release()
+}

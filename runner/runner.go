@@ -12,7 +12,8 @@
 //
 // A unit that returns an error or panics is reported as that unit's failure;
 // the other units go on and are checkpointed, and the run then ends with an
-// error naming the failed units and writes no final files. A fit that does not
+// error naming the failed units ([UnitsFailedError]) and writes no final
+// files (a finished run the folder held before stays as it was). A fit that does not
 // converge is not a failure: it is a row with a status.
 package runner
 
@@ -25,6 +26,7 @@ import (
 	"fmt"
 	"github.com/dprepro/dprepro/core/mech"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -272,11 +274,106 @@ func RunDir(out string, spec *experiments.Spec) string {
 // finished run.
 var ErrFinishedRun = errors.New("runner: refusing to shard into a finished run")
 
-// Final files of a run, removed at the start of a run so that a failed run
-// never leaves files that look finished. manifest.json goes first.
+// Final files of a run. A finished run's stay in its folder while another
+// run of it computes its units (a run of another identity, e.g. on other
+// data, that may fail or be stopped); they are removed only once the new
+// run has every unit, just before it writes its own (writeOutputs), so
+// that no file of the old run is left beside the new one. manifest.json
+// goes first, so that a crash midway never leaves a manifest beside mixed
+// files, and is written last.
 var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", "spec.toml", "figures", "tables"}
 
+// MaxShownFailures is how many failed units the message of a
+// [UnitsFailedError] names; its Failures hold every one.
+const MaxShownFailures = 10
+
+// UnitFailure is one failed unit of a run: its key and its error.
+type UnitFailure struct {
+	Unit string
+	Err  error
+}
+
+// UnitsFailedError is the error of a Run whose units failed: the other
+// units are checkpointed and no results are written. Its message names
+// the first MaxShownFailures units with their errors, and how many more
+// failed; Failures holds every one, so that a caller can record them all
+// (the command's attempt.json).
+type UnitsFailedError struct {
+	// Failures are the failed units, ordered by their messages ("unit
+	// KEY: …"), so by key.
+	Failures []UnitFailure
+	// Units is the number of units of the run (of the shard).
+	Units int
+	// Note says what became of the others ("the others are
+	// checkpointed; no results written", …).
+	Note string
+	// Record, when set by the caller, says where the error of every
+	// failed unit is recorded (e.g. a file); the message names it after
+	// the count of the units it leaves out.
+	Record string
+}
+
+// Error counts the failed units and names the first MaxShownFailures,
+// each with its error, then how many more failed (and, with Record, where
+// all are).
+func (e *UnitsFailedError) Error() string {
+	shown := make([]string, 0, MaxShownFailures+1)
+	for i, f := range e.Failures {
+		if i == MaxShownFailures {
+			more := fmt.Sprintf("… and %d more units", len(e.Failures)-MaxShownFailures)
+			if e.Record != "" {
+				more += " (the error of every failed unit is in " + e.Record + ")"
+			}
+			shown = append(shown, more)
+			break
+		}
+		shown = append(shown, "unit "+f.Unit+": "+f.Err.Error())
+	}
+	return fmt.Sprintf("%d of %d units failed (%s):\n%s", len(e.Failures), e.Units, e.Note, strings.Join(shown, "\n"))
+}
+
+// Unwrap returns the units' errors.
+func (e *UnitsFailedError) Unwrap() []error {
+	errs := make([]error, len(e.Failures))
+	for i, f := range e.Failures {
+		errs[i] = f.Err
+	}
+	return errs
+}
+
+// announceFinished says on stderr, before a run of header h starts in
+// dir, that dir holds a finished run of another identity (its manifest's:
+// what differs), which stays in place until this run has every unit and
+// is then replaced. It returns what differs (nil when dir holds no
+// finished run, or one of this identity: a run made again).
+func announceFinished(stderr io.Writer, id, dir string, h results.CheckpointHeader) []string {
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		fmt.Fprintf(stderr, "dprepro: %s: %s holds a manifest.json that cannot be read (%v); the run's files stay in place until this run has all its units, and are then replaced\n", id, dir, err)
+		return nil
+	}
+	changes := h.Changes(m.Identity())
+	if len(changes) == 0 {
+		return nil
+	}
+	fmt.Fprintf(stderr, "dprepro: %s: %s holds a finished run (finished %s) of another identity:\n", id, dir, m.End.UTC().Format(time.RFC3339))
+	for _, c := range changes {
+		fmt.Fprintf(stderr, "dprepro: %s:   %s\n", id, c)
+	}
+	fmt.Fprintf(stderr, "dprepro: %s: it stays in place until this run has all its units, and is then replaced; if this run fails or is stopped, the folder keeps it as it is\n", id)
+	return changes
+}
+
 // Run executes exp and writes its files; it returns the run directory.
+// A finished run the directory already holds stays in place, untouched,
+// until every unit of this run is done: only then are its files removed
+// (manifest.json first) and this run's written (manifest.json last). When
+// that run is of another identity (Header) stderr says so at the start,
+// with what differs. A run that fails or is interrupted therefore leaves
+// the earlier run's files as they were.
 func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	start := time.Now()
 	spec := exp.Spec()
@@ -314,17 +411,19 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			return "", fmt.Errorf("%w: %s holds a finished run; write the shards to their own --out folders and merge them", ErrFinishedRun, dir)
 		}
 	}
-	for _, f := range finalFiles {
-		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
-			return "", fmt.Errorf("runner: clearing %s: %w", dir, err)
-		}
-	}
-	cp, changes, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), Header(exp))
+	// A finished run in the folder stays until this one has every unit
+	// (writeOutputs replaces it).
+	header := Header(exp)
+	finished := announceFinished(stderr, spec.ID, dir, header)
+	cp, changes, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), header)
 	if err != nil {
 		return "", err
 	}
 	defer cp.Close()
-	if len(changes) > 0 {
+	// The checkpoint of the finished run just announced is discarded
+	// without a second word; one of another run (an attempt since) is
+	// said.
+	if len(changes) > 0 && !slices.Equal(changes, finished) {
 		fmt.Fprintf(stderr, "dprepro: %s: the checkpoint in %s belongs to another run; starting over:\n", spec.ID, dir)
 		for _, c := range changes {
 			fmt.Fprintf(stderr, "dprepro: %s:   %s\n", spec.ID, c)
@@ -369,7 +468,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 
 	var (
 		mu       sync.Mutex
-		failures []error
+		failures []UnitFailure
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
@@ -387,7 +486,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 					return gctx.Err()
 				}
 				mu.Lock()
-				failures = append(failures, fmt.Errorf("unit %s: %w", u.Key(), err))
+				failures = append(failures, UnitFailure{Unit: u.Key(), Err: err})
 				mu.Unlock()
 				return nil
 			}
@@ -413,11 +512,8 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		return "", err
 	}
 	if len(failures) > 0 {
-		sort.Slice(failures, func(i, j int) bool { return failures[i].Error() < failures[j].Error() })
-		shown := failures
-		if len(shown) > 10 {
-			shown = append(shown[:10:10], fmt.Errorf("… and %d more units", len(failures)-10))
-		}
+		msg := func(f UnitFailure) string { return "unit " + f.Unit + ": " + f.Err.Error() }
+		sort.Slice(failures, func(i, j int) bool { return msg(failures[i]) < msg(failures[j]) })
 		done := "the others are checkpointed; no results written"
 		if len(failures) == len(todo) {
 			done = "no unit of this run succeeded; no results written"
@@ -425,8 +521,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "workers.log")); err == nil {
 			done += "; the workers' stderr is in " + filepath.Join(dir, "workers.log")
 		}
-		return "", spec.Attribute(fmt.Errorf("%d of %d units failed (%s):\n%w",
-			len(failures), len(units), done, errors.Join(shown...)))
+		return "", spec.Attribute(&UnitsFailedError{Failures: failures, Units: len(units), Note: done})
 	}
 
 	if o.Shard.Sharded() {
@@ -474,18 +569,14 @@ func firstDuplicate(units []Unit) string {
 
 func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts) error {
 	spec := exp.Spec()
+	// What can be computed without writing is computed first, while the
+	// folder still holds the files of the run it had (if any).
 	canon, err := spec.Canonical()
 	if err != nil {
 		return fmt.Errorf("runner: encoding spec: %w", err)
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "spec.toml"), canon); err != nil {
-		return err
-	}
 	rowsCSV, err := results.EncodeCSV(exp.Columns(), rows)
 	if err != nil {
-		return err
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "rows.csv"), rowsCSV); err != nil {
 		return err
 	}
 	summary := exp.Summary(rows)
@@ -493,20 +584,49 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	if err != nil {
 		return err
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "summary.csv"), sumCSV); err != nil {
-		return err
-	}
-	outputs := []string{"spec.toml", "rows.csv", "summary.csv"}
+	var claimsCSV []byte
 	if len(spec.Claims) > 0 {
 		var o claims.Options
 		if p, ok := exp.(Pairer); ok {
 			o.PairKey = p.PairKey()
 		}
-		b, err := claims.CSV(claims.Evaluate(spec, rows, summary, o))
-		if err != nil {
+		if claimsCSV, err = claims.CSV(claims.Evaluate(spec, rows, summary, o)); err != nil {
 			return err
 		}
-		if err := results.WriteFileAtomic(filepath.Join(dir, "claims.csv"), b); err != nil {
+	}
+	var tables map[string][]byte
+	var tableNames []string
+	if t, ok := exp.(Tabler); ok {
+		if tables, err = t.Tables(summary); err != nil {
+			return fmt.Errorf("runner: tables: %w", err)
+		}
+		for name := range tables {
+			if name == "" || strings.ContainsAny(name, `/\`) {
+				return fmt.Errorf("runner: table name %q must be a plain file name", name)
+			}
+			tableNames = append(tableNames, name)
+		}
+		sort.Strings(tableNames)
+	}
+	// The files of the run the folder held go now, manifest.json first:
+	// nothing of it is left beside this run's files.
+	for _, f := range finalFiles {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return fmt.Errorf("runner: clearing %s: %w", dir, err)
+		}
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "spec.toml"), canon); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "rows.csv"), rowsCSV); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "summary.csv"), sumCSV); err != nil {
+		return err
+	}
+	outputs := []string{"spec.toml", "rows.csv", "summary.csv"}
+	if claimsCSV != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, "claims.csv"), claimsCSV); err != nil {
 			return err
 		}
 		outputs = append(outputs, "claims.csv")
@@ -533,30 +653,16 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		}
 		outputs = append(outputs, "figures/"+fs.Name+".png", "figures/"+fs.Name+".svg")
 	}
-	if t, ok := exp.(Tabler); ok {
-		tables, err := t.Tables(summary)
-		if err != nil {
-			return fmt.Errorf("runner: tables: %w", err)
+	if len(tableNames) > 0 {
+		if err := os.MkdirAll(filepath.Join(dir, "tables"), 0o755); err != nil {
+			return err
 		}
-		names := make([]string, 0, len(tables))
-		for name := range tables {
-			if name == "" || strings.ContainsAny(name, `/\`) {
-				return fmt.Errorf("runner: table name %q must be a plain file name", name)
-			}
-			names = append(names, name)
+	}
+	for _, name := range tableNames {
+		if err := results.WriteFileAtomic(filepath.Join(dir, "tables", name), tables[name]); err != nil {
+			return err
 		}
-		sort.Strings(names)
-		if len(names) > 0 {
-			if err := os.MkdirAll(filepath.Join(dir, "tables"), 0o755); err != nil {
-				return err
-			}
-		}
-		for _, name := range names {
-			if err := results.WriteFileAtomic(filepath.Join(dir, "tables", name), tables[name]); err != nil {
-				return err
-			}
-			outputs = append(outputs, "tables/"+name)
-		}
+		outputs = append(outputs, "tables/"+name)
 	}
 	end := time.Now()
 	m := results.Manifest{
@@ -587,6 +693,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		m.ExternalMethods = append(m.ExternalMethods, rec)
 	}
 	m.FillBuild()
+	m.Build.Binary = binaryHash()
 	mb, err := m.Encode()
 	if err != nil {
 		return err

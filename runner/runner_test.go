@@ -23,10 +23,12 @@ type fakeExp struct {
 	spec     *experiments.Spec
 	units    []string
 	calls    atomic.Int64
-	failKey  string           // RunUnit returns an error for this key
-	panicKey string           // RunUnit panics for this key
-	onRun    func(key string) // called at the start of every RunUnit
+	failKey  string                // RunUnit returns an error for this key
+	panicKey string                // RunUnit panics for this key
+	failIf   func(key string) bool // RunUnit returns an error for the keys it holds
+	onRun    func(key string)      // called at the start of every RunUnit
 	data     []results.DatasetInfo
+	figure   string // the name of its one figure; "" means "f"
 }
 
 func newFake(n int) *fakeExp {
@@ -57,7 +59,7 @@ func (e *fakeExp) RunUnit(ctx context.Context, u Unit, env Env) ([]results.Row, 
 	if e.onRun != nil {
 		e.onRun(key)
 	}
-	if key == e.failKey {
+	if key == e.failKey || e.failIf != nil && e.failIf(key) {
 		return nil, errors.New("boom")
 	}
 	if key == e.panicKey {
@@ -74,7 +76,11 @@ func (e *fakeExp) Summary(rows []results.Row) []results.SummaryRow {
 		Metrics: []string{"value"}, Bootstrap: 200, Level: 0.95, Seed: e.spec.Seed})
 }
 func (e *fakeExp) Figures() []plots.FigureSpec {
-	return []plots.FigureSpec{{Name: "f", Title: "fake", Metric: "value", XLabel: "alpha", YLabel: "value"}}
+	name := e.figure
+	if name == "" {
+		name = "f"
+	}
+	return []plots.FigureSpec{{Name: name, Title: "fake", Metric: "value", XLabel: "alpha", YLabel: "value"}}
 }
 func (e *fakeExp) Datasets() []results.DatasetInfo            { return e.data }
 func (e *fakeExp) Ledger([]results.Row) []results.LedgerEntry { return nil }
