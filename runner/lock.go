@@ -112,10 +112,11 @@ func Lock(dir string) (*DirLock, error) {
 }
 
 // HeldBy reports whether a live process holds the lock of run directory
-// dir (Lock), without taking it in a way a writer could notice: it tries a
-// shared flock(2), which fails while the exclusive lock is held, and drops
-// it at once if it was free (Lock tries again for a moment before
-// refusing). The holder is described from the lock file (its Command is
+// dir (Lock), without taking it in a way a writer could notice: on Linux
+// it reads the kernel's table of locks (/proc/locks) and takes none;
+// elsewhere, or when that table cannot be read, it tries a shared
+// flock(2), which fails while the exclusive lock is held, and drops it at
+// once if it was free (Lock tries again for a moment before refusing). The holder is described from the lock file (its Command is
 // "unknown holder" when the holder has not written it yet); nil when no
 // process holds the lock, or the folder has no lock file. An error means
 // that it could not tell (the file unreadable, no flock on the file
@@ -130,13 +131,19 @@ func HeldBy(dir string) (*Holder, error) {
 		return nil, fmt.Errorf("runner: lock: %w", err)
 	}
 	defer f.Close()
-	err = flockShared(f)
-	if err == nil {
-		funlock(f)
+	held, ok := heldByKernel(path)
+	switch {
+	case ok && !held:
 		return nil, nil
-	}
-	if !errors.Is(err, errWouldBlock) {
-		return nil, fmt.Errorf("runner: lock %s: %w", path, err)
+	case !ok:
+		err = flockShared(f)
+		if err == nil {
+			funlock(f)
+			return nil, nil
+		}
+		if !errors.Is(err, errWouldBlock) {
+			return nil, fmt.Errorf("runner: lock %s: %w", path, err)
+		}
 	}
 	h := Holder{Command: "unknown holder"}
 	var got Holder
