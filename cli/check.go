@@ -265,6 +265,8 @@ func checkUnfinished(w io.Writer, dir string, refs fs.FS, label string) checkOut
 		}
 	case f.HasCheckpoint:
 		id, why = f.Checkpoint.SpecID, fmt.Sprintf("a checkpoint of %d units and no manifest.json", f.CheckpointUnits)
+	case f.CheckpointDamaged:
+		why = "a damaged checkpoint (no readable header), no manifest.json and no record of the attempt"
 	}
 	if i := strings.IndexByte(why, '\n'); i >= 0 {
 		why = why[:i] + " …"

@@ -469,7 +469,21 @@ func TestCheck_UnfinishedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(killed, ".checkpoint", "units.jsonl"), `{"format":1,"spec_id":"mine","profile":"quick","seed":1}`+"\n")
+	// A damaged checkpoint, alone in the folder of a spec with a
+	// reference.
+	damaged := filepath.Join(out, "cv13-adult", "paper-seed1")
+	if err := os.MkdirAll(filepath.Join(damaged, ".checkpoint"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(damaged, ".checkpoint", "units.jsonl"), `{"format":2,"spec_`+"\n")
 	code, stdout, stderr := dprepro(t, "check", out, "--against", against)
+	if !strings.Contains(stdout, "cv13-adult ("+damaged+"): FAIL: the run did not finish (unfinished): a damaged checkpoint (no readable header)") {
+		t.Errorf("the damaged checkpoint is not named:\n%s", stdout)
+	}
+	if err := os.RemoveAll(damaged); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = dprepro(t, "check", out, "--against", against)
 	if code != 1 {
 		t.Errorf("a failed run with a reference: exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}

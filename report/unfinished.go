@@ -38,6 +38,10 @@ type Folder struct {
 	Checkpoint      results.CheckpointHeader
 	CheckpointUnits int
 	HasCheckpoint   bool
+	// CheckpointDamaged reports a checkpoint file (.checkpoint/units.jsonl)
+	// with no readable header (cut short, overwritten): units were
+	// checkpointed, but whose is not known.
+	CheckpointDamaged bool
 	// Holder is the process that holds the folder's lock now
 	// (runner.HeldBy), looked at only when the attempt record says
 	// queued or running: nil when none does, so the process that wrote
@@ -69,6 +73,11 @@ func ReadFolder(dir string) (Folder, error) {
 		f.Holder, f.LockErr = runner.HeldBy(dir)
 	}
 	f.Checkpoint, f.CheckpointUnits, f.HasCheckpoint = results.CheckpointProgress(dir)
+	if !f.HasCheckpoint {
+		if fi, err := os.Stat(filepath.Join(dir, ".checkpoint", "units.jsonl")); err == nil && fi.Mode().IsRegular() {
+			f.CheckpointDamaged = true
+		}
+	}
 	return f, nil
 }
 
@@ -77,7 +86,7 @@ func ReadFolder(dir string) (Folder, error) {
 // checkpoint with neither a finished run nor a record (an attempt by a
 // build that kept none, stopped before it finished).
 func (f Folder) Unfinished() bool {
-	return f.Attempt != nil || f.AttemptErr != nil || f.Manifest == nil && f.HasCheckpoint
+	return f.Attempt != nil || f.AttemptErr != nil || f.Manifest == nil && (f.HasCheckpoint || f.CheckpointDamaged)
 }
 
 // isFolder reports whether dir is a run folder in any state: a finished
@@ -166,6 +175,9 @@ type Unfinished struct {
 	// ClaimsFromSpec reports that Claims were read from the spec file the
 	// checkpoint names (its current claims), there being no record.
 	ClaimsFromSpec bool
+	// checkpointDamaged reports a checkpoint with no readable header
+	// (Folder.CheckpointDamaged), without a record.
+	checkpointDamaged bool
 }
 
 // Describe is the folder dir's unfinished attempt as a report of out
@@ -180,7 +192,7 @@ func (f Folder) unfinished(out, dir string) *Unfinished {
 	if err != nil || rel == "." {
 		rel = filepath.Base(dir)
 	}
-	u := &Unfinished{Dir: filepath.ToSlash(rel), Checkpointed: -1, Attempt: f.Attempt, Holder: f.Holder, LockErr: f.LockErr}
+	u := &Unfinished{Dir: filepath.ToSlash(rel), Checkpointed: -1, Attempt: f.Attempt, Holder: f.Holder, LockErr: f.LockErr, checkpointDamaged: f.CheckpointDamaged}
 	u.ID = "unfinished-" + htmlSafe(u.Dir)
 	if f.HasCheckpoint {
 		u.Checkpointed = f.CheckpointUnits
@@ -218,6 +230,8 @@ func (u *Unfinished) Headline() string {
 	switch {
 	case a == nil && u.RecordErr != nil:
 		return "unknown whether it finished: its attempt record is unreadable (" + u.RecordErr.Error() + ")"
+	case a == nil && u.checkpointDamaged:
+		return "did not finish: its folder holds a damaged checkpoint (no readable header: whose units it held is not known), no manifest.json and no record of the attempt"
 	case a == nil:
 		return "did not finish: its folder holds a checkpoint but no manifest.json, and no record of the attempt (a run by an older build, interrupted or killed)"
 	}

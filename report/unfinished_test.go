@@ -450,3 +450,36 @@ func TestLoad_UnfinishedClaimsFromSpecFile(t *testing.T) {
 		t.Errorf("report.md's claims line:\n%s", md[:min(len(md), 600)])
 	}
 }
+
+// TestLoad_DamagedCheckpoint: a folder holding a checkpoint whose header
+// cannot be read, with no record of its attempt and no finished run, is
+// never left out of the report: it is named, its claims unknown and said
+// so.
+func TestLoad_DamagedCheckpoint(t *testing.T) {
+	out := t.TempDir()
+	dir := filepath.Join(out, "cv13-adult", "quick-seed2013")
+	if err := os.MkdirAll(filepath.Join(dir, ".checkpoint"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".checkpoint", "units.jsonl"), []byte(`{"format":2,"spec_id":"cv13-ad`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(out, Options{Claims: fixtureClaims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Unfinished) != 1 || r.UnknownClaims() != 1 {
+		t.Fatalf("%d unfinished, %d with unknown claims; want 1, 1", len(r.Unfinished), r.UnknownClaims())
+	}
+	u := r.Unfinished[0]
+	if u.SpecID != "cv13-adult" || u.Profile != "quick" || u.Seed != 2013 || !strings.Contains(u.Headline(), "damaged checkpoint") {
+		t.Errorf("%s %s %d: %q", u.SpecID, u.Profile, u.Seed, u.Headline())
+	}
+	dir2, err := r.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := read(t, filepath.Join(dir2, "report.md")); !strings.Contains(md, "cv13-adult") || !strings.Contains(md, "damaged checkpoint") {
+		t.Errorf("report.md does not name the damaged run:\n%s", md)
+	}
+}
