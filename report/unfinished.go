@@ -237,6 +237,10 @@ func (u *Unfinished) Headline() string {
 	}
 	who := fmt.Sprintf("PID %d on %s", a.PID, a.Host)
 	switch {
+	case a.State == results.AttemptQueued && u.Holder != nil && u.Holder.PID == a.PID && u.Holder.Host == a.Host:
+		return fmt.Sprintf("not started yet: queued at %s by %s, which holds the folder (%s): it is at work", stamp(a.Started), who, u.Holder.Command)
+	case a.State == results.AttemptRunning && u.Holder != nil && u.Holder.PID == a.PID && u.Holder.Host == a.Host:
+		return fmt.Sprintf("not finished yet: started at %s by %s, which holds the folder (%s): it is at work", stamp(a.Started), who, u.Holder.Command)
 	case a.State == results.AttemptQueued && u.Holder != nil:
 		return fmt.Sprintf("not started yet: queued at %s by %s; %s", stamp(a.Started), who, u.heldBy())
 	case a.State == results.AttemptRunning && u.Holder != nil:
@@ -335,6 +339,11 @@ func (u *Unfinished) NotRunText() string {
 
 // Advice says how to finish the run.
 func (u *Unfinished) Advice() string {
+	if a := u.Attempt; a != nil && a.Unfinished() && u.Holder != nil {
+		// At work now: running the command again would be refused (the
+		// folder is in use), and removing the folder would lose its work.
+		return "Wait for it to finish (write this report again then), or stop that process first (Ctrl-C: its finished units are checkpointed)."
+	}
 	switch u.State {
 	case results.AttemptShardDone:
 		return "Merge the shards (dprepro merge SPEC --shards DIR,DIR,…) into a folder of its own."

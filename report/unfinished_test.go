@@ -400,6 +400,17 @@ func TestUnfinished_HolderAndFailures(t *testing.T) {
 	if s := k.StateNote(); !strings.HasPrefix(s, "running: "+holds) {
 		t.Errorf("at work: state note %q", s)
 	}
+	// Running the command again would be refused (the folder is in use)
+	// and removing the folder would lose the work: the advice is to wait
+	// or stop it.
+	if a := k.Advice(); !strings.HasPrefix(a, "Wait for it to finish") || strings.Contains(a, "remove the folder") || strings.Contains(a, "Run the same command again") {
+		t.Errorf("at work: advice %q", a)
+	}
+	// The process that wrote the record holds the folder: named once.
+	k.Attempt.PID, k.Attempt.Host = os.Getpid(), k.Holder.Host
+	if h := k.Headline(); strings.Count(h, holds) != 1 || !strings.Contains(h, "which holds the folder") {
+		t.Errorf("at work, the record's own process: headline %q", h)
+	}
 }
 
 // TestLoad_UnfinishedClaimsFromSpecFile: a run folder holding only a
