@@ -80,6 +80,10 @@ func cmdClaims(_ context.Context, args []string, stdout, stderr io.Writer) error
 // unreadable) is a usageError.
 func reclaim(dir string) (line string, err error) {
 	lock, err := runner.Lock(dir)
+	if le := (*runner.LockedError)(nil); errors.As(err, &le) {
+		le.Elsewhere = "" // claims works on the run's own folder: there is no elsewhere
+		return "", usageError{le}
+	}
 	if errors.Is(err, runner.ErrLocked) {
 		return "", usageError{err}
 	}

@@ -164,7 +164,7 @@ func TestLifecycle_ClaimsOfAFolderInUse(t *testing.T) {
 	}
 	r := runIn(t, dir, bin, "claims", run)
 	l.Release()
-	if want := fmt.Sprintf("in use by another dprepro (PID %d", os.Getpid()); r.code != 2 || !strings.Contains(r.stderr, want) {
+	if want := fmt.Sprintf("in use by another dprepro (PID %d", os.Getpid()); r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "--out") {
 		t.Errorf("claims of a folder in use: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
 	}
 	if got := mustRead(t, filepath.Join(run, "claims.csv")); !bytes.Equal(got, before) {

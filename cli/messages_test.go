@@ -102,7 +102,7 @@ func TestStandIn_AskedFor(t *testing.T) {
 		t.Fatalf("two specs: exit %d\n%s", r.code, r.stderr)
 	}
 	mustContain(t, "two specs: stderr", r.stderr,
-		`dprepro: 2 of 2 runs used labelled SYNTHETIC stand-ins, not real data (magic): 1 because their specs ask for them (data.synthetic = "always"); the other 1 because no data directory was named: name one with --data-dir or $DPREPRO_DATA`,
+		`dprepro: 2 of 2 runs used labelled SYNTHETIC stand-ins, not real data (magic): 1 of them because its spec asks for it (data.synthetic = "always"); the other 1 because no data directory was named: name one with --data-dir or $DPREPRO_DATA`,
 		"dprepro: auto: WARNING: dataset magic: the real file is not available; results use a SYNTHETIC stand-in")
 }
 

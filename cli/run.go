@@ -958,7 +958,11 @@ func (s *standIns) report(w io.Writer, ran, notStarted, notBuilt int, dd dataDir
 	case s.asked == len(s.runs):
 		why = asked
 	case s.asked > 0:
-		why = fmt.Sprintf("%d because %s; the other %d because %s", s.asked, asked, len(s.runs)-s.asked, why)
+		spec := "their specs ask for them"
+		if s.asked == 1 {
+			spec = "its spec asks for it"
+		}
+		why = fmt.Sprintf("%d of them because %s (data.synthetic = \"always\"); the other %d because %s", s.asked, spec, len(s.runs)-s.asked, why)
 	}
 	var didNot []string
 	if notStarted > 0 {

@@ -322,7 +322,7 @@ func (s *Spec) validateClaims() []fieldErr {
 		if c.Analysis != nil && strings.TrimSpace(*c.Analysis) == "" {
 			add(i, "analysis", "must be a non-empty link to the written analysis, e.g. \"docs/analysis.md#%s-%s\" (or leave it out)", s.ID, c.ID)
 		}
-		if c.Rule != RuleMatch && len(c.Paper) > 0 && len(c.Paper) != len(c.X) {
+		if c.Rule != RuleMatch && c.Rule != RuleIncreasing && c.Rule != RuleDecreasing && len(c.Paper) > 0 && len(c.Paper) != len(c.X) {
 			add(i, "paper", "one published value per x (got %d x, %d values)", len(c.X), len(c.Paper))
 		}
 	}

@@ -66,6 +66,8 @@ func TestParse_ClaimNames(t *testing.T) {
 			`claims[0].than_metric: than_metric is read by the greater and less rules only, and rule "increasing" compares with nothing (got "mse")`},
 		{"paper under a trend", "rule = \"greater\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan = \"control\"", "rule = \"increasing\"\nmetric = \"auc\"\nmethod = \"stability\"\nx = [0.5, 1.0]\npaper = [0.8, 0.9]", "paper =",
 			`claims[0].paper: a trend is decided over all its x at once, in one claims.csv row with no published value: rule "increasing" does not read paper (got 2 values)`},
+		{"one published value under a trend", "rule = \"greater\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan = \"control\"", "rule = \"decreasing\"\nmetric = \"auc\"\nmethod = \"stability\"\nx = [0.5, 1.0]\npaper = [0.8]", "paper =",
+			`claims[0].paper: a trend is decided over all its x at once, in one claims.csv row with no published value: rule "decreasing" does not read paper (got 1 values)`},
 		{"value under a comparison", `than = "control"`, "than = \"control\"\nvalue = 0.5", "value =",
 			`claims[0].value: value is read by the at_most and at_least rules only, and rule "greater" has no bound (got 0.5)`},
 		{"tolerance under a bound", "rule = \"greater\"\nmetric = \"auc\"\nmethod = \"stability\"\nthan = \"control\"", "rule = \"at_most\"\nmetric = \"auc\"\nmethod = \"stability\"\nvalue = 0.5\ntolerance = 0.01", "tolerance =",

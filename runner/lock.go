@@ -33,10 +33,18 @@ func (h Holder) String() string {
 type LockedError struct {
 	Dir    string
 	Holder Holder
+	// Elsewhere, when set, is how the caller can write elsewhere instead
+	// (e.g. "write elsewhere with --out"), added to the advice; empty for
+	// a command that works on the folder itself (dprepro claims).
+	Elsewhere string
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("%s is in use by another dprepro (%s); wait for it to finish or stop it, or write elsewhere with --out", e.Dir, e.Holder)
+	advice := "wait for it to finish or stop it"
+	if e.Elsewhere != "" {
+		advice += ", or " + e.Elsewhere
+	}
+	return fmt.Sprintf("%s is in use by another dprepro (%s); %s", e.Dir, e.Holder, advice)
 }
 
 func (e *LockedError) Unwrap() error { return ErrLocked }
@@ -90,7 +98,7 @@ func Lock(dir string) (*DirLock, error) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if errors.Is(err, errWouldBlock) {
-			return nil, &LockedError{Dir: dir, Holder: h}
+			return nil, &LockedError{Dir: dir, Holder: h, Elsewhere: "write elsewhere with --out"}
 		}
 		return nil, fmt.Errorf("runner: lock %s: %w", path, err)
 	}
