@@ -64,6 +64,22 @@ type CheckpointHeader struct {
 	SpecFile string `json:"spec_file,omitempty"`
 }
 
+// ReadCheckpointHeader reads the header of the checkpoint in the run
+// folder dir (its first line) without reading its units; ok is false when
+// dir holds no checkpoint with a readable header.
+func ReadCheckpointHeader(dir string) (h CheckpointHeader, ok bool) {
+	f, err := os.Open(filepath.Join(dir, ".checkpoint", "units.jsonl"))
+	if err != nil {
+		return h, false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &h) != nil {
+		return CheckpointHeader{}, false
+	}
+	return h, true
+}
+
 // DataIdentity is what a run read for one dataset.
 type DataIdentity struct {
 	Name string `json:"name"`

@@ -27,7 +27,7 @@ func runFiles(t *testing.T, dir string) map[string]string {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		if d.IsDir() {
-			if rel == ".checkpoint" {
+			if rel == ".checkpoint" || rel == KeptCheckpoint {
 				return filepath.SkipDir
 			}
 			return nil
@@ -165,5 +165,64 @@ func TestRun_EveryFailureKept(t *testing.T) {
 	ufe.Record = "RUN/attempt.json"
 	if !strings.HasSuffix(err.Error(), "\n… and 2 more units (the error of every failed unit is in RUN/attempt.json)") {
 		t.Errorf("message with the record:\n%s", err.Error())
+	}
+}
+
+// TestRun_FinishedCheckpointSetAside: a run of another identity started in
+// a folder holding a finished run sets the finished run's checkpoint
+// aside (KeptCheckpoint) instead of discarding it, so that when that
+// attempt is stopped, the finished run's own command resumes every unit
+// (none computed again) rather than recomputing a run that is there; a run
+// that writes its outputs removes what was set aside.
+func TestRun_FinishedCheckpointSetAside(t *testing.T) {
+	out := t.TempDir()
+	stand := []results.DatasetInfo{{Name: "d", Source: "synthetic", Generator: "planted-logistic/v1", Params: map[string]string{"n": "100"}}}
+	real := []results.DatasetInfo{{Name: "d", Source: "real", Files: []results.FileInfo{{Name: "d.data", SHA256: "318f00aa"}}}}
+	first := newFake(6)
+	first.data = stand
+	dir, err := Run(context.Background(), first, Options{OutDir: out, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(dir, KeptCheckpoint)
+
+	// Another identity, stopped after its first unit.
+	ctx, cancel := context.WithCancel(context.Background())
+	other := newFake(6)
+	other.data, other.onRun = real, func(string) { cancel() }
+	var stderr bytes.Buffer
+	if _, err := Run(ctx, other, Options{OutDir: out, Workers: 1, Stderr: &stderr}); err == nil {
+		t.Fatal("the stopped run succeeded")
+	}
+	if _, err := os.Stat(kept); err != nil || !strings.Contains(stderr.String(), "the finished run's checkpoint is set aside") {
+		t.Fatalf("the finished run's checkpoint was not set aside (%v):\n%s", err, stderr.String())
+	}
+
+	// The finished run's own command: every unit resumes.
+	again := newFake(6)
+	again.data = stand
+	stderr.Reset()
+	if _, err := Run(context.Background(), again, Options{OutDir: out, Workers: 1, Stderr: &stderr}); err != nil {
+		t.Fatal(err)
+	}
+	if n := again.calls.Load(); n != 0 || !strings.Contains(stderr.String(), "is taken back") || !strings.Contains(stderr.String(), "6 of 6 units already done") {
+		t.Errorf("the finished run's command again computed %d units:\n%s", n, stderr.String())
+	}
+	if _, err := os.Stat(kept); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the set-aside checkpoint is still there after it was taken back: %v", err)
+	}
+
+	// The other identity again, to the end: the set-aside checkpoint goes
+	// with the run it belonged to.
+	done := newFake(6)
+	done.data = real
+	if _, err := Run(context.Background(), done, Options{OutDir: out, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(kept); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a finished run of another identity left the old checkpoint set aside: %v", err)
+	}
+	if m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json"); err != nil || m.Datasets[0].Source != "real" {
+		t.Errorf("the folder's run: %v, %+v", err, m.Datasets)
 	}
 }

@@ -367,6 +367,54 @@ func announceFinished(stderr io.Writer, id, dir string, h results.CheckpointHead
 	return changes
 }
 
+// KeptCheckpoint is the folder, inside a run folder, where the checkpoint
+// of the finished run the folder holds is set aside while a run of
+// another identity computes its units (keepFinishedCheckpoint): running
+// the finished run's own command again then resumes every unit instead of
+// computing them again. It is removed once a run writes its outputs.
+const KeptCheckpoint = ".checkpoint-finished"
+
+// keepFinishedCheckpoint looks after the checkpoint of the finished run
+// that dir holds, before a run of header h opens its own: when h is of
+// another identity and the folder's checkpoint is the finished run's, it
+// is set aside (KeptCheckpoint) rather than discarded; when h is the
+// finished run's own identity and its checkpoint was set aside, it is
+// taken back, in place of the checkpoint of the attempt of another
+// identity made since. Failures to move it only cost a recomputation
+// (the checkpoint is then discarded, as before), so they are said and not
+// fatal.
+func keepFinishedCheckpoint(stderr io.Writer, id, dir string, h results.CheckpointHeader) {
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		return // no finished run (an unreadable manifest is announced)
+	}
+	finished := m.Identity()
+	cpDir, kept := filepath.Join(dir, ".checkpoint"), filepath.Join(dir, KeptCheckpoint)
+	cur, curOK := results.ReadCheckpointHeader(dir)
+	curIsFinished := curOK && len(cur.Changes(finished)) == 0
+	_, keptErr := os.Stat(kept)
+	hasKept := keptErr == nil
+	mine := len(h.Changes(finished)) == 0
+	switch {
+	case !mine && curIsFinished && !hasKept:
+		if err := os.Rename(cpDir, kept); err != nil {
+			fmt.Fprintf(stderr, "dprepro: %s: the finished run's checkpoint could not be set aside (%v); it is discarded\n", id, err)
+			return
+		}
+		fmt.Fprintf(stderr, "dprepro: %s: the finished run's checkpoint is set aside in %s: its own command, run again, resumes it\n", id, kept)
+	case mine && hasKept && !curIsFinished:
+		if err := os.RemoveAll(cpDir); err == nil {
+			err = os.Rename(kept, cpDir)
+			if err == nil {
+				fmt.Fprintf(stderr, "dprepro: %s: %s holds this very run, finished; its checkpoint, set aside while a run of another identity was attempted, is taken back (that attempt's units are discarded)\n", id, dir)
+				return
+			}
+		} else {
+			fmt.Fprintf(stderr, "dprepro: %s: the set-aside checkpoint of the finished run could not be taken back (%v)\n", id, err)
+		}
+	}
+}
+
 // Run executes exp and writes its files; it returns the run directory.
 // A finished run the directory already holds stays in place, untouched,
 // until every unit of this run is done: only then are its files removed
@@ -415,6 +463,9 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	// (writeOutputs replaces it).
 	header := Header(exp)
 	finished := announceFinished(stderr, spec.ID, dir, header)
+	if !o.Shard.Sharded() {
+		keepFinishedCheckpoint(stderr, spec.ID, dir, header)
+	}
 	cp, changes, err := results.OpenCheckpoint(filepath.Join(dir, ".checkpoint"), header)
 	if err != nil {
 		return "", err
@@ -538,6 +589,10 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	}
 	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}); err != nil {
 		return dir, err
+	}
+	// The finished run whose checkpoint was set aside is replaced.
+	if err := os.RemoveAll(filepath.Join(dir, KeptCheckpoint)); err != nil {
+		return dir, fmt.Errorf("runner: %w", err)
 	}
 	for _, w := range rowWarnings {
 		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", spec.ID, w)
