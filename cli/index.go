@@ -89,7 +89,7 @@ func updateIndex(out string, entries []indexEntry) error {
 	}
 	var md bytes.Buffer
 	md.WriteString("# Runs in this folder\n\nWritten by dprepro after every run into this folder; `index.json` holds the same.\n\n")
-	md.WriteString("| run folder | spec | profile | seed | status | data | finished (UTC) |\n|---|---|---|---|---|---|---|\n")
+	md.WriteString("| run folder | spec | profile | seed | status | data | finished, or last changed (UTC) |\n|---|---|---|---|---|---|---|\n")
 	for _, e := range all {
 		seed := fmt.Sprint(e.Seed)
 		if e.Secure {
