@@ -43,7 +43,7 @@ func (s *syncBuffer) String() string {
 }
 
 // resultFiles returns the files of the run folder dir with their bytes,
-// leaving out what is not a result (the checkpoint, the lock, the attempt
+// leaving out what is not a result (the checkpoint, one set aside, the lock, the attempt
 // record, the workers' log).
 func resultFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -54,7 +54,7 @@ func resultFiles(t *testing.T, dir string) map[string]string {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		switch {
-		case d.IsDir() && rel == ".checkpoint":
+		case d.IsDir() && (rel == ".checkpoint" || rel == runner.KeptCheckpoint):
 			return filepath.SkipDir
 		case d.IsDir(), rel == runner.LockFile, rel == results.AttemptFile, rel == "workers.log":
 			return nil
