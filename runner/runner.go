@@ -220,6 +220,10 @@ type Options struct {
 	// (Lock(RunDir(OutDir, spec))), e.g. because it locked every run of a
 	// reproduction before starting any; otherwise Run takes it itself.
 	Locked bool
+	// Trace, when set, receives every release the units draw (see Env,
+	// "Trace"): for tests and --trace-privacy. The bits drawn are those of
+	// the untraced run.
+	Trace *mech.Trace
 }
 
 // Shard is one of Count deterministic parts of a run's units (0-based).
@@ -531,7 +535,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
-			rows, err := runUnit(gctx, exp, u, NewEnv(spec, u.Key(), secure))
+			rows, err := runUnit(gctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(o.Trace))
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()

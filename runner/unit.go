@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/randx"
@@ -46,16 +47,25 @@ func (k Key) Key() string { return string(k) }
 // # Noise mode
 //
 // In a run with secure noise (output.secure_noise, --secure-noise) every
-// generator an Env returns is [mech.CryptoRand], whose bits come from
-// crypto/rand; the releases of package mech recognise it ([mech.IsSecure])
-// and use their floating-point-safe constructions. The mode is thus a value
-// that travels with the generator a unit hands down: there is no
-// process-wide switch.
+// generator an Env returns draws its bits from crypto/rand
+// ([mech.SecureStream]); the releases of package mech recognise it
+// ([mech.IsSecure], through any wrapping or copy of the generator) and use
+// their floating-point-safe constructions. The mode is thus a value that
+// travels with the generator a unit hands down: there is no process-wide
+// switch.
+//
+// # Trace
+//
+// In a traced run (Options.Trace) every generator is a named stream
+// traced into the run's [mech.Trace]: its releases are recorded with the
+// stream's name, the unit and the scope the kind set ([mech.Scope]). The
+// bits are those of the untraced run.
 type Env struct {
 	seed   uint64
 	kind   string
 	key    string
 	secure bool
+	trace  *mech.Trace
 }
 
 // NewEnv returns the Env of the unit with key in a run of spec; secure
@@ -64,23 +74,34 @@ func NewEnv(spec *experiments.Spec, key string, secure bool) Env {
 	return Env{seed: uint64(spec.Seed), kind: spec.Kind, key: key, secure: secure}
 }
 
+// WithTrace returns e with its generators traced into t (nil: untraced).
+func (e Env) WithTrace(t *mech.Trace) Env {
+	e.trace = t
+	return e
+}
+
 // RNG returns the unit's stream named names (none for the unit's main
-// stream): randx.New(seed, kind, key, names...), or [mech.CryptoRand] in
-// secure mode.
+// stream): randx.New(seed, kind, key, names...), or a stream of
+// crypto/rand bits in secure mode.
 func (e Env) RNG(names ...string) *rand.Rand {
-	if e.secure {
-		return mech.CryptoRand()
-	}
-	return randx.New(e.seed, append([]string{e.kind, e.key}, names...)...)
+	return e.stream(false, append([]string{e.kind, e.key}, names...))
 }
 
 // Stream returns a stream shared by the units that name the same parts:
-// randx.New(seed, kind, parts...), or [mech.CryptoRand] in secure mode.
+// randx.New(seed, kind, parts...), or a stream of crypto/rand bits in
+// secure mode.
 func (e Env) Stream(parts ...string) *rand.Rand {
+	return e.stream(true, append([]string{e.kind}, parts...))
+}
+
+func (e Env) stream(shared bool, key []string) *rand.Rand {
 	if e.secure {
-		return mech.CryptoRand()
+		return mech.SecureStream(strings.Join(key, "/"), e.key, shared, e.trace)
 	}
-	return randx.New(e.seed, append([]string{e.kind}, parts...)...)
+	if e.trace == nil {
+		return randx.New(e.seed, key...)
+	}
+	return mech.NamedStream(rand.NewChaCha8(randx.Seed(e.seed, key...)), strings.Join(key, "/"), e.key, shared, e.trace)
 }
 
 // Secure reports whether the run draws secure noise.

@@ -101,6 +101,8 @@ func OutputPert(pr Problem, project bool) expost.Independent {
 		for j := range theta {
 			theta[j] = mech.AddLaplace(rng, theta[j], scale)
 		}
+		mech.Record(rng, mech.Release{Mechanism: "output-perturbation-laplace", Scale: scale, Sensitivity: pr.OutputSensitivity(), Dim: len(theta),
+			Guarantee: privacy.EpsDP(eps, "one output-perturbation hypothesis (Ligett et al. 2017, Theorem 3.3 / A.9)")})
 		if project {
 			projectBall(theta, pr.Radius())
 		}
@@ -224,6 +226,8 @@ func CovPert(r *Ridge, mode CovMode) expost.Independent {
 		for j := range g {
 			g[j] = mech.AddLaplace(rng, r.xty[j], scale) * invN
 		}
+		mech.Record(rng, mech.Release{Mechanism: "covariance-perturbation", Scale: scale, Sensitivity: 4, Dim: len(z) + p,
+			Guarantee: privacy.EpsDP(eps, "one covariance-perturbation hypothesis (Z, z) (Ligett et al. 2017, Theorem 3.1, Lemma A.6)")})
 		h := &covHyp{r: r, mode: mode, z: z, g: g}
 		if mode == CovExact {
 			h.a = mat.NewSymDense(p, nil)

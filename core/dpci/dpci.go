@@ -8,6 +8,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
+	privpkg "github.com/dprepro/dprepro/core/privacy"
 )
 
 // Model selects the loss f of the ERM problem.
@@ -265,6 +266,9 @@ func ObjPertFit(rng *rand.Rand, rows *erm.Rows, p Params) (erm.Result, float64, 
 	if err := mech.SphericalLaplace(beta, rng, ep/2); err != nil {
 		return erm.Result{}, ep, fmt.Errorf("dpci: objective perturbation: %w", err)
 	}
+	mech.Record(rng, mech.Release{Mechanism: "objective-perturbation-wkl", Scale: ep / 2, Sensitivity: 2, Dim: len(beta),
+		Guarantee: privpkg.EpsDP(p.Phi1, "θ̃ of objective perturbation (Wang, Kifer & Lee 2019, Algorithm 1)"),
+		Params:    map[string]float64{"n": n, "c": p.C, "t": p.T(), "epsilon_prime": ep}})
 	for j := range beta {
 		beta[j] /= n
 	}
@@ -313,6 +317,7 @@ func OutPertNoise(dst []float64, rng *rand.Rand, thetaHat []float64, n, c, phi f
 		for j, v := range thetaHat {
 			dst[j] = mech.AddGaussian(rng, v, sigma)
 		}
+		recordOutPert(rng, n, c, phi, privacy, len(dst))
 		return dst, nil
 	}
 	beta := make([]float64, len(thetaHat))
@@ -322,7 +327,22 @@ func OutPertNoise(dst []float64, rng *rand.Rand, thetaHat []float64, n, c, phi f
 	for j, v := range thetaHat {
 		dst[j] = v + beta[j]
 	}
+	recordOutPert(rng, n, c, phi, privacy, len(dst))
 	return dst, nil
+}
+
+// recordOutPert records a release of [OutPertNoise] (mech.Record): the
+// noise's scale (γ = nφc of spherical Laplace noise, σ of Gaussian noise),
+// the ℓ2 sensitivity 1/(nc) and the guarantee φ-DP or φ-zCDP.
+func recordOutPert(rng *rand.Rand, n, c, phi float64, p Privacy, d int) {
+	r := mech.Release{Mechanism: "output-perturbation-wkl-dp", Scale: n * phi * c, Sensitivity: 1 / (n * c), Dim: d,
+		Guarantee: privpkg.EpsDP(phi, "θ̂ + β of output perturbation (Wang, Kifer & Lee 2019, Algorithm 4)"),
+		Params:    map[string]float64{"n": n, "c": c}}
+	if p == ZCDP {
+		r.Mechanism, r.Scale = "output-perturbation-wkl-zcdp", 1/(n*c*math.Sqrt(2*phi))
+		r.Guarantee = privpkg.Rho(phi, r.Guarantee.Covers)
+	}
+	mech.Record(rng, r)
 }
 
 // outPertBeta fills beta with one draw of the β of Algorithm 4.
@@ -335,7 +355,7 @@ func outPertBeta(beta []float64, rng *rand.Rand, n, c, phi float64, privacy Priv
 	case ZCDP:
 		sigma := 1 / (n * c * math.Sqrt(2*phi))
 		for j := range beta {
-			beta[j] = sigma * rng.NormFloat64()
+			beta[j] = mech.GaussianNoise(rng, sigma)
 		}
 	default:
 		return fmt.Errorf("dpci: unknown privacy %q (want %q or %q)", privacy, DP, ZCDP)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
+	privpkg "github.com/dprepro/dprepro/core/privacy"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -192,6 +193,13 @@ func PrivSPDMatFloor(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, p
 			noisy.SetSym(i, j, v+(eta[i*d+j]+eta[j*d+i])/2)
 		}
 	}
+	r := mech.Release{Mechanism: "privspdmat-dp", Scale: phi / sens, Sensitivity: sens, Dim: d * d,
+		Guarantee: privpkg.EpsDP(phi, "a d×d matrix of PrivSPDMat (Wang, Kifer & Lee 2019, Algorithm 2)")}
+	if privacy == ZCDP {
+		r.Mechanism, r.Scale = "privspdmat-zcdp", sens/math.Sqrt(2*phi)
+		r.Guarantee = privpkg.Rho(phi, r.Guarantee.Covers)
+	}
+	mech.Record(rng, r)
 	return clampEig(dst, noisy, floor)
 }
 

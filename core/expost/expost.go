@@ -134,6 +134,8 @@ func NewAboveThreshold(rng *rand.Rand, epsilon, threshold, delta float64) (*Abov
 	}
 	a := &AboveThreshold{rng: rng, eps: epsilon, delta: delta, w: threshold}
 	a.wHat = mech.AddLaplace(rng, threshold, 2*delta/epsilon)
+	mech.Record(rng, mech.Release{Mechanism: "above-threshold-threshold", Scale: 2 * delta / epsilon, Sensitivity: delta, Dim: 1,
+		Guarantee: privacy.EpsDP(epsilon/2, "AboveThreshold's noisy threshold (Ligett et al. 2017, Algorithm 2: half of ε_A)")})
 	return a, nil
 }
 
@@ -157,6 +159,8 @@ func (a *AboveThreshold) Exact() int { return a.exact }
 // −e + Lap(4Δ/ε) ≥ Ŵ.
 func (a *AboveThreshold) Test(h Hypothesis) (bool, error) {
 	nu := mech.AddLaplace(a.rng, 0, 4*a.delta/a.eps)
+	mech.Record(a.rng, mech.Release{Mechanism: "above-threshold-query", Scale: 4 * a.delta / a.eps, Sensitivity: a.delta, Dim: 1,
+		Guarantee: privacy.EpsDP(a.eps/2, "AboveThreshold's noisy queries (Ligett et al. 2017, Algorithm 2: half of ε_A, for all queries together)")})
 	a.queries++
 	ok, exact, err := decide(h, nu-a.wHat)
 	if exact {
@@ -319,7 +323,10 @@ func Doubling(ctx context.Context, genRNG, testRNG *rand.Rand, gen Independent, 
 		released = append(released, g)
 		// The noisy cut, a Laplace release (secure construction in
 		// secure mode; Cut + LaplaceNoise otherwise).
-		accept, ex, err := decide(h, mech.AddLaplace(testRNG, d.Cut, d.Scale))
+		noisyCut := mech.AddLaplace(testRNG, d.Cut, d.Scale)
+		mech.Record(testRNG, mech.Release{Mechanism: "doubling-test", Scale: d.Scale, Sensitivity: d.Delta, Dim: 1,
+			Guarantee: privacy.EpsDP(d.Delta/d.Scale, "the doubling method's noisy test (Ligett et al. 2017, Algorithm 4)")})
+		accept, ex, err := decide(h, noisyCut)
 		if ex {
 			exact++
 		}

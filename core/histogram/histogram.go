@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Estimate is a histogram density estimate on [0, 1]: K = len(Dens) bins of
@@ -105,6 +106,8 @@ func NoisyCounts(rng *rand.Rand, counts []int, alpha float64) ([]float64, error)
 		}
 		noisy[i] = math.Max(0, mech.AddLaplace(rng, float64(n), 2/alpha))
 	}
+	mech.Record(rng, mech.Release{Mechanism: "laplace-histogram", Scale: 2 / alpha, Sensitivity: 2, Dim: len(counts),
+		Guarantee: privacy.EpsDP(alpha, "the noisy counts of Algorithm 5 (Chaudhuri & Vinterbo 2013)")})
 	return noisy, nil
 }
 

@@ -3,6 +3,8 @@ package mech
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // ExponentialLogProbs sets dst[i] to the log-probability with which the
@@ -115,7 +117,11 @@ func Exponential(rng *rand.Rand, scores []float64, epsilon, sensitivity float64)
 		w[i] = math.Exp(lw)
 		total += w[i]
 	}
-	return sampleIndex(w, total, rng.Float64()), nil
+	note(rng, false)
+	i := sampleIndex(w, total, rng.Float64())
+	Record(rng, Release{Mechanism: "exponential-mechanism", Scale: lambda, Sensitivity: sensitivity, Dim: 1,
+		Guarantee: privacy.EpsDP(epsilon, "the index selected")})
+	return i, nil
 }
 
 // ReportNoisyMax returns the index maximising scores[i] + E_i, where the E_i
@@ -154,6 +160,7 @@ func ReportNoisyMax(rng *rand.Rand, scores []float64, epsilon, sensitivity float
 	if err != nil {
 		return 0, err
 	}
+	note(rng, false)
 	m := maxOf(scores)
 	best, arg := math.Inf(-1), 0
 	for i, s := range scores {
@@ -165,6 +172,8 @@ func ReportNoisyMax(rng *rand.Rand, scores []float64, epsilon, sensitivity float
 			best, arg = v, i
 		}
 	}
+	Record(rng, Release{Mechanism: "report-noisy-max", Scale: lambda, Sensitivity: sensitivity, Dim: 1,
+		Guarantee: privacy.EpsDP(epsilon, "the index selected")})
 	return arg, nil
 }
 
@@ -184,6 +193,7 @@ func ExponentialNoise(rng *rand.Rand, mean float64) float64 {
 	if !(mean > 0) || math.IsInf(mean, 1) {
 		panic("mech: ExponentialNoise: mean must be finite and > 0")
 	}
+	note(rng, false)
 	return mean * rng.ExpFloat64()
 }
 

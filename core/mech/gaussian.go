@@ -3,6 +3,8 @@ package mech
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Gaussian is the Gaussian mechanism: it adds independent N(0, σ²) noise to
@@ -120,7 +122,18 @@ func (g *Gaussian) Rho() float64 {
 // Sample returns one N(0, σ²) draw from rng.
 // Given [CryptoRand] the bits come from crypto/rand; use AddNoise for a
 // floating-point-safe release.
-func (g *Gaussian) Sample(rng *rand.Rand) float64 { return g.sigma * rng.NormFloat64() }
+func (g *Gaussian) Sample(rng *rand.Rand) float64 {
+	note(rng, false)
+	return g.sigma * rng.NormFloat64()
+}
+
+// GaussianNoise returns one raw draw σ·N(0, 1) from rng: a building block
+// with no privacy accounting and no floating-point-safe construction (use
+// [AddGaussian] for a release). sigma must be finite and ≥ 0.
+func GaussianNoise(rng *rand.Rand, sigma float64) float64 {
+	note(rng, false)
+	return sigma * rng.NormFloat64()
+}
 
 // AddNoise sets dst[i] = x[i] + N(0, σ²) ([AddGaussian]: [SecureGaussian]
 // in secure mode), drawing the noise in index order,
@@ -133,5 +146,7 @@ func (g *Gaussian) AddNoise(dst, x []float64, rng *rand.Rand) []float64 {
 	for i, v := range x {
 		dst[i] = AddGaussian(rng, v, g.sigma)
 	}
+	Record(rng, Release{Mechanism: "gaussian", Scale: g.sigma, Sensitivity: g.l2Sensitivity, Dim: len(x),
+		Guarantee: privacy.Rho(g.Rho(), "the vector released")})
 	return dst
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Laplace is the Laplace mechanism calibrated to pure ε-differential privacy
@@ -80,6 +82,8 @@ func (l *Laplace) AddNoise(dst, x []float64, rng *rand.Rand) []float64 {
 	for i, v := range x {
 		dst[i] = AddLaplace(rng, v, l.scale)
 	}
+	Record(rng, Release{Mechanism: "laplace", Scale: l.scale, Sensitivity: l.l1Sensitivity, Dim: len(x),
+		Guarantee: privacy.EpsDP(l.epsilon, "the vector released")})
 	return dst
 }
 
@@ -100,6 +104,7 @@ func LaplaceNoise(rng *rand.Rand, scale float64) float64 {
 	if !(scale > 0) || math.IsInf(scale, 1) {
 		panic("mech: LaplaceNoise: scale must be finite and > 0")
 	}
+	note(rng, false)
 	d := distuv.Laplace{Mu: 0, Scale: scale, Src: rng}
 	for {
 		// gonum maps the uniform u = 0 (probability 2⁻⁵³ per draw with

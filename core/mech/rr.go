@@ -3,6 +3,8 @@ package mech
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // RandomizedResponse returns a randomized report of one private bit
@@ -28,7 +30,11 @@ func RandomizedResponse(rng *rand.Rand, bit bool, epsilon float64) (bool, error)
 	if err := checkPositive("randomized response", "epsilon", epsilon); err != nil {
 		return false, err
 	}
-	if rng.Float64() < RRKeepProb(epsilon) {
+	note(rng, false)
+	keep := rng.Float64() < RRKeepProb(epsilon)
+	Record(rng, Release{Mechanism: "randomized-response", Scale: RRKeepProb(epsilon), Sensitivity: 1, Dim: 1,
+		Guarantee: privacy.EpsDP(epsilon, "one respondent's reported bit")})
+	if keep {
 		return bit, nil
 	}
 	return !bit, nil

@@ -72,7 +72,17 @@ import (
 // given a seeded stream, the seeded floating-point samplers. Code whose
 // noise has no floating-point-safe construction draws from the generator it
 // is given, so in secure mode its bits come from crypto/rand.
-func IsSecure(rng *rand.Rand) bool { return rng == cryptoRand }
+//
+// A generator wrapping a secure one (rand.New(rng)) or a copy of one
+// (*rng) is secure too: IsSecure follows the generator down to its source
+// (see "Streams and the privacy trace").
+func IsSecure(rng *rand.Rand) bool {
+	if rng == cryptoRand {
+		return true
+	}
+	s, base := unwrap(rng)
+	return s != nil && s.secure || base == rand.Source(cryptoSrc)
+}
 
 // cryptoSource is a math/rand/v2 Source reading crypto/rand through a
 // 4 KiB buffer (one read per 512 draws instead of one per draw), guarded by
@@ -103,7 +113,10 @@ func (c *cryptoSource) Uint64() uint64 {
 	return v
 }
 
-var cryptoRand = rand.New(&cryptoSource{})
+var (
+	cryptoSrc  = &cryptoSource{}
+	cryptoRand = rand.New(cryptoSrc)
+)
 
 // CryptoRand returns a generator whose bits come from crypto/rand. Unlike
 // the seeded generators, it is safe for concurrent use.
@@ -126,6 +139,7 @@ func AddGaussian(rng *rand.Rand, x, sigma float64) float64 {
 	if IsSecure(rng) {
 		return SecureGaussian(rng, x, sigma)
 	}
+	note(rng, false)
 	return x + sigma*rng.NormFloat64()
 }
 
@@ -179,6 +193,7 @@ func SecureLaplace(rng *rand.Rand, x, scale float64) float64 {
 	if !(scale > 0) || math.IsInf(scale, 1) || math.IsNaN(x) || math.IsInf(x, 0) {
 		panic("mech: SecureLaplace: x must be finite and scale finite and > 0")
 	}
+	note(rng, true)
 	g := GridGranularity(scale)
 	t := uint64(math.Ceil(scale / g))
 	return roundToGrid(x, g) + float64(DiscreteLaplace(rng, t))*g
@@ -194,6 +209,7 @@ func SecureGaussian(rng *rand.Rand, x, sigma float64) float64 {
 	if !(sigma > 0) || math.IsInf(sigma, 1) || math.IsNaN(x) || math.IsInf(x, 0) {
 		panic("mech: SecureGaussian: x must be finite and sigma finite and > 0")
 	}
+	note(rng, true)
 	g := GridGranularity(sigma)
 	return roundToGrid(x, g) + float64(DiscreteGaussian(rng, sigma/g))*g
 }

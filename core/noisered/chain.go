@@ -6,7 +6,17 @@ import (
 	"slices"
 
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 )
+
+// record records a drawn chain in rng's trace (mech.Record): the levels'
+// scales Δ/ε_t, least private first, and the guarantee of the whole chain,
+// ε_T ex post (a prefix to step t costs ε_t, [LNRWW17] Theorem 2.7).
+func record(rng *rand.Rand, mechanism string, delta float64, eps, scale []float64, n int) {
+	mech.Record(rng, mech.Release{Mechanism: mechanism, Scale: scale[len(scale)-1], Sensitivity: delta, Dim: n,
+		Scales:    slices.Clone(scale),
+		Guarantee: privacy.ExPostEps(eps[len(eps)-1], "the whole noise-reduction chain (Ligett et al. 2017, Algorithm 1; a prefix to step t costs ε_t)")})
+}
 
 // Chain is Noise Reduction ([LNRWW17] Algorithm 1, after [KHP17]) released
 // lazily: Next steps through v̂_1, v̂_2, …, v̂_T (most private first), with
@@ -163,6 +173,7 @@ func New(rng *rand.Rand, v []float64, delta float64, eps []float64) (*Chain, err
 		}
 	}
 
+	record(rng, "noise-reduction", delta, eps, scale, n)
 	return &Chain{
 		eps:     slices.Clone(eps),
 		cur:     cur,

@@ -65,5 +65,10 @@ func Reduce(rng *rand.Rand, v []float64, delta float64, eps []float64) ([][]floa
 			}
 		}
 	}
+	scales := make([]float64, T)
+	for t, e := range eps {
+		scales[t] = delta / e
+	}
+	record(rng, "noise-reduction", delta, eps, scales, n)
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Objective-perturbation variants (ObjPertOptions.Variant).
@@ -227,6 +228,10 @@ func (p ObjPertPlan) DrawNoise(dst []float64, rng *rand.Rand) error {
 	if err := mech.SphericalLaplace(dst, rng, p.NoiseGamma); err != nil {
 		return fmt.Errorf("perturb: objective perturbation noise: %w", err)
 	}
+	mech.Record(rng, mech.Release{Mechanism: "objective-perturbation", Scale: p.NoiseGamma, Sensitivity: 2, Dim: len(dst),
+		Guarantee: privacy.EpsDP(p.EpsilonDelivered, "the model θ of objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2)"),
+		Params: map[string]float64{"n": float64(p.N), "lambda": p.EffectiveLambda, "Delta": p.Delta, "c": p.Curvature,
+			"epsilon_prime": p.EpsilonPrime, "output_fallback": b2f(p.OutputPerturbation)}})
 	return nil
 }
 
@@ -373,4 +378,12 @@ func checkNoise(op string, b []float64, d int) error {
 		}
 	}
 	return nil
+}
+
+// b2f is 1 for true, 0 for false (a trace parameter).
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // OutPertOptions configures output perturbation.
@@ -87,6 +88,9 @@ func (p OutPertPlan) DrawNoise(dst []float64, rng *rand.Rand) error {
 	if err := mech.SphericalLaplace(dst, rng, p.NoiseGamma); err != nil {
 		return fmt.Errorf("perturb: output perturbation noise: %w", err)
 	}
+	mech.Record(rng, mech.Release{Mechanism: "output-perturbation", Scale: p.NoiseGamma, Sensitivity: p.L2Sensitivity, Dim: len(dst),
+		Guarantee: privacy.EpsDP(p.EpsilonDelivered, "the model θ of output perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1)"),
+		Params:    map[string]float64{"n": float64(p.N), "lambda": p.Lambda}})
 	return nil
 }
 

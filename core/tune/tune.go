@@ -33,6 +33,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Procedure is a private training procedure bound to a training set T and a
@@ -106,6 +107,9 @@ func Validate[H any](rng *rand.Rand, p Procedure[H], alpha1, alpha2, beta float6
 		c.Fits++
 		c.Scores[i] = p.Score(h)
 		c.Noisy[i] = c.Scores[i] + 2*beta*mech.ExponentialNoise(rng, 1/alpha2)
+		mech.Record(rng, mech.Release{Mechanism: "stability-noisy-max", Scale: 2 * beta / alpha2, Sensitivity: beta, Dim: 1,
+			Guarantee: privacy.EpsDP(alpha2, "the index selected by Algorithm 1 (Chaudhuri & Vinterbo 2013; Theorem 1, one per selection)"),
+			Params:    map[string]float64{"candidate": float64(i), "k": float64(k)}})
 		if c.Noisy[i] > best || c.Index < 0 {
 			best, c.Index = c.Noisy[i], i
 		}
