@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -212,25 +210,4 @@ func orUnknown(s string) string {
 }
 
 // readRowsCSV reads a rows.csv into rows keyed by column.
-func readRowsCSV(path string) ([]results.Row, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: empty", path)
-	}
-	rows := make([]results.Row, 0, len(recs)-1)
-	for _, rec := range recs[1:] {
-		r := make(results.Row, len(rec))
-		for i, col := range recs[0] {
-			r[col] = rec[i]
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
-}
+func readRowsCSV(path string) ([]results.Row, error) { return results.ReadRowsCSV(path) }

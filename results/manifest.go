@@ -41,7 +41,14 @@ type Manifest struct {
 	// replay).
 	Noise       []string `json:"noise"`
 	SecureNoise bool     `json:"secure_noise"`
-	Warnings    []string `json:"warnings,omitempty"`
+	// Unhardened lists, in a run with secure noise, the mechanisms
+	// (mech.Release.Mechanism) of the run's releases that have no
+	// floating-point-safe construction (mech.Unhardened): their bits come
+	// from crypto/rand, their samplers are floating point. Built from what
+	// the kind declares it releases (runner.Releaser); tests check it
+	// against the releases a traced run drew.
+	Unhardened []string `json:"unhardened_releases,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 	// ExternalMethods are the methods served by external commands that
 	// the spec declares ([[methods]]).
 	ExternalMethods []ExternalMethod `json:"external_methods,omitempty"`

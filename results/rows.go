@@ -138,3 +138,27 @@ func decodeSummaryCSV(b []byte, path string) ([]SummaryRow, error) {
 	}
 	return out, nil
 }
+
+// ReadRowsCSV reads a rows.csv into rows keyed by column.
+func ReadRowsCSV(path string) ([]Row, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: empty", path)
+	}
+	rows := make([]Row, 0, len(recs)-1)
+	for _, rec := range recs[1:] {
+		r := make(Row, len(rec))
+		for i, col := range recs[0] {
+			r[col] = rec[i]
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}

@@ -134,6 +134,15 @@ type Pairer interface {
 	PairKey() []string
 }
 
+// Releaser is implemented by an experiment that declares the mechanisms
+// (mech.Release.Mechanism) its spec's releases use, for the manifest's
+// list of releases without a floating-point-safe construction in a run
+// with secure noise (results.Manifest.Unhardened). Tests check the
+// declaration against a traced run.
+type Releaser interface {
+	Mechanisms() []string
+}
+
 // Versioner is implemented by an experiment whose external methods state
 // versions (their workers' hello), recorded in the manifest.
 type Versioner interface {
@@ -734,6 +743,9 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		Units: counts, Datasets: exp.Datasets(), Ledger: ledger,
 		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: slices.Concat(spec.Warnings(), exp.Warnings(), rowWarnings),
 		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
+	}
+	if r, ok := exp.(Releaser); ok && spec.Output.SecureNoise {
+		m.Unhardened = mech.Unhardened(r.Mechanisms())
 	}
 	if spec.Source != nil {
 		// The absolute path where there is one, so that the spec is

@@ -121,6 +121,12 @@ func Stream(spec *experiments.Spec, parts ...string) *rand.Rand {
 // RunKey runs the unit of exp whose key is key, with the Env a run of exp's
 // spec gives it: for tests and for recomputing one row.
 func RunKey(ctx context.Context, exp Experiment, key string) ([]results.Row, error) {
+	return RunKeyTraced(ctx, exp, key, nil)
+}
+
+// RunKeyTraced is RunKey with the unit's generators traced into t (nil:
+// untraced).
+func RunKeyTraced(ctx context.Context, exp Experiment, key string, t *mech.Trace) ([]results.Row, error) {
 	for _, u := range exp.Units() {
 		if u.Key() == key {
 			spec := exp.Spec()
@@ -136,7 +142,7 @@ func RunKey(ctx context.Context, exp Experiment, key string) ([]results.Row, err
 				}
 				defer closeExp()
 			}
-			return exp.RunUnit(ctx, u, NewEnv(spec, key, spec.Output.SecureNoise))
+			return exp.RunUnit(ctx, u, NewEnv(spec, key, spec.Output.SecureNoise).WithTrace(t))
 		}
 	}
 	return nil, fmt.Errorf("runner: %s has no unit %q", exp.Spec().ID, key)

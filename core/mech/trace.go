@@ -320,3 +320,55 @@ func (r Release) String() string {
 		r.Unit, r.What, r.Mechanism, r.Scale, r.Sensitivity, r.Dim, r.Guarantee, r.Stream, r.Instance,
 		r.Data.Dataset, r.Data.Part, r.Data.N, r.Secure, r.FloatSafe, r.Draws)
 }
+
+// mechanisms names every Mechanism a release site records, with whether
+// the site has a floating-point-safe construction in secure mode (its
+// noise snapped to a grid plus exact discrete noise: SecureLaplace,
+// SecureGaussian). The others draw crypto/rand bits in secure mode but
+// keep their floating-point samplers (see "Secure noise").
+var mechanisms = map[string]bool{
+	"laplace":                      true,
+	"gaussian":                     true,
+	"laplace-histogram":            true,
+	"above-threshold-threshold":    true,
+	"above-threshold-query":        true,
+	"doubling-test":                true,
+	"output-perturbation-laplace":  true,
+	"covariance-perturbation":      true,
+	"output-perturbation-wkl-zcdp": true,
+	"privspdmat-zcdp":              true,
+	"exponential-mechanism":        false,
+	"report-noisy-max":             false,
+	"randomized-response":          false,
+	"stability-noisy-max":          false,
+	"objective-perturbation":       false,
+	"output-perturbation":          false,
+	"noise-reduction":              false,
+	"objective-perturbation-wkl":   false,
+	"output-perturbation-wkl-dp":   false,
+	"privspdmat-dp":                false,
+}
+
+// FloatSafe reports whether the release sites recording mechanism use a
+// floating-point-safe construction in secure mode; known is false for a
+// name no site records.
+func FloatSafe(mechanism string) (safe, known bool) {
+	safe, known = mechanisms[mechanism]
+	return safe, known
+}
+
+// Unhardened returns, sorted and without repeats, the mechanisms of ms
+// that have no floating-point-safe construction (and any name no site
+// records, which cannot be vouched for).
+func Unhardened(ms []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		if safe, _ := FloatSafe(m); !safe && !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
