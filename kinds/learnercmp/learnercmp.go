@@ -61,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
@@ -226,7 +227,11 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		}
 		key := u.key + "/" + l.Name() + "/" + stream
 		lambda := c.lambda(l.Name())
-		m, g, err := l.Fit(ctx, env.RNG(l.Name(), stream), train, lambda, level)
+		rng := env.RNG(l.Name(), stream)
+		// The fit touches the training folds only (a traced run checks
+		// them against the test fold; draws nothing).
+		mech.Scope(rng, "training: the model of "+l.Name()+" at "+stream, mech.Records{Dataset: ds.Name, Part: "T", Index: trainIdx, N: len(trainIdx)})
+		m, g, err := l.Fit(ctx, rng, train, lambda, level)
 		if err != nil {
 			return fmt.Errorf("%s: learner %s: %w", key, l.Name(), err)
 		}
@@ -589,3 +594,32 @@ func rowGuarantee(r results.Row) privacy.Guarantee {
 // the paper's claims comparing two methods are decided on differences
 // paired by them.
 func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
+
+// Mechanisms implements runner.Releaser: the mechanisms the fits of
+// comparison.learners and the reference release (mech.Release.Mechanism),
+// declared from the spec's learners: "objective-perturbation" (Chaudhuri,
+// Monteleoni & Sarwate 2011, Algorithm 2, either variant and its
+// fallback), "output-perturbation" (their Algorithm 1), none for the
+// non-private reference. A learner that is not built in (a worker's, a
+// user's module's) draws noise the harness does not see: it is listed as
+// "learner:NAME", a mechanism no release site records, which the
+// manifest's list of releases without a floating-point-safe construction
+// keeps (mech.Unhardened), unless the learner declares its own with a
+// Mechanisms() []string method.
+func (e *Experiment) Mechanisms() []string {
+	var out []string
+	for _, l := range e.fitted() {
+		switch l := l.(type) {
+		case cvtune.ObjectivePerturbation:
+			out = append(out, "objective-perturbation")
+		case cvtune.OutputPerturbation:
+			out = append(out, "output-perturbation")
+		case cvtune.NonPrivate:
+		case interface{ Mechanisms() []string }:
+			out = append(out, l.Mechanisms()...)
+		default:
+			out = append(out, "learner:"+l.Name())
+		}
+	}
+	return out
+}
