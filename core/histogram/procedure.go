@@ -54,16 +54,24 @@ func (p *Procedure) Train(rng *rand.Rand, i int, epsilon float64, part, parts in
 	if parts < 1 || part < 0 || part >= parts {
 		return Estimate{}, fmt.Errorf("histogram: part %d of %d", part, parts)
 	}
-	size := len(p.t) / parts
-	lo, hi := part*size, (part+1)*size
-	if part == parts-1 {
-		hi = len(p.t)
-	}
+	lo, hi := PartRange(len(p.t), part, parts)
 	c, err := Counts(p.t[lo:hi], p.bins[i])
 	if err != nil {
 		return Estimate{}, err
 	}
 	return Private(rng, c, epsilon)
+}
+
+// PartRange returns the points [lo, hi) of T that part `part` of `parts`
+// contiguous equal parts of n points holds in [Procedure.Train] (the last
+// part takes the remainder), for 0 ≤ part < parts.
+func PartRange(n, part, parts int) (lo, hi int) {
+	size := n / parts
+	lo, hi = part*size, (part+1)*size
+	if part == parts-1 {
+		hi = n
+	}
+	return lo, hi
 }
 
 // Score implements tune.Procedure: q(f̂, V) of Eq. 6.

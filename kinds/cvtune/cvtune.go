@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
@@ -346,7 +347,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 
 	rng := env.RNG()
 	c := &classifierCandidates{
-		ctx: ctx, learner: a.learner, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train,
+		ctx: ctx, learner: a.learner, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train, valIdx: val,
 		train: NewData(ds.X, ds.Y, train), val: NewData(ds.X, ds.Y, val), beta: math.NaN(),
 	}
 	alpha := u.alpha
@@ -430,6 +431,7 @@ type classifierCandidates struct {
 	terms    Terms
 	ds       *datasets.Dataset
 	trainIdx []int
+	valIdx   []int // V's rows, for the scope of a selection (mech.Scope)
 	train    *Data
 	parts    []*Data
 	val      *Data
@@ -492,13 +494,15 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	if i < 0 || i >= len(c.lambdas) {
 		return Fit{}, fmt.Errorf("cvtune: candidate %d of %d", i, len(c.lambdas))
 	}
-	rows := c.train
+	rows, records := c.train, mech.Records{Dataset: c.ds.Name, Part: "T", Index: c.trainIdx, N: len(c.trainIdx)}
 	if parts > 1 {
 		if parts != len(c.parts) || part < 0 || part >= parts {
 			return Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, len(c.parts))
 		}
 		rows = c.parts[part]
+		records = mech.Records{Dataset: c.ds.Name, Part: fmt.Sprintf("T part %d/%d", part+1, parts), Index: rows.idx, N: rows.N()}
 	}
+	mech.Scope(rng, fmt.Sprintf("training: %s of candidate %d (lambda=%v) at %v", c.learner.Name(), i+1, c.lambdas[i], level), records)
 	m, g, err := c.learner.Fit(c.ctx, rng, rows, c.lambdas[i], level)
 	if err != nil {
 		return Fit{}, fmt.Errorf("learner %s: %w", c.learner.Name(), err)
@@ -536,6 +540,15 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 		Score:  metrics.RampScore(c.margins, yV),
 		Errors: float64(metrics.ErrorCount(c.margins, yV)),
 	}, nil
+}
+
+// selectionRecords implements scoper: V, or T and V for a selection
+// whose privacy rests on both (Algorithm 1's β = max(β₁/n, β₂/m)).
+func (c *classifierCandidates) selectionRecords(withT bool) mech.Records {
+	if withT {
+		return mech.Records{Dataset: c.ds.Name, Part: "T,V", Index: union(c.trainIdx, c.valIdx), N: len(c.trainIdx) + len(c.valIdx)}
+	}
+	return mech.Records{Dataset: c.ds.Name, Part: "V", Index: c.valIdx, N: len(c.valIdx)}
 }
 
 func (c *classifierCandidates) StabilityBeta(alpha1, delta float64) (float64, error) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/dprepro/dprepro/core/histogram"
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
@@ -249,7 +250,7 @@ func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]r
 	rng := env.RNG()
 	alpha := u.alpha
 	a := e.arms[u.arm]
-	c := &histCandidates{ctx: ctx, p: p, nTrain: len(train), nVal: len(val), beta: math.NaN()}
+	c := &histCandidates{ctx: ctx, p: p, nTrain: len(train), nVal: len(val), beta: math.NaN(), source: s.name, trainIdx: trainIdx, valIdx: valIdx}
 	b := Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta}
 	sel, err := a.sel.Select(rng, c, b)
 	if err != nil {
@@ -372,6 +373,9 @@ type histCandidates struct {
 	p            *histogram.Procedure
 	nTrain, nVal int
 	parts        int     // set by Split
+	source       string  // the source's name, for the scope of a release (mech.Scope)
+	trainIdx     []int   // T's points, in the order of the procedure's T
+	valIdx       []int   // V's points
 	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
 
@@ -398,12 +402,26 @@ func (c *histCandidates) Train(rng *rand.Rand, i int, level Level, part, parts i
 	if parts > 1 && parts != c.parts {
 		return Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, c.parts)
 	}
+	records := mech.Records{Dataset: c.source, Part: "T", Index: c.trainIdx, N: len(c.trainIdx)}
+	if parts > 1 {
+		lo, hi := histogram.PartRange(len(c.trainIdx), part, parts)
+		records = mech.Records{Dataset: c.source, Part: fmt.Sprintf("T part %d/%d", part+1, parts), Index: c.trainIdx[lo:hi], N: hi - lo}
+	}
+	mech.Scope(rng, fmt.Sprintf("training: Algorithm 5 histogram of candidate %d at %v", i+1, level), records)
 	est, err := c.p.Train(rng, i, level.Epsilon, part, parts)
 	if err != nil {
 		return Fit{}, err
 	}
 	g := privacy.EpsDP(level.Epsilon, fmt.Sprintf("one Algorithm 5 histogram with %d bins (replace-one adjacency)", est.Bins()))
 	return Fit{Index: i, Level: level, Guarantee: g, Score: c.p.Score(est), Errors: c.p.Errors(est), Model: est}, nil
+}
+
+// selectionRecords implements scoper: V, or T and V.
+func (c *histCandidates) selectionRecords(withT bool) mech.Records {
+	if withT {
+		return mech.Records{Dataset: c.source, Part: "T,V", Index: union(c.trainIdx, c.valIdx), N: len(c.trainIdx) + len(c.valIdx)}
+	}
+	return mech.Records{Dataset: c.source, Part: "V", Index: c.valIdx, N: len(c.valIdx)}
 }
 
 func (c *histCandidates) StabilityBeta(alpha1, delta float64) (float64, error) {

@@ -3,7 +3,9 @@ package cvtune
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
 )
@@ -168,7 +170,7 @@ func (s Stability) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, er
 	if err != nil {
 		return Selection{}, err
 	}
-	p := &trainer{c: c}
+	p := &trainer{c: c, selection: "selection: Algorithm 1's noisy argmax of the validation scores", selectionT: true}
 	ch, err := tune.Stability[Fit](rng, p, b.Alpha/2, b.Alpha/2, beta)
 	if err != nil {
 		return Selection{}, err
@@ -204,7 +206,7 @@ func (AlphaSplit) Name() string { return "alphaSplit" }
 
 // Select implements Selector.
 func (s AlphaSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
-	p := &trainer{c: c}
+	p := &trainer{c: c, selection: expMechWhat}
 	ch, err := tune.AlphaSplit[Fit](rng, p, b.Alpha)
 	if err != nil {
 		return Selection{}, err
@@ -249,7 +251,7 @@ func (s DataSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, er
 	if err := c.Split(rng, k); err != nil {
 		return Selection{}, err
 	}
-	p := &trainer{c: c}
+	p := &trainer{c: c, selection: expMechWhat}
 	ch, err := tune.DataSplit[Fit](rng, p, b.Alpha)
 	if err != nil {
 		return Selection{}, err
@@ -364,10 +366,33 @@ func account(rule privacy.Rule, words string, charges ...Charge) (Account, error
 }
 
 // trainer adapts Candidates to tune.Procedure for the algorithms of
-// package tune (pure ε levels), recording every fit.
+// package tune (pure ε levels), recording every fit. After each fit it
+// scopes the generator for the selection that may draw next (mech.Scope;
+// Candidates.Train scopes each fit): selection says what it is ("" for a
+// method whose selection draws nothing), selectionT whether it reads T as
+// well as V.
 type trainer struct {
-	c    Candidates
-	fits []Fit
+	c          Candidates
+	fits       []Fit
+	selection  string
+	selectionT bool
+}
+
+// expMechWhat is the scope of the exponential mechanism of alphaSplit and
+// dataSplit.
+const expMechWhat = "selection: exponential mechanism on the validation errors"
+
+// scoper is implemented by the Candidates of this package's kinds: the
+// records a selection reads (V; T and V with withT), for mech.Scope.
+type scoper interface {
+	selectionRecords(withT bool) mech.Records
+}
+
+// union returns the sorted union of two sorted, disjoint index sets.
+func union(a, b []int) []int {
+	out := append(append(make([]int, 0, len(a)+len(b)), a...), b...)
+	slices.Sort(out)
+	return out
 }
 
 func (p *trainer) K() int { return p.c.K() }
@@ -378,6 +403,9 @@ func (p *trainer) Train(rng *rand.Rand, i int, epsilon float64, part, parts int)
 		return f, err
 	}
 	p.fits = append(p.fits, f)
+	if s, ok := p.c.(scoper); ok && p.selection != "" {
+		mech.Scope(rng, p.selection, s.selectionRecords(p.selectionT))
+	}
 	return f, nil
 }
 
@@ -462,4 +490,54 @@ func accountColumns(a Account) (columns, error) {
 	}
 	c.delta, c.total, c.private = a.Total.Delta, a.Total.Epsilon, a.Total.Private()
 	return c, nil
+}
+
+// selectorMechanisms are the mechanisms (mech.Release.Mechanism) the
+// selections of the built-in selectors draw: Algorithm 1's exponential
+// noise for stability, the exponential mechanism of alphaSplit and
+// dataSplit; random and control draw no selection noise.
+var selectorMechanisms = map[string][]string{
+	Stability{}.Name():  {"stability-noisy-max"},
+	AlphaSplit{}.Name(): {"exponential-mechanism"},
+	DataSplit{}.Name():  {"exponential-mechanism"},
+}
+
+// learnerMechanisms are the mechanisms the fits of the built-in learners
+// draw (the non-private learner draws none).
+var learnerMechanisms = map[string][]string{
+	ObjectivePerturbation{}.Name(): {"objective-perturbation"},
+	OutputPerturbation{}.Name():    {"output-perturbation"},
+}
+
+// armMechanisms returns the mechanisms the arms' selections and fits
+// (fit: the mechanisms of one fit, by learner) release, sorted, without
+// repeats. A selector or learner that is not built in declares none: its
+// draws are its own.
+func armMechanisms(arms []arm, fit func(arm) []string) []string {
+	var ms []string
+	for _, a := range arms {
+		if selectors.builtin(a.sel) {
+			ms = append(ms, selectorMechanisms[a.sel.Name()]...)
+		}
+		ms = append(ms, fit(a)...)
+	}
+	slices.Sort(ms)
+	return slices.Compact(ms)
+}
+
+// Mechanisms implements runner.Releaser: the mechanisms of the spec's
+// methods (selections) and learners (fits).
+func (e *Experiment) Mechanisms() []string {
+	return armMechanisms(e.arms, func(a arm) []string {
+		if DeclaredBy(a.learner) != "" {
+			return nil
+		}
+		return learnerMechanisms[a.learner.Name()]
+	})
+}
+
+// Mechanisms implements runner.Releaser: the mechanisms of the spec's
+// methods and Algorithm 5's noisy counts.
+func (e *Hist) Mechanisms() []string {
+	return armMechanisms(e.arms, func(arm) []string { return []string{"laplace-histogram"} })
 }
