@@ -163,8 +163,9 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 		"laplace": {
 			Name: "laplace", Sigma: nan, Guarantee: pure("one Laplace output, κ/ε noise per coordinate (Nguyen 2019, Section 3.2)"),
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
-				v := linf(func() float64 { return mech.LaplaceNoise(rng, 1/eps) })
-				mech.Record(rng, mech.Release{Mechanism: "laplace", Scale: 1 / eps, Sensitivity: 1, Dim: k,
+				b := 1 / eps
+				v := linf(func() float64 { return mech.LaplaceNoise(rng, b) })
+				mech.Record(rng, mech.Release{Mechanism: "laplace", Scale: b, Sensitivity: 1, Dim: k,
 					Guarantee: privacy.EpsDP(eps, "one Laplace output of k coordinates, κ/ε noise each, κ = 1 (Nguyen 2019, Section 3.2)")})
 				return v, nil
 			},
