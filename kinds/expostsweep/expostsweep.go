@@ -65,6 +65,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/core/expost"
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
@@ -303,6 +304,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		alpha: u.alpha, gamma: af.Gamma, steps: af.Steps,
 		epsMin: af.EpsMin, cal: e.cal, set: set, gen: gen,
 		genRNG: env.RNG("generate"), testRNG: env.RNG("test"),
+		data: mech.Records{Dataset: ds.Name, Part: "all", N: pr.N()},
 	}
 	E, err := e.grid.TheoryEpsilon(set, u.alpha, af.Gamma)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/core/expost"
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/noisered"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
@@ -27,6 +28,7 @@ type trial struct {
 	gen            accfirst.Generator // the generator the method drives
 	genRNG         *rand.Rand         // the "generate" stream
 	testRNG        *rand.Rand         // the "test" stream
+	data           mech.Records       // the records every release touches: the whole (subsampled) data set
 	claims         claimLog           // the generator's claims that differ from their levels
 }
 
@@ -389,10 +391,12 @@ func runNoiseReduction(ctx context.Context, t *trial) (ran, error) {
 	if err != nil {
 		return ran{}, err
 	}
+	mech.Scope(t.testRNG, fmt.Sprintf("InteractiveAboveThreshold (Algorithm 2) of the excess risk at α=%v", t.alpha), t.data)
 	at, err := expost.NewAboveThreshold(t.testRNG, epsA, w, t.delta)
 	if err != nil {
 		return ran{}, err
 	}
+	mech.Scope(t.genRNG, fmt.Sprintf("noise-reduction hypotheses of %s over %d levels", t.gen.Name(), len(grid)), t.data)
 	seq, err := t.gen.Sequence(t.genRNG, t.set, grid)
 	if err != nil {
 		return ran{}, err
@@ -422,6 +426,8 @@ func runDoubling(ctx context.Context, t *trial) (ran, error) {
 		}
 		return h, t.claims.check(t.gen.Name(), g, eps), nil
 	}
+	mech.Scope(t.genRNG, fmt.Sprintf("doubling: independent hypotheses of %s", t.gen.Name()), t.data)
+	mech.Scope(t.testRNG, fmt.Sprintf("doubling: Laplace test of the excess risk at α=%v", t.alpha), t.data)
 	out, err := expost.Doubling(ctx, t.genRNG, t.testRNG, gen, test)
 	if err != nil {
 		return ran{}, err
@@ -441,6 +447,7 @@ func runTheory(_ context.Context, t *trial) (ran, error) {
 	if err != nil {
 		return ran{}, err
 	}
+	mech.Scope(t.genRNG, fmt.Sprintf("theory: one release of %s at ε=%v", t.gen.Name(), eps), t.data)
 	h, g, err := th.TheoryRelease(t.genRNG, t.set, eps)
 	if err != nil {
 		return ran{}, err

@@ -163,7 +163,11 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 		"laplace": {
 			Name: "laplace", Sigma: nan, Guarantee: pure("one Laplace output, κ/ε noise per coordinate (Nguyen 2019, Section 3.2)"),
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
-				return linf(func() float64 { return mech.LaplaceNoise(rng, 1/eps) }), nil
+				b := 1 / eps
+				v := linf(func() float64 { return mech.LaplaceNoise(rng, b) })
+				mech.Record(rng, mech.Release{Mechanism: "laplace", Scale: b, Sensitivity: 1, Dim: k,
+					Guarantee: privacy.EpsDP(eps, "one Laplace output of k coordinates, κ/ε noise each, κ = 1 (Nguyen 2019, Section 3.2)")})
+				return v, nil
 			},
 			Cells: func(eps float64, levels []float64) []cell {
 				var out []cell
@@ -202,7 +206,10 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 			},
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
 				s := sigma(eps)
-				return linf(func() float64 { return s * rng.NormFloat64() }), nil
+				v := linf(func() float64 { return mech.GaussianNoise(rng, s) })
+				mech.Record(rng, mech.Release{Mechanism: "gaussian", Scale: s, Sensitivity: 1, Dim: k,
+					Guarantee: privacy.EpsDeltaDP(eps, p.GaussianDelta, "one Gaussian output of k coordinates, σ of Proposition 3.15 with Δ₂ = 1 (Nguyen 2019, Section 3.4)")})
+				return v, nil
 			},
 			Cells: func(eps float64, levels []float64) []cell {
 				var out []cell
@@ -284,7 +291,10 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	if u.mech == "exponential" {
 		cost = p.Candidates
 	}
-	counts, err := run(ctx, env.RNG(), m, u.eps, cells, p.Draws, cost)
+	rng := env.RNG()
+	// Each draw is a simulated release on fixed input (no data set).
+	mech.Scope(rng, fmt.Sprintf("simulated outputs of %s at ε=%v", u.mech, u.eps), mech.Records{Dataset: "fixed input", Part: "all", N: 1})
+	counts, err := run(ctx, rng, m, u.eps, cells, p.Draws, cost)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
@@ -394,5 +404,28 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 			out = append(out, le)
 		}
 	}
+	return out
+}
+
+// releaseNames maps the spec's mechanism names to the names their release
+// sites record (mech.Release.Mechanism).
+var releaseNames = map[string]string{
+	"randomized-response": "randomized-response",
+	"laplace":             "laplace",
+	"exponential":         "exponential-mechanism",
+	"gaussian":            "gaussian",
+}
+
+// Mechanisms implements runner.Releaser: the releases of the spec's
+// mechanisms (Nguyen 2019, Sections 3.1–3.4), each draw one simulated
+// release.
+func (e *Experiment) Mechanisms() []string {
+	var out []string
+	for _, m := range e.spec.Mechanisms.Mechanisms {
+		if r, ok := releaseNames[m]; ok && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
