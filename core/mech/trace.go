@@ -347,6 +347,10 @@ var mechanisms = map[string]bool{
 	"objective-perturbation-wkl":   false,
 	"output-perturbation-wkl-dp":   false,
 	"privspdmat-dp":                false,
+	// The mechanism-bounds kind measures the raw samplers themselves
+	// (LaplaceNoise, GaussianNoise), never their secure constructions.
+	"laplace-raw":  false,
+	"gaussian-raw": false,
 }
 
 // FloatSafe reports whether the release sites recording mechanism use a

@@ -165,7 +165,7 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
 				b := 1 / eps
 				v := linf(func() float64 { return mech.LaplaceNoise(rng, b) })
-				mech.Record(rng, mech.Release{Mechanism: "laplace", Scale: b, Sensitivity: 1, Dim: k,
+				mech.Record(rng, mech.Release{Mechanism: "laplace-raw", Scale: b, Sensitivity: 1, Dim: k,
 					Guarantee: privacy.EpsDP(eps, "one Laplace output of k coordinates, κ/ε noise each, κ = 1 (Nguyen 2019, Section 3.2)")})
 				return v, nil
 			},
@@ -207,7 +207,7 @@ func mechanisms(p MechanismsSpec) map[string]mechanism {
 			Draw: func(rng *rand.Rand, eps float64) (float64, error) {
 				s := sigma(eps)
 				v := linf(func() float64 { return mech.GaussianNoise(rng, s) })
-				mech.Record(rng, mech.Release{Mechanism: "gaussian", Scale: s, Sensitivity: 1, Dim: k,
+				mech.Record(rng, mech.Release{Mechanism: "gaussian-raw", Scale: s, Sensitivity: 1, Dim: k,
 					Guarantee: privacy.EpsDeltaDP(eps, p.GaussianDelta, "one Gaussian output of k coordinates, σ of Proposition 3.15 with Δ₂ = 1 (Nguyen 2019, Section 3.4)")})
 				return v, nil
 			},
@@ -411,9 +411,9 @@ func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 // sites record (mech.Release.Mechanism).
 var releaseNames = map[string]string{
 	"randomized-response": "randomized-response",
-	"laplace":             "laplace",
+	"laplace":             "laplace-raw",
 	"exponential":         "exponential-mechanism",
-	"gaussian":            "gaussian",
+	"gaussian":            "gaussian-raw",
 }
 
 // Mechanisms implements runner.Releaser: the releases of the spec's
