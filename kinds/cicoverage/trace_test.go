@@ -210,6 +210,7 @@ func (a accountant) account(t *testing.T, model, step string, rs []mech.Release)
 type spend struct {
 	v   [3]float64
 	has [3]bool
+	n   int // the records the releases touched (Data.N)
 }
 
 // checkSpecTrace runs every unit of exp traced and checks the ledger
@@ -279,7 +280,7 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 			name := m + "-" + model
 			sp := spent[k][name]
 			if sp == nil {
-				sp = &spend{}
+				sp = &spend{n: rs[0].Data.N}
 				spent[k][name] = sp
 			}
 			zcdp := strings.HasPrefix(name, "zcdp-")
@@ -309,6 +310,10 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 		name := row["method"]
 		model := row["model"]
 		zcdp := row["privacy"] == "zcdp"
+		n, err := strconv.Atoi(row["n"])
+		if err != nil {
+			t.Fatal(err)
+		}
 		var want [3]float64
 		for i := range want {
 			col := "eps"
@@ -336,6 +341,9 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 					continue
 				}
 				fits++
+				if sp.n != n {
+					t.Errorf("VI unit %s fit %d: %s: releases scoped on %d records, the row's n is %d", k.unit, k.idx+1, name, sp.n, n)
+				}
 				if !tracetest.Close(sp.v[0], want[0]) {
 					t.Errorf("VI unit %s fit %d: %s spent %v on θ̃ per the draws; the row says %v", k.unit, k.idx+1, name, sp.v[0], want[0])
 				}
@@ -354,6 +362,9 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 		if sp == nil || sp.has != [3]bool{true, true, true} {
 			t.Errorf("unit %s replicate %d: %s: want the three releases θ̃, H̃, Σ̃, got %+v", row["unit"], rep, name, sp)
 			continue
+		}
+		if sp.n != n {
+			t.Errorf("unit %s replicate %d: %s: releases scoped on %d records, the row's n is %d", row["unit"], rep, name, sp.n, n)
 		}
 		for i := range want {
 			if !tracetest.Close(sp.v[i], want[i]) {
