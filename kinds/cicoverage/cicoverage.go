@@ -85,6 +85,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
@@ -494,6 +495,29 @@ func (e *Experiment) Variant() bool {
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
 
+// Mechanisms implements runner.Releaser: the mechanisms the spec's methods
+// release, from the methods: objective perturbation (Algorithm 1,
+// "objective-perturbation-wkl") or output perturbation (Algorithm 4,
+// "output-perturbation-wkl-dp" or "-zcdp") and the two PrivSPDMat
+// matrices (Algorithm 2, "privspdmat-dp" or "-zcdp") of the built-ins. A
+// method that is not one of the paper's is listed by its name, which no
+// release site records: the manifest cannot vouch for its noise.
+func (e *Experiment) Mechanisms() []string {
+	var out []string
+	for _, m := range e.methods {
+		switch m := m.(type) {
+		case objPert:
+			out = append(out, "objective-perturbation-wkl", "privspdmat-"+string(m.privacy))
+		case outPert:
+			out = append(out, "output-perturbation-wkl-"+string(m.privacy), "privspdmat-"+string(m.privacy))
+		default:
+			out = append(out, m.Name())
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
 
@@ -661,6 +685,7 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 			Problem: prob,
 			Streams: streams(func(step string) *rand.Rand { return e.stream(env, pt, u.model, "ci", rep, step) }),
 			Shared:  new(Shared),
+			Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("ci replicate %d", rep+1), N: pt.n},
 		}
 		for _, i := range ms { // rows in the spec's method order
 			m := e.methods[i]
@@ -722,6 +747,7 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 			Problem: prob,
 			Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, u.model, i, step) }),
 			Shared:  new(Shared),
+			Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("vi fit %d", i+1), N: pt.n},
 		}
 		for k, mi := range ms {
 			if failed[k] != "" {

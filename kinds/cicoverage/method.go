@@ -14,6 +14,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 )
@@ -151,6 +152,11 @@ type Data struct {
 	Streams Streams
 	// Shared holds work the methods of this replicate share (see Share).
 	Shared *Shared
+	// Scope names the records the replicate's releases touch (the n
+	// records of the replicate), for a traced run's labels: a method calls
+	// mech.Scope(rng, what, d.Scope) right before each release it draws
+	// from rng. Scope draws nothing.
+	Scope mech.Records
 }
 
 // RecordUser is implemented by a Method that reads a replicate record by

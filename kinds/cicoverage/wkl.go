@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/mech"
 )
 
 // Perturbation is how one of the paper's methods makes θ̃ private.
@@ -149,6 +151,19 @@ const statusEpsilonPrime = "epsilon-prime<=0"
 // covers is what the composed guarantee of a built-in method protects.
 const covers = "one interval release (θ̃, H̃, Σ̃ and the intervals computed from them) on the replicate D; neighbouring datasets differ in one record"
 
+// thetaNormLabel precedes ‖θ̃‖₂ in the scope of the matrix releases
+// ([matricesWhat]).
+const thetaNormLabel = "‖θ̃‖₂ = "
+
+// matricesWhat is the scope of the H̃ and Σ̃ releases of Algorithm 2 at the
+// released theta, for a traced run: it carries ‖θ̃‖₂ (exactly, as
+// strconv's shortest 'g' form), which the sensitivity of Σ for logistic
+// regression depends on (Lemma 2: 2·S(‖θ‖₂)²/n), so that a test can
+// derive that sensitivity from what was released.
+func matricesWhat(method string, theta []float64) string {
+	return "H̃ and Σ̃ of Algorithm 2 (" + method + ") at θ̃, " + thetaNormLabel + strconv.FormatFloat(math.Sqrt(dot(theta, theta)), 'g', -1, 64)
+}
+
 // objPert is the paper's objective-perturbation method (Algorithm 3).
 type objPert struct{ wkl }
 
@@ -176,7 +191,9 @@ func (m objPert) fit(d Data, eps1 float64) (objFit, error) {
 		p := m.params(Budget{Eps1: eps1}, d.Problem)
 		p.Phi1 = eps1
 		p.Fit = d.Problem.Fit
-		res, ep, err := dpci.ObjPertFit(d.Streams("obj-fit"), d.Rows, p)
+		rng := d.Streams("obj-fit")
+		mech.Scope(rng, fmt.Sprintf("θ̃ of Algorithm 1 (%s, ε₁ = %v), shared by dp-obj-%[1]s and zcdp-obj-%[1]s", m.model, eps1), d.Scope)
+		res, ep, err := dpci.ObjPertFit(rng, d.Rows, p)
 		return objFit{res, ep}, err
 	})
 }
@@ -193,6 +210,7 @@ func (m objPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	}
 	p := m.params(b, d.Problem)
 	rng := d.Streams(string(m.privacy) + "-obj-ci")
+	mech.Scope(rng, matricesWhat(m.name, f.res.W), d.Scope)
 	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, f.res.W)
 	if err != nil {
 		return Release{}, err
@@ -243,10 +261,12 @@ func (m outPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	p := m.params(b, d.Problem)
 	n := d.Rows.SumWeights()
 	rng := d.Streams(string(m.privacy) + "-output")
+	mech.Scope(rng, "θ̃ of Algorithm 4 ("+m.name+")", d.Scope)
 	theta, err := dpci.OutPertNoise(nil, rng, hat.W, n, p.C, p.Phi1, p.Privacy)
 	if err != nil {
 		return Release{}, err
 	}
+	mech.Scope(rng, matricesWhat(m.name, theta), d.Scope)
 	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, theta)
 	if err != nil {
 		return Release{}, err
@@ -265,7 +285,9 @@ func (m outPert) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error
 		return Estimate{}, err
 	}
 	p := m.params(Budget{Eps1: eps1}, d.Problem)
-	theta, err := dpci.OutPertNoise(nil, d.Streams(string(m.privacy)+"-output"), hat.W, d.Rows.SumWeights(), p.C, p.Phi1, p.Privacy)
+	rng := d.Streams(string(m.privacy) + "-output")
+	mech.Scope(rng, "θ̃ of Algorithm 4 ("+m.name+")", d.Scope)
+	theta, err := dpci.OutPertNoise(nil, rng, hat.W, d.Rows.SumWeights(), p.C, p.Phi1, p.Privacy)
 	if err != nil {
 		return Estimate{}, err
 	}
