@@ -117,7 +117,7 @@ func Exponential(rng *rand.Rand, scores []float64, epsilon, sensitivity float64)
 		w[i] = math.Exp(lw)
 		total += w[i]
 	}
-	note(rng, false)
+	note(rng, false, lambda)
 	i := sampleIndex(w, total, rng.Float64())
 	Record(rng, Release{Mechanism: "exponential-mechanism", Scale: lambda, Sensitivity: sensitivity, Dim: 1,
 		Guarantee: privacy.EpsDP(epsilon, "the index selected")})
@@ -160,7 +160,7 @@ func ReportNoisyMax(rng *rand.Rand, scores []float64, epsilon, sensitivity float
 	if err != nil {
 		return 0, err
 	}
-	note(rng, false)
+	note(rng, false, lambda)
 	m := maxOf(scores)
 	best, arg := math.Inf(-1), 0
 	for i, s := range scores {
@@ -193,8 +193,27 @@ func ExponentialNoise(rng *rand.Rand, mean float64) float64 {
 	if !(mean > 0) || math.IsInf(mean, 1) {
 		panic("mech: ExponentialNoise: mean must be finite and > 0")
 	}
-	note(rng, false)
+	note(rng, false, mean)
 	return mean * rng.ExpFloat64()
+}
+
+// ExponentialNoiseScaled returns factor·(mean·E), E ~ Exp(1): exponential
+// noise of mean factor·mean, for a site that adds a multiple of a draw of
+// the algorithm's own mean (the 2β·Z_i, Z_i ~ Exp(mean 1/α₂), of Chaudhuri
+// & Vinterbo 2013, Algorithm 1 line 5). The draw is noted at the scale
+// factor·mean, the mean of the noise the site adds, so that a site which
+// records one mean and adds another is caught ([Release.ScaleMismatch]);
+// the product is computed in this order so that its bits are those of
+// factor·ExponentialNoise(rng, mean).
+//
+// factor and mean must be finite and > 0; it panics otherwise, as
+// ExponentialNoise.
+func ExponentialNoiseScaled(rng *rand.Rand, factor, mean float64) float64 {
+	if !(mean > 0) || math.IsInf(mean, 1) || !(factor > 0) || math.IsInf(factor, 1) {
+		panic("mech: ExponentialNoiseScaled: factor and mean must be finite and > 0")
+	}
+	note(rng, false, factor*mean)
+	return factor * (mean * rng.ExpFloat64())
 }
 
 // exponentialLambda validates the inputs of the selection mechanisms and

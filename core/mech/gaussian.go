@@ -123,7 +123,7 @@ func (g *Gaussian) Rho() float64 {
 // Given [CryptoRand] the bits come from crypto/rand; use AddNoise for a
 // floating-point-safe release.
 func (g *Gaussian) Sample(rng *rand.Rand) float64 {
-	note(rng, false)
+	note(rng, false, g.sigma)
 	return g.sigma * rng.NormFloat64()
 }
 
@@ -131,7 +131,7 @@ func (g *Gaussian) Sample(rng *rand.Rand) float64 {
 // with no privacy accounting and no floating-point-safe construction (use
 // [AddGaussian] for a release). sigma must be finite and ≥ 0.
 func GaussianNoise(rng *rand.Rand, sigma float64) float64 {
-	note(rng, false)
+	note(rng, false, sigma)
 	return sigma * rng.NormFloat64()
 }
 

@@ -104,7 +104,7 @@ func LaplaceNoise(rng *rand.Rand, scale float64) float64 {
 	if !(scale > 0) || math.IsInf(scale, 1) {
 		panic("mech: LaplaceNoise: scale must be finite and > 0")
 	}
-	note(rng, false)
+	note(rng, false, scale)
 	d := distuv.Laplace{Mu: 0, Scale: scale, Src: rng}
 	for {
 		// gonum maps the uniform u = 0 (probability 2⁻⁵³ per draw with

@@ -30,7 +30,7 @@ func RandomizedResponse(rng *rand.Rand, bit bool, epsilon float64) (bool, error)
 	if err := checkPositive("randomized response", "epsilon", epsilon); err != nil {
 		return false, err
 	}
-	note(rng, false)
+	note(rng, false, RRKeepProb(epsilon))
 	keep := rng.Float64() < RRKeepProb(epsilon)
 	Record(rng, Release{Mechanism: "randomized-response", Scale: RRKeepProb(epsilon), Sensitivity: 1, Dim: 1,
 		Guarantee: privacy.EpsDP(epsilon, "one respondent's reported bit")})

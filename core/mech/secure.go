@@ -139,7 +139,7 @@ func AddGaussian(rng *rand.Rand, x, sigma float64) float64 {
 	if IsSecure(rng) {
 		return SecureGaussian(rng, x, sigma)
 	}
-	note(rng, false)
+	note(rng, false, sigma)
 	return x + sigma*rng.NormFloat64()
 }
 
@@ -193,7 +193,7 @@ func SecureLaplace(rng *rand.Rand, x, scale float64) float64 {
 	if !(scale > 0) || math.IsInf(scale, 1) || math.IsNaN(x) || math.IsInf(x, 0) {
 		panic("mech: SecureLaplace: x must be finite and scale finite and > 0")
 	}
-	note(rng, true)
+	note(rng, true, scale)
 	g := GridGranularity(scale)
 	t := uint64(math.Ceil(scale / g))
 	return roundToGrid(x, g) + float64(DiscreteLaplace(rng, t))*g
@@ -209,7 +209,7 @@ func SecureGaussian(rng *rand.Rand, x, sigma float64) float64 {
 	if !(sigma > 0) || math.IsInf(sigma, 1) || math.IsNaN(x) || math.IsInf(x, 0) {
 		panic("mech: SecureGaussian: x must be finite and sigma finite and > 0")
 	}
-	note(rng, true)
+	note(rng, true, sigma)
 	g := GridGranularity(sigma)
 	return roundToGrid(x, g) + float64(DiscreteGaussian(rng, sigma/g))*g
 }

@@ -42,7 +42,7 @@ func SphericalLaplace(dst []float64, rng *rand.Rand, gamma float64) error {
 	if err := checkPositive(op, "gamma", gamma); err != nil {
 		return err
 	}
-	note(rng, false)
+	note(rng, false, gamma)
 	var ss float64
 	for {
 		ss = 0

@@ -2,8 +2,10 @@ package mech
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -92,6 +94,13 @@ type Release struct {
 	// release (0: the release drew its noise outside this package).
 	FloatSafe bool
 	Draws     int
+	// Drawn holds the distinct scales the samplers of this package were
+	// called with for those draws, in the order first drawn, in the units
+	// of Scale (Laplace b, Gaussian σ, spherical γ, the selection's λ, the
+	// exponential mean, randomized response's keep probability): what was
+	// drawn, beside what the site says it drew. [Release.ScaleMismatch]
+	// compares them.
+	Drawn []float64
 	// Digest digests every bit the stream had drawn when the release was
 	// recorded.
 	Digest uint64
@@ -171,6 +180,7 @@ type streamSource struct {
 	mu          sync.Mutex // guards the fields below (traced streams only)
 	digest      uint64
 	safe, float int
+	drawn       []float64 // the distinct scales noted since the last release
 	what        string
 	data        Records
 }
@@ -265,14 +275,15 @@ func Scope(rng *rand.Rand, what string, data Records) {
 	if s, _ := unwrap(rng); s != nil && s.trace != nil {
 		s.mu.Lock()
 		s.what, s.data = what, data
-		s.safe, s.float = 0, 0 // draws before the scope (a simulation) are not the release's
+		s.safe, s.float, s.drawn = 0, 0, nil // draws before the scope (a simulation) are not the release's
 		s.mu.Unlock()
 	}
 }
 
 // note records one noise draw on rng's stream: floating-point-safe or
-// not.
-func note(rng *rand.Rand, safe bool) {
+// not, and the scale the sampler was called with (in the units of
+// [Release.Scale]).
+func note(rng *rand.Rand, safe bool, scale float64) {
 	if tracing.Load() == 0 {
 		return
 	}
@@ -282,6 +293,9 @@ func note(rng *rand.Rand, safe bool) {
 			s.safe++
 		} else {
 			s.float++
+		}
+		if !slices.Contains(s.drawn, scale) {
+			s.drawn = append(s.drawn, scale)
 		}
 		s.mu.Unlock()
 	}
@@ -304,7 +318,8 @@ func Record(rng *rand.Rand, r Release) {
 	r.Draws = s.safe + s.float
 	r.FloatSafe = s.safe > 0 && s.float == 0
 	r.Digest = s.digest
-	s.safe, s.float = 0, 0
+	r.Drawn = s.drawn
+	s.safe, s.float, s.drawn = 0, 0, nil
 	s.mu.Unlock()
 	t := s.trace
 	t.mu.Lock()
@@ -314,11 +329,34 @@ func Record(rng *rand.Rand, r Release) {
 	t.mu.Unlock()
 }
 
+// ScaleMismatch returns the scales the release's noise was drawn at
+// (Drawn) that are neither its Scale nor one of its Scales, to a
+// relative 10⁻¹²: a site that records one scale and draws at another
+// (half the noise it books, say). Nil when every draw matches, or when
+// the release drew nothing through this package's samplers.
+func (r Release) ScaleMismatch() []float64 {
+	var out []float64
+	for _, d := range r.Drawn {
+		ok := sameScale(d, r.Scale)
+		for _, s := range r.Scales {
+			ok = ok || sameScale(d, s)
+		}
+		if !ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func sameScale(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b))
+}
+
 // String formats a release for a test's message.
 func (r Release) String() string {
-	return fmt.Sprintf("%s %s [%s] scale=%g sens=%g dim=%d %v stream=%q#%d data=%s/%s(%d) secure=%v floatsafe=%v draws=%d",
+	return fmt.Sprintf("%s %s [%s] scale=%g sens=%g dim=%d %v stream=%q#%d data=%s/%s(%d) secure=%v floatsafe=%v draws=%d drawn=%g",
 		r.Unit, r.What, r.Mechanism, r.Scale, r.Sensitivity, r.Dim, r.Guarantee, r.Stream, r.Instance,
-		r.Data.Dataset, r.Data.Part, r.Data.N, r.Secure, r.FloatSafe, r.Draws)
+		r.Data.Dataset, r.Data.Part, r.Data.N, r.Secure, r.FloatSafe, r.Draws, r.Drawn)
 }
 
 // mechanisms names every Mechanism a release site records, with whether

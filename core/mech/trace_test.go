@@ -2,6 +2,7 @@ package mech
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dprepro/dprepro/core/privacy"
@@ -129,5 +130,80 @@ func TestTrace_Records(t *testing.T) {
 	Record(r1, Release{Mechanism: "laplace"})
 	if len(tr.Releases()) != 6 {
 		t.Errorf("a closed trace recorded")
+	}
+}
+
+// TestTrace_DrawnScales: every sampler notes the scale it drew at, in the
+// units of Release.Scale, and ScaleMismatch finds a release whose draws
+// were at a scale it does not record (half the noise it books).
+func TestTrace_DrawnScales(t *testing.T) {
+	tr := NewTrace()
+	defer tr.Close()
+	rng := NamedStream(rand.NewPCG(1, 2), "k/u", "u", false, tr)
+	sec := SecureStream("k/s", "u", false, tr)
+	// record records r and returns it as the trace holds it (Releases
+	// sorts; each scope below has its own What).
+	record := func(rng *rand.Rand, r Release) Release {
+		t.Helper()
+		Record(rng, r)
+		what := ""
+		if s, _ := unwrap(rng); s != nil {
+			what = s.what
+		}
+		for _, got := range tr.Releases() {
+			if got.What == what && got.Mechanism == r.Mechanism && got.Stream == StreamName(rng) {
+				r = got
+			}
+		}
+		return r
+	}
+	cases := []struct {
+		name  string
+		rng   *rand.Rand
+		draw  func(rng *rand.Rand)
+		scale float64
+		drawn []float64
+	}{
+		{"laplace", rng, func(r *rand.Rand) { AddLaplace(r, 0, 2); LaplaceNoise(r, 2) }, 2, []float64{2}},
+		{"secure laplace", sec, func(r *rand.Rand) { AddLaplace(r, 0, 3) }, 3, []float64{3}},
+		{"gaussian", rng, func(r *rand.Rand) { AddGaussian(r, 0, 4); GaussianNoise(r, 4) }, 4, []float64{4}},
+		{"secure gaussian", sec, func(r *rand.Rand) { AddGaussian(r, 0, 5) }, 5, []float64{5}},
+		{"spherical", rng, func(r *rand.Rand) { SphericalLaplace(make([]float64, 2), r, 6) }, 6, []float64{6}},
+		{"exponential noise", rng, func(r *rand.Rand) { ExponentialNoise(r, 7) }, 7, []float64{7}},
+		{"scaled exponential noise", rng, func(r *rand.Rand) { ExponentialNoiseScaled(r, 2, 0.25) }, 0.5, []float64{0.5}},
+		{"half the noise", rng, func(r *rand.Rand) { AddLaplace(r, 0, 1); AddLaplace(r, 0, 0.5) }, 1, []float64{1, 0.5}},
+	}
+	for _, c := range cases {
+		Scope(c.rng, c.name, Records{Dataset: "d", Part: "all", N: 1})
+		c.draw(c.rng)
+		r := record(c.rng, Release{Mechanism: "laplace", Scale: c.scale})
+		if !slices.Equal(r.Drawn, c.drawn) {
+			t.Errorf("%s: drawn %v, want %v", c.name, r.Drawn, c.drawn)
+		}
+		want := c.name == "half the noise"
+		if got := r.ScaleMismatch() != nil; got != want {
+			t.Errorf("%s: mismatch %v, want %v", c.name, r.ScaleMismatch(), want)
+		}
+	}
+	// A selection notes its λ; a chain's scales are all recorded ones.
+	Scope(rng, "selection", Records{Dataset: "d", Part: "all", N: 1})
+	Exponential(rng, []float64{0, 1}, 1, 0.5)
+	for _, r := range tr.Releases() {
+		if r.What == "selection" && (r.ScaleMismatch() != nil || len(r.Drawn) != 1 || r.Drawn[0] != r.Scale) {
+			t.Errorf("exponential mechanism: drawn %v, scale %g", r.Drawn, r.Scale)
+		}
+	}
+	Scope(rng, "chain", Records{Dataset: "d", Part: "all", N: 1})
+	AddLaplace(rng, 0, 8)
+	AddLaplace(rng, 0, 4)
+	if r := record(rng, Release{Mechanism: "noise-reduction", Scale: 4, Scales: []float64{8, 4}}); r.ScaleMismatch() != nil {
+		t.Errorf("chain: mismatch %v", r.ScaleMismatch())
+	}
+	// The scales noted before a Scope are not the next release's.
+	AddLaplace(rng, 0, 9)
+	Scope(rng, "after", Records{Dataset: "d", Part: "all", N: 1})
+	AddLaplace(rng, 0, 1)
+	if r := record(rng, Release{Mechanism: "laplace", Scale: 1}); !slices.Equal(r.Drawn, []float64{1}) {
+		t.Errorf("drawn %v after a scope, want [1]", r.Drawn)
 	}
 }

@@ -106,7 +106,7 @@ func Validate[H any](rng *rand.Rand, p Procedure[H], alpha1, alpha2, beta float6
 		}
 		c.Fits++
 		c.Scores[i] = p.Score(h)
-		c.Noisy[i] = c.Scores[i] + 2*beta*mech.ExponentialNoise(rng, 1/alpha2)
+		c.Noisy[i] = c.Scores[i] + mech.ExponentialNoiseScaled(rng, 2*beta, 1/alpha2)
 		mech.Record(rng, mech.Release{Mechanism: "stability-noisy-max", Scale: 2 * beta / alpha2, Sensitivity: beta, Dim: 1,
 			Guarantee: privacy.EpsDP(alpha2, "the index selected by Algorithm 1 (Chaudhuri & Vinterbo 2013; Theorem 1, one per selection)"),
 			Params:    map[string]float64{"candidate": float64(i), "k": float64(k)}})

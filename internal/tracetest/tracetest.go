@@ -137,6 +137,8 @@ func CheckWellFormed(t testing.TB, rs []mech.Release) {
 			why = r.Guarantee.Validate().Error()
 		case !(r.Scale > 0) || math.IsInf(r.Scale, 0):
 			why = "scale not finite and > 0"
+		case r.ScaleMismatch() != nil:
+			why = fmt.Sprintf("noise drawn at scale %g, which the release does not record (scale %g, scales %g)", r.ScaleMismatch(), r.Scale, r.Scales)
 		}
 		if why != "" {
 			bad++
