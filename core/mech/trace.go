@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -181,6 +182,7 @@ type streamSource struct {
 	digest      uint64
 	safe, float int
 	drawn       []float64 // the distinct scales noted since the last release
+	released    int       // releases recorded since the last Scope
 	what        string
 	data        Records
 }
@@ -276,6 +278,7 @@ func Scope(rng *rand.Rand, what string, data Records) {
 		s.mu.Lock()
 		s.what, s.data = what, data
 		s.safe, s.float, s.drawn = 0, 0, nil // draws before the scope (a simulation) are not the release's
+		s.released = 0
 		s.mu.Unlock()
 	}
 }
@@ -320,6 +323,7 @@ func Record(rng *rand.Rand, r Release) {
 	r.Digest = s.digest
 	r.Drawn = s.drawn
 	s.safe, s.float, s.drawn = 0, 0, nil
+	s.released++
 	s.mu.Unlock()
 	t := s.trace
 	t.mu.Lock()
@@ -393,10 +397,58 @@ var mechanisms = map[string]bool{
 
 // FloatSafe reports whether the release sites recording mechanism use a
 // floating-point-safe construction in secure mode; known is false for a
-// name no site records.
+// name no site records. A declared release ([Declared]) is known and not
+// safe: the harness cannot vouch for noise it did not draw.
 func FloatSafe(mechanism string) (safe, known bool) {
+	if strings.HasPrefix(mechanism, declaredPrefix) && len(mechanism) > len(declaredPrefix) {
+		return false, true
+	}
 	safe, known = mechanisms[mechanism]
 	return safe, known
+}
+
+const declaredPrefix = "declared-by:"
+
+// Declared returns the mechanism of a release made by a method whose
+// privacy is its own word (an external worker, a user's registered Go
+// method): "declared-by:NAME". The kinds' runner.Releaser lists name such
+// methods so, and [RecordDeclared] records their releases so, so that a
+// secure run's manifest lists them among the releases it cannot vouch
+// for ([Unhardened]).
+func Declared(method string) string { return declaredPrefix + method }
+
+// DeclaredMethod returns the method of a declared mechanism and true, or
+// "" and false for a mechanism of the harness.
+func DeclaredMethod(mechanism string) (string, bool) {
+	m, ok := strings.CutPrefix(mechanism, declaredPrefix)
+	return m, ok && m != ""
+}
+
+// RecordDeclared records, in rng's trace, one release of a method whose
+// noise the harness does not draw or see (an external worker handed a
+// seed from rng, a registered Go method): its mechanism is
+// Declared(method), its guarantee the one the method declared, its scale
+// NaN (unknown), and Draws what the method drew through this package's
+// samplers, if anything. Tests take the guarantee at the method's word
+// and check the rest: that the release is scoped, that its stream is the
+// unit's, and that the ledger books what it declared. When a release was
+// recorded on rng since its last [Scope] (the method drew through the
+// harness's own mechanisms, which recorded themselves), it records
+// nothing: the method's release is already in the trace, as drawn. A
+// no-op for an untraced generator.
+func RecordDeclared(rng *rand.Rand, method string, g privacy.Guarantee, dim int) {
+	if tracing.Load() == 0 {
+		return
+	}
+	if s, _ := unwrap(rng); s != nil && s.trace != nil {
+		s.mu.Lock()
+		own := s.released > 0
+		s.mu.Unlock()
+		if own {
+			return
+		}
+	}
+	Record(rng, Release{Mechanism: Declared(method), Scale: math.NaN(), Dim: dim, Guarantee: g})
 }
 
 // Unhardened returns, sorted and without repeats, the mechanisms of ms

@@ -500,8 +500,9 @@ func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.by
 // "objective-perturbation-wkl") or output perturbation (Algorithm 4,
 // "output-perturbation-wkl-dp" or "-zcdp") and the two PrivSPDMat
 // matrices (Algorithm 2, "privspdmat-dp" or "-zcdp") of the built-ins. A
-// method that is not one of the paper's is listed by its name, which no
-// release site records: the manifest cannot vouch for its noise.
+// method that is not one of the paper's is listed as mech.Declared(NAME),
+// as a traced run records an external method's releases: the manifest
+// cannot vouch for its noise.
 func (e *Experiment) Mechanisms() []string {
 	var out []string
 	for _, m := range e.methods {
@@ -511,7 +512,7 @@ func (e *Experiment) Mechanisms() []string {
 		case outPert:
 			out = append(out, "output-perturbation-wkl-"+string(m.privacy), "privspdmat-"+string(m.privacy))
 		default:
-			out = append(out, m.Name())
+			out = append(out, mech.Declared(m.Name()))
 		}
 	}
 	slices.Sort(out)

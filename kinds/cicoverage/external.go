@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/core/dpci"
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/external"
 )
@@ -304,7 +305,8 @@ func (m *ExternalMethod) call(ctx context.Context, op string, d Data, params any
 	if err != nil {
 		return out, err
 	}
-	seed := d.Streams("external/"+m.name).Uint64() % external.MaxSeed
+	rng := d.Streams("external/" + m.name)
+	seed := rng.Uint64() % external.MaxSeed
 	rep, err := pool.Call(ctx, external.Request{
 		Op: op, Seed: seed, Params: params,
 		Data:    map[string]string{"x": xPath, "y": yPath},
@@ -327,6 +329,10 @@ func (m *ExternalMethod) call(ctx context.Context, op string, d Data, params any
 	if out.Status == nil || *out.Status == "" {
 		return out, external.OutputFault(m.name, op, `the output has no "status" (want "ok" or the reason nothing was released)`)
 	}
+	// The release's privacy is the method's word: a traced run records
+	// it as declared, on the replicate's records.
+	mech.Scope(rng, fmt.Sprintf("%s of %s (external)", op, m.name), d.Scope)
+	mech.RecordDeclared(rng, m.name, g, len(out.Theta))
 	return out, nil
 }
 

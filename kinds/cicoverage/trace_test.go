@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/tracetest"
 	"github.com/dprepro/dprepro/results"
@@ -499,5 +500,77 @@ func TestTrace_SecureNoise(t *testing.T) {
 	want := []string{"objective-perturbation-wkl", "output-perturbation-wkl-dp", "privspdmat-dp"}
 	if !slices.Equal(unhardened, want) {
 		t.Errorf("unhardened releases %v, want %v", unhardened, want)
+	}
+}
+
+// TestTrace_ExternalMethods runs two external interval methods (fake
+// workers declaring ε-DP and ρ-zCDP) beside dp-obj-lr, traced: each call
+// of a worker is one declared release ("declared-by:NAME") on the
+// replicate's own "external/NAME" stream, scoped to the replicate, never
+// replayed, at the guarantee the ledger books for the method (its total
+// over the parts it spends, in its notion); Mechanisms() names them as
+// the trace does.
+func TestTrace_ExternalMethods(t *testing.T) {
+	fakes := map[string]string{"fake-seeded": "seeded", "fake-zcdp": "zcdp"}
+	e, err := loadFake(t, fakes, "dp-obj-lr", "fake-seeded", "fake-zcdp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := tracetest.RunAll(t, e, 2)
+	tracetest.CheckWellFormed(t, run.Releases)
+	if got, want := tracetest.Mechanisms(run.Releases), e.Mechanisms(); !slices.Equal(got, want) {
+		t.Errorf("the run released %v; the kind declares %v (runner.Releaser)", got, want)
+	}
+	// The guarantees the ledger books per method: its totals (an interval
+	// release on a replicate) and its parts (a VI fit's θ̃ estimate
+	// spends the ε₁ part only).
+	totals, parts := map[string][]results.PrivacyGuarantee{}, map[string][]results.PrivacyGuarantee{}
+	for _, le := range e.Ledger(run.Rows) {
+		totals[le.Method] = append(totals[le.Method], le.Total)
+		for _, c := range le.Components {
+			parts[le.Method] = append(parts[le.Method], results.PrivacyGuarantee{Notion: c.Notion, Epsilon: c.Epsilon, Rho: c.Rho, Private: c.Private})
+		}
+	}
+	books := func(gs []results.PrivacyGuarantee, g privacy.Guarantee) bool {
+		return slices.ContainsFunc(gs, func(b results.PrivacyGuarantee) bool {
+			if b.Notion != string(g.Notion) {
+				return false
+			}
+			if b.Rho != nil {
+				return tracetest.Close(float64(*b.Rho), g.Rho)
+			}
+			return tracetest.Close(float64(b.Epsilon), g.Epsilon)
+		})
+	}
+	var declared []mech.Release
+	count := map[string]int{}
+	for _, r := range run.Releases {
+		name, ok := mech.DeclaredMethod(r.Mechanism)
+		if !ok {
+			continue
+		}
+		declared = append(declared, r)
+		count[name]++
+		if !strings.HasSuffix(r.Stream, "/external/"+name) {
+			t.Errorf("declared release %v: want the stream …/external/%s", r, name)
+		}
+		switch {
+		case strings.HasPrefix(r.Data.Part, "ci replicate "):
+			if !books(totals[name], r.Guarantee) {
+				t.Errorf("declared interval release %v: its guarantee is none of the ledger's totals of %s %v", r, name, totals[name])
+			}
+		case strings.HasPrefix(r.Data.Part, "vi fit "):
+			if !books(parts[name], r.Guarantee) {
+				t.Errorf("declared VI estimate %v: its guarantee is none of the ledger's parts of %s %v", r, name, parts[name])
+			}
+		default:
+			t.Errorf("declared release %v: neither a replicate's nor a VI fit's records", r)
+		}
+	}
+	tracetest.CheckNoReplay(t, declared, false)
+	for name := range fakes {
+		if count[name] == 0 {
+			t.Errorf("no declared release of %s in the trace", name)
+		}
 	}
 }

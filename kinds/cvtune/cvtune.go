@@ -355,6 +355,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	if err != nil {
 		return nil, err
 	}
+	recordSelection(rng, a.sel, sel, mech.Records{Dataset: ds.Name, Part: "T,V", Index: slices.Concat(train, val), N: len(train) + len(val)})
 	model, ok := sel.Fit.Model.(Model)
 	if !ok || sel.Index < 0 || sel.Index >= c.K() || sel.Fit.Index != sel.Index {
 		return nil, fmt.Errorf("cvtune: %s: selector %s released candidate %d (fit of %d, model %T) of %d", key, a.sel.Name(), sel.Index, sel.Fit.Index, sel.Fit.Model, c.K())
@@ -513,6 +514,7 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 	if err := g.Validate(); err != nil {
 		return Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
 	}
+	recordDeclared(rng, c.learner, g, rows.D())
 	check, err := CheckLevel(c.learner.Name(), g, level)
 	if err != nil {
 		return Fit{}, err

@@ -256,6 +256,7 @@ func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]r
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}
+	recordSelection(rng, a.sel, sel, mech.Records{Dataset: s.name, Part: "T,V", Index: slices.Concat(trainIdx, valIdx), N: len(trainIdx) + len(valIdx)})
 	est, ok := sel.Fit.Model.(histogram.Estimate)
 	if !ok || sel.Index < 0 || sel.Index >= p.K() || sel.Fit.Index != sel.Index {
 		return nil, fmt.Errorf("%s: selector %s released candidate %d (fit of %d, model %T) of %d", key, a.sel.Name(), sel.Index, sel.Fit.Index, sel.Fit.Model, p.K())

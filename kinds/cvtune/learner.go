@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/perturb"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
@@ -769,6 +770,44 @@ func DeclaredBy(l Learner) string {
 		return ""
 	}
 	return l.Name()
+}
+
+// recordDeclared records, in a traced run, the fit of a learner whose
+// guarantee is its own word ([DeclaredBy]) as a declared release
+// (mech.RecordDeclared) with the guarantee it declared, unless the
+// learner declares its own mechanisms (a Mechanisms() []string method)
+// or its fit recorded a release of the harness's mechanisms (a Go
+// learner built on OutputPerturbation, say): those record themselves.
+func recordDeclared(rng *rand.Rand, l Learner, g privacy.Guarantee, dim int) {
+	by := DeclaredBy(l)
+	if _, own := l.(interface{ Mechanisms() []string }); by == "" || own {
+		return
+	}
+	mech.RecordDeclared(rng, by, g, dim)
+}
+
+// RecordDeclared is recordDeclared for the kinds that fit cvtune's
+// learners (learner-comparison).
+func RecordDeclared(rng *rand.Rand, l Learner, g privacy.Guarantee, dim int) {
+	recordDeclared(rng, l, g, dim)
+}
+
+// LearnerMechanisms returns the mechanisms (mech.Release.Mechanism) the
+// fits of l record: the built-in learners' own, none for the
+// non-private one, those a learner declares with a Mechanisms() []string
+// method, and mech.Declared(name) for any other (an external worker, a
+// user's module), whose noise the harness does not draw.
+func LearnerMechanisms(l Learner) []string {
+	if ms, ok := learnerMechanisms[l.Name()]; ok && DeclaredBy(l) == "" {
+		return ms
+	}
+	if own, ok := l.(interface{ Mechanisms() []string }); ok {
+		return own.Mechanisms()
+	}
+	if DeclaredBy(l) == "" {
+		return nil // the non-private learner
+	}
+	return []string{mech.Declared(l.Name())}
 }
 
 func minFloat(xs []float64) float64 {

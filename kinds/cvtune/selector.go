@@ -509,15 +509,43 @@ var learnerMechanisms = map[string][]string{
 	OutputPerturbation{}.Name():    {"output-perturbation"},
 }
 
+// recordSelection records, in a traced run, the selection of a selector
+// that is not built in as a declared release (mech.RecordDeclared): one
+// per tuning charge of its account, or one of ε = 0 when the account has
+// none (a choice that reads no data, as the selector declares), scoped to
+// the records it may read (the built-in selectors' release sites record
+// themselves). A user's selector that draws through the harness's own
+// mechanisms has those releases in the trace as well: its declared charge
+// is what the ledger books.
+func recordSelection(rng *rand.Rand, s Selector, sel Selection, records mech.Records) {
+	if selectors.builtin(s) {
+		return
+	}
+	mech.Scope(rng, "selection: "+s.Name()+"'s choice of a candidate", records)
+	tuning := 0
+	for _, ch := range sel.Account.Charges {
+		if ch.Part == Tuning {
+			mech.RecordDeclared(rng, s.Name(), ch.Guarantee, 1)
+			tuning++
+		}
+	}
+	if tuning == 0 {
+		mech.RecordDeclared(rng, s.Name(), privacy.EpsDP(0, "declared by the method "+s.Name()+": its choice has no tuning charge"), 1)
+	}
+}
+
 // armMechanisms returns the mechanisms the arms' selections and fits
 // (fit: the mechanisms of one fit, by learner) release, sorted, without
-// repeats. A selector or learner that is not built in declares none: its
-// draws are its own.
+// repeats. A selector that is not built in draws its own noise: it is
+// mech.Declared(name), which a secure run's manifest lists among the
+// releases it cannot vouch for (the run records its selections so).
 func armMechanisms(arms []arm, fit func(arm) []string) []string {
 	var ms []string
 	for _, a := range arms {
 		if selectors.builtin(a.sel) {
 			ms = append(ms, selectorMechanisms[a.sel.Name()]...)
+		} else {
+			ms = append(ms, mech.Declared(a.sel.Name()))
 		}
 		ms = append(ms, fit(a)...)
 	}
@@ -528,12 +556,7 @@ func armMechanisms(arms []arm, fit func(arm) []string) []string {
 // Mechanisms implements runner.Releaser: the mechanisms of the spec's
 // methods (selections) and learners (fits).
 func (e *Experiment) Mechanisms() []string {
-	return armMechanisms(e.arms, func(a arm) []string {
-		if DeclaredBy(a.learner) != "" {
-			return nil
-		}
-		return learnerMechanisms[a.learner.Name()]
-	})
+	return armMechanisms(e.arms, func(a arm) []string { return LearnerMechanisms(a.learner) })
 }
 
 // Mechanisms implements runner.Releaser: the mechanisms of the spec's

@@ -4,10 +4,12 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dprepro/dprepro/core/histogram"
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/internal/tracetest"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -455,4 +457,63 @@ func TestTrace_Secure(t *testing.T) {
 			t.Errorf("manifest lists unhardened %v, the draws %v", runs[0].Manifest.Unhardened, un)
 		}
 	})
+}
+
+// TestTrace_DeclaredMethods runs a registered learner (fake-double: no
+// noise, (2ε, 10⁻⁶) declared per fit) under the built-in selectors and a
+// registered selector ("first"), traced: every fit of the learner is one
+// declared release ("declared-by:fake-double") on the training records
+// the kind scoped, at the guarantee it declared; every selection of the
+// registered selector is one declared release on T and V; Mechanisms()
+// names both as the trace does (a secure run's manifest lists them as
+// releases it cannot vouch for); and the fits' declared ε compose to the
+// rows' eps_train as each selector's theorem says (checked for random:
+// one fit at α).
+func TestTrace_DeclaredMethods(t *testing.T) {
+	registerLearner(t, fakeLearner{})
+	registerSelector(t, &firstSelector{planEps: func(b Budget) float64 { return 2 * b.Alpha }})
+	s := parseExt(t, `learners = ["fake-double"]`)
+	tuningOf(s).Methods = []string{"stability", "dataSplit", "random", "first"}
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := tracetest.RunAll(t, e, 2)
+	tracetest.CheckWellFormed(t, run.Releases)
+	tracetest.CheckNoReplay(t, run.Releases, false)
+	if got, want := e.Mechanisms(), tracetest.Mechanisms(run.Releases); !slices.Equal(got, want) {
+		t.Errorf("Mechanisms() = %v, the trace drew %v", got, want)
+	}
+	by := tracetest.ByUnit(run.Releases)
+	selections := 0
+	for _, row := range run.Rows {
+		method, _, _ := strings.Cut(row["method"], "/")
+		alpha := row.Float("alpha")
+		var fits []mech.Release
+		for _, r := range by[row["unit"]] {
+			switch r.Mechanism {
+			case mech.Declared("fake-double"):
+				if !strings.HasPrefix(r.Data.Part, "T") || r.Guarantee.Notion != privacy.Approx || r.Guarantee.Delta != 1e-6 {
+					t.Errorf("%s: fit %v: want the training records and a (2ε, 10⁻⁶) declaration", row["unit"], r)
+				}
+				fits = append(fits, r)
+			case mech.Declared("first"):
+				selections++
+				if method != "first" || r.Data.Part != "T,V" || r.Guarantee.Epsilon != 0 {
+					t.Errorf("%s: selection %v: want first's, on T and V, declaring ε = 0", row["unit"], r)
+				}
+			}
+		}
+		if len(fits) == 0 {
+			t.Errorf("%s: no declared fit", row["unit"])
+		}
+		if method == "random" || method == "first" {
+			if len(fits) != 1 || !tracetest.Close(fits[0].Guarantee.Epsilon, row.Float("eps_train")) || !tracetest.Close(fits[0].Guarantee.Epsilon, 2*alpha) {
+				t.Errorf("%s: fits %v, want one declaring 2α = eps_train %s", row["unit"], fits, row["eps_train"])
+			}
+		}
+	}
+	if want := 4; selections != want {
+		t.Errorf("%d selections of first recorded, want %d (one per fold)", selections, want)
+	}
 }

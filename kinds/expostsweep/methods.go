@@ -405,6 +405,7 @@ func runNoiseReduction(ctx context.Context, t *trial) (ran, error) {
 	if err != nil {
 		return ran{}, err
 	}
+	recordDeclared(t.genRNG, t.gen, out.Generation)
 	return ran{out: out, levels: len(grid), theoryEps: t.e}, nil
 }
 
@@ -424,7 +425,9 @@ func runDoubling(ctx context.Context, t *trial) (ran, error) {
 		if err != nil {
 			return nil, g, err
 		}
-		return h, t.claims.check(t.gen.Name(), g, eps), nil
+		g = t.claims.check(t.gen.Name(), g, eps)
+		recordDeclared(rng, t.gen, g)
+		return h, g, nil
 	}
 	mech.Scope(t.genRNG, fmt.Sprintf("doubling: independent hypotheses of %s", t.gen.Name()), t.data)
 	mech.Scope(t.testRNG, fmt.Sprintf("doubling: Laplace test of the excess risk at α=%v", t.alpha), t.data)
@@ -453,6 +456,7 @@ func runTheory(_ context.Context, t *trial) (ran, error) {
 		return ran{}, err
 	}
 	g = t.claims.check(t.gen.Name(), g, eps)
+	recordDeclared(t.genRNG, t.gen, g)
 	out := expost.Outcome{
 		Success: true, Stop: 1, Generation: g, Hypothesis: h,
 		Test: privacy.EpsDP(0, "nothing tested: ε is fixed ex ante by the utility theorem"),

@@ -1,9 +1,12 @@
 package expostsweep
 
 import (
+	"math/rand/v2"
 	"slices"
 
 	"github.com/dprepro/dprepro/core/accfirst"
+	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/core/privacy"
 )
 
 // Mechanisms implements runner.Releaser: the mechanisms the spec's methods
@@ -21,8 +24,8 @@ import (
 // "covariance-perturbation" (Theorem 3.1) and
 // "output-perturbation-laplace" (Theorems 3.3, A.9); any other generator
 // draws its noise outside the harness and is listed as
-// "external-generator:NAME", a name no release site records (so a secure
-// run's manifest lists it as unhardened).
+// mech.Declared(NAME), "declared-by:NAME", as a traced run records its
+// releases (so a secure run's manifest lists it as unhardened).
 func (e *Experiment) Mechanisms() []string {
 	var out []string
 	add := func(ms ...string) {
@@ -60,7 +63,7 @@ func independentMechanism(g accfirst.Generator) string {
 	case accfirst.Output:
 		return "output-perturbation-laplace"
 	}
-	return "external-generator:" + g.Name()
+	return mech.Declared(g.Name())
 }
 
 // chainMechanism names the release of g's noise-reduction sequence
@@ -70,5 +73,18 @@ func chainMechanism(g accfirst.Generator) string {
 	case accfirst.Covariance, accfirst.Output:
 		return "noise-reduction"
 	}
-	return "external-generator:" + g.Name()
+	return mech.Declared(g.Name())
+}
+
+// recordDeclared records, in a traced run, a release of a generator that
+// is not built in (an external worker's, a user's module's), whose noise
+// the harness does not draw, as a declared release (mech.RecordDeclared)
+// with the guarantee it declared: the built-in generators' release sites
+// record themselves.
+func recordDeclared(rng *rand.Rand, g accfirst.Generator, gu privacy.Guarantee) {
+	switch g.(type) {
+	case accfirst.Covariance, accfirst.Output:
+		return
+	}
+	mech.RecordDeclared(rng, g.Name(), gu, 0)
 }

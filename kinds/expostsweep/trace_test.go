@@ -109,6 +109,14 @@ func unitSpent(t *testing.T, e *Experiment, r results.Row, rs []mech.Release) sp
 				t.Errorf("%s: test release %v not from the \"test\" stream", r["unit"], x)
 			}
 			testR = append(testR, x)
+		case mech.Declared(gen):
+			// A generator whose privacy is its own word (an external
+			// worker): its releases, from the "generate" stream, are
+			// booked at what it declared.
+			if !strings.HasSuffix(x.Stream, "/generate") {
+				t.Errorf("%s: declared release %v not from the \"generate\" stream", r["unit"], x)
+			}
+			genR = append(genR, x)
 		default:
 			t.Fatalf("%s: unexpected mechanism %v", r["unit"], x)
 		}
@@ -117,6 +125,9 @@ func unitSpent(t *testing.T, e *Experiment, r results.Row, rs []mech.Release) sp
 	// Laplace mechanism with Lemma A.6's ℓ₁ sensitivity 4 of (XᵀX, Xᵀy)
 	// (Theorem 3.1) or Lemma A.8/A.10's of θ* (Theorems 3.3, A.9).
 	indep := func(x mech.Release) float64 {
+		if x.Mechanism == mech.Declared(gen) {
+			return float64(x.Guarantee.Epsilon)
+		}
 		switch gen {
 		case "covariance":
 			if x.Mechanism != "covariance-perturbation" || x.Dim != p*p+p {
@@ -143,19 +154,25 @@ func unitSpent(t *testing.T, e *Experiment, r results.Row, rs []mech.Release) sp
 		// and Xᵀy, of ℓ₁ sensitivity 2 each (Lemma A.6), composed
 		// sequentially; OutputNR (Algorithm 5) one chain of θ*.
 		want := map[string][]int{"covariance": {p * p, p}, "output": {p}}[gen]
-		if len(genR) != len(want) {
+		switch {
+		case len(genR) == 1 && genR[0].Mechanism == mech.Declared(gen):
+			// A declared sequence: one release, at the ε of its prefix
+			// up to the stop as the generator declared it.
+			s.hyp = float64(genR[0].Guarantee.Epsilon)
+		case len(genR) != len(want):
 			t.Fatalf("%s: %d noise-reduction chains, want %d:\n%s", r["unit"], len(genR), len(want), tracetest.Describe(rs))
-		}
-		for i, x := range genR {
-			if x.Mechanism != "noise-reduction" || x.Dim != want[i] || len(x.Scales) != int(r.Float("levels")) {
-				t.Fatalf("%s: chain %v: want a noise-reduction chain of %d coordinates over %s levels", r["unit"], x, want[i], r["levels"])
-			}
-			d := sens.output
-			if gen == "covariance" {
-				d = 2
-			}
-			if stop >= 1 && stop <= len(x.Scales) {
-				s.hyp += tracetest.LaplaceEps(d, x.Scales[stop-1])
+		default:
+			for i, x := range genR {
+				if x.Mechanism != "noise-reduction" || x.Dim != want[i] || len(x.Scales) != int(r.Float("levels")) {
+					t.Fatalf("%s: chain %v: want a noise-reduction chain of %d coordinates over %s levels", r["unit"], x, want[i], r["levels"])
+				}
+				d := sens.output
+				if gen == "covariance" {
+					d = 2
+				}
+				if stop >= 1 && stop <= len(x.Scales) {
+					s.hyp += tracetest.LaplaceEps(d, x.Scales[stop-1])
+				}
 			}
 		}
 		var bT, bQ float64
@@ -379,4 +396,33 @@ func commonPrefix(a, b []mech.Release) (ca, cb []mech.Release) {
 		return out
 	}
 	return take(a), take(b)
+}
+
+// TestTrace_ExternalGenerator runs the fake external generator (a worker
+// that claims 2ε for an independent release and ε_T for a sequence)
+// beside the built-in output generator, traced: each of its releases is
+// a declared release ("declared-by:fake-hyp") on the unit's "generate"
+// stream, and every row and the ledger book what the draws and the
+// declarations spent, as for the built-ins; Mechanisms() names it as the
+// trace does.
+func TestTrace_ExternalGenerator(t *testing.T) {
+	e, err := loadExt(t, fakeSpec(t, "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Methods.Close() })
+	run := tracetest.RunAll(t, e, 2)
+	checkTrace(t, e, run.Releases, run.Rows)
+	declared := 0
+	for _, r := range run.Releases {
+		if r.Mechanism == mech.Declared("fake-hyp") {
+			declared++
+		}
+	}
+	if declared == 0 {
+		t.Error("no declared release of fake-hyp in the trace")
+	}
+	if got, want := e.Mechanisms(), tracetest.Mechanisms(run.Releases); !slices.Equal(got, want) {
+		t.Errorf("Mechanisms() = %v, the trace drew %v", got, want)
+	}
 }

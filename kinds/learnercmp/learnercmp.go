@@ -238,6 +238,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		if m == nil {
 			return fmt.Errorf("%s: learner %s returned no model", key, l.Name())
 		}
+		cvtune.RecordDeclared(rng, l, g, train.D())
 		r, err := e.row(ds, u, l.Name(), level, lambda, g, m, train, test)
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err) // row names the learner
@@ -600,26 +601,16 @@ func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
 // declared from the spec's learners: "objective-perturbation" (Chaudhuri,
 // Monteleoni & Sarwate 2011, Algorithm 2, either variant and its
 // fallback), "output-perturbation" (their Algorithm 1), none for the
-// non-private reference. A learner that is not built in (a worker's, a
-// user's module's) draws noise the harness does not see: it is listed as
-// "learner:NAME", a mechanism no release site records, which the
-// manifest's list of releases without a floating-point-safe construction
-// keeps (mech.Unhardened), unless the learner declares its own with a
-// Mechanisms() []string method.
+// non-private reference (cvtune.LearnerMechanisms). A learner that is not
+// built in (a worker's, a user's module's) draws noise the harness does
+// not see: it is listed as mech.Declared(NAME), "declared-by:NAME", as a
+// traced run records its fits, and the manifest's list of releases
+// without a floating-point-safe construction keeps it (mech.Unhardened),
+// unless the learner declares its own with a Mechanisms() []string method.
 func (e *Experiment) Mechanisms() []string {
 	var out []string
 	for _, l := range e.fitted() {
-		switch l := l.(type) {
-		case cvtune.ObjectivePerturbation:
-			out = append(out, "objective-perturbation")
-		case cvtune.OutputPerturbation:
-			out = append(out, "output-perturbation")
-		case cvtune.NonPrivate:
-		case interface{ Mechanisms() []string }:
-			out = append(out, l.Mechanisms()...)
-		default:
-			out = append(out, "learner:"+l.Name())
-		}
+		out = append(out, cvtune.LearnerMechanisms(l)...)
 	}
 	return out
 }

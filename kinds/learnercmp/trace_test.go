@@ -37,7 +37,10 @@ import (
 //     2/(nλ) (their Corollary 8 with a 1-Lipschitz loss, ‖x‖ ≤ 1), so
 //     ε = γ·2/(nλ);
 //   - the non-private reference draws nothing and is booked as not
-//     private.
+//     private;
+//   - a learner whose privacy is its own word (an external worker) makes
+//     one declared release per fit (mech.RecordDeclared), booked at the
+//     ε it declared.
 //
 // Each fit is one release on its own stream ("learner-comparison/<unit>/
 // <learner>/epsilon=<ε>", the row's key); its spent ε is the row's
@@ -72,6 +75,11 @@ func spent(t *testing.T, r mech.Release, c *ComparisonSpec, learner string, eps 
 		return epsPrime + 2*math.Log1p(curv/(n*(lambda+delta)))
 	case "output-perturbation":
 		return tracetest.SphericalEps(2/(n*lambda), gamma)
+	}
+	if m, ok := mech.DeclaredMethod(r.Mechanism); ok && m == learner && r.Guarantee.Notion == privacy.Pure {
+		// A learner whose privacy is its own word (an external worker):
+		// what it declared is all the harness can book.
+		return float64(r.Guarantee.Epsilon)
 	}
 	t.Fatalf("release %v: a mechanism the accountant does not know", r)
 	return 0
@@ -359,6 +367,44 @@ func TestTrace_SecureNoise(t *testing.T) {
 		}
 	}
 	un := tracetest.CheckSecure(t, runs[0].Releases, runs[1].Releases)
+	for i, r := range runs {
+		if !slices.Equal(r.Manifest.Unhardened, un) {
+			t.Errorf("run %d: manifest lists %v as unhardened, the draws %v", i+1, r.Manifest.Unhardened, un)
+		}
+	}
+}
+
+// TestTrace_ExternalLearner runs the external learner fake-ext (a worker
+// that claims 2ε) beside output perturbation, traced, twice with secure
+// noise: each of its fits is one declared release ("declared-by:fake-ext")
+// on the fit's own stream, scoped to the training folds, booked in its row
+// and the ledger at what it declared; its seed's bits come from
+// crypto/rand and do not replay; and the manifest lists it among the
+// releases the harness cannot vouch for, as the draws show.
+func TestTrace_ExternalLearner(t *testing.T) {
+	t.Parallel()
+	var runs [2]tracetest.Run
+	for i := range runs {
+		e := load(t, extSpec(t, t.TempDir()+"/params.jsonl", "subsample = 600", "subsample = 600\naccept_data_dependent_scaling = true", "[output]\n", "[output]\nsecure_noise = true\n"))
+		runs[i] = tracetest.RunAll(t, e, 2)
+		checkTrace(t, e, runs[i].Releases, runs[i].Rows)
+		declared := 0
+		for _, r := range runs[i].Releases {
+			if r.Mechanism == mech.Declared("fake-ext") {
+				declared++
+				if r.Draws != 0 || !math.IsNaN(r.Scale) || r.Data.Part != "T" {
+					t.Errorf("declared release %v: want no draws, scale NaN, the training part", r)
+				}
+			}
+		}
+		if declared != 8*2 {
+			t.Errorf("run %d: %d declared releases of fake-ext, want 16 (8 folds × 2 ε)", i+1, declared)
+		}
+	}
+	un := tracetest.CheckSecure(t, runs[0].Releases, runs[1].Releases)
+	if !slices.Contains(un, mech.Declared("fake-ext")) {
+		t.Errorf("unhardened %v lacks the external learner", un)
+	}
 	for i, r := range runs {
 		if !slices.Equal(r.Manifest.Unhardened, un) {
 			t.Errorf("run %d: manifest lists %v as unhardened, the draws %v", i+1, r.Manifest.Unhardened, un)
