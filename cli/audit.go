@@ -103,7 +103,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	attempt := newAttempt(s, results.AttemptRunning, time.Now())
 	saveAttempt(runDir, attempt, stderr)
 	dir, err := runSecure(s, func() (string, error) {
-		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Locked: true})
+		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Locked: true, TracePrivacy: f.trace})
 	}, stderr)
 	recordFailures(err, runDir)
 	endAttempt(ctx, runDir, attempt, prev, err, true, runner.Shard{}, len(exp.Units()), stderr)

@@ -40,6 +40,7 @@ type runFlags struct {
 	shards   int      // the declared count with JOB_COMPLETION_INDEX
 	merge    []string // merge: the shards' output folders
 	secure   bool     // --secure-noise
+	trace    bool     // --trace-privacy
 	report   bool     // write OUT/report/ at the end (reproduce)
 }
 
@@ -51,6 +52,7 @@ func (f *runFlags) registerRun(fs *flag.FlagSet) {
 	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (an integer from 0 to 2^63−1 = 9223372036854775807)")
 	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line `interval` when stderr is not a terminal")
 	fs.BoolVar(&f.secure, "secure-noise", false, "draw every release's noise from crypto/rand through floating-point-safe constructions where available (results do not replay; see the manifest's noise)")
+	fs.BoolVar(&f.trace, "trace-privacy", false, "write privacy-trace.csv beside each run: every release its units drew (mechanism, scale, sensitivity, guarantee, records, stream), to audit the ledger against the draws (no bit of the results changes)")
 }
 
 // registerData registers --data-dir.
@@ -493,7 +495,7 @@ func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, s
 		}
 	}
 	dir, err := runSecure(s, func() (string, error) {
-		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true})
+		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true, TracePrivacy: f.trace})
 	}, stderr)
 	recordFailures(err, runner.RunDir(f.out, s))
 	err = s.Attribute(err)

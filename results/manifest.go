@@ -48,6 +48,9 @@ type Manifest struct {
 	// the kind declares it releases (runner.Releaser); tests check it
 	// against the releases a traced run drew.
 	Unhardened []string `json:"unhardened_releases,omitempty"`
+	// PrivacyTrace describes the run's privacy trace when it wrote one
+	// (run --trace-privacy): every release its units drew, as drawn.
+	PrivacyTrace *TraceSummary `json:"privacy_trace,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
 	// ExternalMethods are the methods served by external commands that
 	// the spec declares ([[methods]]).
@@ -419,4 +422,16 @@ func (m *Manifest) Encode() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// TraceSummary describes the privacy trace of a run (--trace-privacy):
+// the file, the releases it lists, and how many units it covers. A unit
+// resumed from a checkpoint was computed by an earlier process, which
+// may not have traced it: it is counted in UnitsUntraced, and its
+// releases are not in the file.
+type TraceSummary struct {
+	File          string `json:"file"`
+	Releases      int    `json:"releases"`
+	UnitsTraced   int    `json:"units_traced"`
+	UnitsUntraced int    `json:"units_untraced"`
 }

@@ -233,6 +233,12 @@ type Options struct {
 	// "Trace"): for tests and --trace-privacy. The bits drawn are those of
 	// the untraced run.
 	Trace *mech.Trace
+	// TracePrivacy writes the run's privacy trace beside its rows
+	// (TraceFile, --trace-privacy): every release the units computed by
+	// this process drew, as drawn (with Trace when set, else a trace of
+	// its own), and a summary in the manifest (results.TraceSummary),
+	// which counts the units resumed from a checkpoint as untraced.
+	TracePrivacy bool
 }
 
 // Shard is one of Count deterministic parts of a run's units (0-based).
@@ -294,7 +300,7 @@ var ErrFinishedRun = errors.New("runner: refusing to shard into a finished run")
 // that no file of the old run is left beside the new one. manifest.json
 // goes first, so that a crash midway never leaves a manifest beside mixed
 // files, and is written last.
-var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", "spec.toml", "figures", "tables"}
+var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", "spec.toml", "figures", "tables", TraceFile}
 
 // MaxShownFailures is how many failed units the message of a
 // [UnitsFailedError] names; its Failures hold every one.
@@ -521,6 +527,16 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if resumed > 0 {
 		fmt.Fprintf(stderr, "dprepro: %s: resuming, %d of %d units already done\n", spec.ID, resumed, len(units))
 	}
+	trace := o.Trace
+	if o.TracePrivacy {
+		if trace == nil {
+			trace = mech.NewTrace()
+			defer trace.Close()
+		}
+		if resumed > 0 {
+			fmt.Fprintf(stderr, "dprepro: %s: --trace-privacy: the %d units resumed from the checkpoint were computed earlier and are not in %s (the manifest counts them)\n", spec.ID, resumed, TraceFile)
+		}
+	}
 	prog := NewProgress(stderr, spec.ID, len(units), resumed, o.Interval)
 	if len(todo) > 0 {
 		closeExp, err := open(exp, dir, o.Workers)
@@ -544,7 +560,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
-			rows, err := runUnit(gctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(o.Trace))
+			rows, err := runUnit(gctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(trace))
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()
@@ -600,7 +616,11 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if rw, ok := exp.(RowWarner); ok {
 		rowWarnings = rw.RowWarnings(rows)
 	}
-	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}); err != nil {
+	var traced *tracedRun
+	if o.TracePrivacy {
+		traced = &tracedRun{releases: trace.Releases(), units: len(todo), untraced: resumed}
+	}
+	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}, traced); err != nil {
 		return dir, err
 	}
 	// The finished run whose checkpoint was set aside is replaced.
@@ -635,7 +655,13 @@ func firstDuplicate(units []Unit) string {
 	return ""
 }
 
-func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts) error {
+// tracedRun is the privacy trace a run writes (Options.TracePrivacy).
+type tracedRun struct {
+	releases        []mech.Release
+	units, untraced int
+}
+
+func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts, traced *tracedRun) error {
 	spec := exp.Spec()
 	// What can be computed without writing is computed first, while the
 	// folder still holds the files of the run it had (if any).
@@ -746,6 +772,17 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	}
 	if r, ok := exp.(Releaser); ok && spec.Output.SecureNoise {
 		m.Unhardened = mech.Unhardened(r.Mechanisms())
+	}
+	if traced != nil {
+		b, err := EncodeTrace(traced.releases)
+		if err != nil {
+			return fmt.Errorf("runner: encoding the privacy trace: %w", err)
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, TraceFile), b); err != nil {
+			return err
+		}
+		m.Outputs = slices.Insert(m.Outputs, len(m.Outputs)-1, TraceFile)
+		m.PrivacyTrace = &results.TraceSummary{File: TraceFile, Releases: len(traced.releases), UnitsTraced: traced.units, UnitsUntraced: traced.untraced}
 	}
 	if spec.Source != nil {
 		// The absolute path where there is one, so that the spec is

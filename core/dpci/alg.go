@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/dprepro/dprepro/core/erm"
@@ -144,6 +145,9 @@ const (
 // and sensitivity [SensHessian], then on [GradCov] with p.Phi3 and
 // [SensGradCov], both from rng in that order. Σ̃'s eigenvalue floor is
 // [Params.CovFloor] (2c unless p.SigmaFloor says otherwise); H̃'s is 2c.
+// Each release records, for a traced run, n and ‖θ‖₂ ("n", "theta_norm"
+// in mech.Release.Params), the public values its sensitivity depends on
+// (Lemma 2's 2·S(‖θ‖₂)²/n for the logistic Σ).
 func PrivMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h, sigma *mat.SymDense, err error) {
 	n := rows.SumWeights()
 	hm, err := Hessian(rows, p, theta)
@@ -154,7 +158,15 @@ func PrivMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h,
 	if err != nil {
 		return nil, nil, err
 	}
-	if h, err = PrivSPDMat(nil, rng, hm, sh, p.Phi2, p.C, p.Privacy); err != nil {
+	if err := checkPos("c", p.C); err != nil {
+		return nil, nil, fmt.Errorf("dpci: PrivSPDMat: %w", err)
+	}
+	var ss2 float64
+	for _, v := range theta {
+		ss2 += v * v
+	}
+	params := map[string]float64{"n": n, "theta_norm": math.Sqrt(ss2)}
+	if h, err = privSPDMat(nil, rng, hm, sh, p.Phi2, 2*p.C, p.Privacy, params); err != nil {
 		return nil, nil, fmt.Errorf("dpci: hessian: %w", err)
 	}
 	sm, err := GradCov(rows, p, theta)
@@ -165,7 +177,7 @@ func PrivMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h,
 	if err != nil {
 		return nil, nil, err
 	}
-	if sigma, err = PrivSPDMatFloor(nil, rng, sm, ss, p.Phi3, p.CovFloor(), p.Privacy); err != nil {
+	if sigma, err = privSPDMat(nil, rng, sm, ss, p.Phi3, p.CovFloor(), p.Privacy, params); err != nil {
 		return nil, nil, fmt.Errorf("dpci: gradient covariance: %w", err)
 	}
 	return h, sigma, nil

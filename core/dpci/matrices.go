@@ -157,6 +157,13 @@ func PrivSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, c
 // which floors Σ̃ at c where the paper's text says 2c; floor must be
 // finite and > 0.
 func PrivSPDMatFloor(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, floor float64, privacy Privacy) (*mat.SymDense, error) {
+	return privSPDMat(dst, rng, m, sens, phi, floor, privacy, nil)
+}
+
+// privSPDMat is [PrivSPDMatFloor], recording params (the public values
+// the release's sensitivity was computed from, for a traced run) with
+// the release.
+func privSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, floor float64, privacy Privacy, params map[string]float64) (*mat.SymDense, error) {
 	d := m.SymmetricDim()
 	for _, a := range []struct {
 		name string
@@ -193,7 +200,7 @@ func PrivSPDMatFloor(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, p
 			noisy.SetSym(i, j, v+(eta[i*d+j]+eta[j*d+i])/2)
 		}
 	}
-	r := mech.Release{Mechanism: "privspdmat-dp", Scale: phi / sens, Sensitivity: sens, Dim: d * d,
+	r := mech.Release{Mechanism: "privspdmat-dp", Scale: phi / sens, Sensitivity: sens, Dim: d * d, Params: params,
 		Guarantee: privpkg.EpsDP(phi, "a d×d matrix of PrivSPDMat (Wang, Kifer & Lee 2019, Algorithm 2)")}
 	if privacy == ZCDP {
 		r.Mechanism, r.Scale = "privspdmat-zcdp", sens/math.Sqrt(2*phi)

@@ -221,6 +221,35 @@ func CheckSecure(t testing.TB, a, b []mech.Release) []string {
 	return mech.Unhardened(ms)
 }
 
+// CommonReleases returns, of each unit's releases of each mechanism, the
+// first min(count in a, count in b) of a and of b, in order: the releases
+// two secure runs of one spec both made, where the runs may make different
+// numbers of them (a search that stops at a noisy test, as the ex-post
+// sweeps do), for CheckSecure.
+func CommonReleases(a, b []mech.Release) (ca, cb []mech.Release) {
+	count := func(rs []mech.Release) map[string]int {
+		m := map[string]int{}
+		for _, r := range rs {
+			m[r.Unit+"|"+r.Mechanism]++
+		}
+		return m
+	}
+	na, nb := count(a), count(b)
+	take := func(rs []mech.Release) []mech.Release {
+		seen := map[string]int{}
+		var out []mech.Release
+		for _, r := range rs {
+			k := r.Unit + "|" + r.Mechanism
+			if seen[k] < min(na[k], nb[k]) {
+				out = append(out, r)
+			}
+			seen[k]++
+		}
+		return out
+	}
+	return take(a), take(b)
+}
+
 // Mechanisms returns the mechanisms of rs, sorted, without repeats.
 func Mechanisms(rs []mech.Release) []string {
 	seen := map[string]bool{}

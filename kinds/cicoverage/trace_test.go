@@ -182,13 +182,9 @@ func (a accountant) account(t *testing.T, model, step string, rs []mech.Release)
 		case i == 0:
 			sens = 1 / (n * a.h) // Lemma 5
 		case model == "lr":
-			k := strings.LastIndex(r.What, thetaNormLabel)
-			if k < 0 {
-				t.Fatalf("release %v: the scope does not carry ‖θ̃‖₂", r)
-			}
-			norm, err := strconv.ParseFloat(r.What[k+len(thetaNormLabel):], 64)
-			if err != nil {
-				t.Fatalf("release %v: ‖θ̃‖₂: %v", r, err)
+			norm, ok := r.Params["theta_norm"]
+			if !ok {
+				t.Fatalf("release %v: no ‖θ̃‖₂ among its params", r)
 			}
 			s := 1 / (1 + math.Exp(-norm))
 			sens = 2 * s * s / n // Lemma 2

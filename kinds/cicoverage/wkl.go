@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
@@ -151,17 +150,12 @@ const statusEpsilonPrime = "epsilon-prime<=0"
 // covers is what the composed guarantee of a built-in method protects.
 const covers = "one interval release (θ̃, H̃, Σ̃ and the intervals computed from them) on the replicate D; neighbouring datasets differ in one record"
 
-// thetaNormLabel precedes ‖θ̃‖₂ in the scope of the matrix releases
-// ([matricesWhat]).
-const thetaNormLabel = "‖θ̃‖₂ = "
-
 // matricesWhat is the scope of the H̃ and Σ̃ releases of Algorithm 2 at the
-// released theta, for a traced run: it carries ‖θ̃‖₂ (exactly, as
-// strconv's shortest 'g' form), which the sensitivity of Σ for logistic
-// regression depends on (Lemma 2: 2·S(‖θ‖₂)²/n), so that a test can
-// derive that sensitivity from what was released.
-func matricesWhat(method string, theta []float64) string {
-	return "H̃ and Σ̃ of Algorithm 2 (" + method + ") at θ̃, " + thetaNormLabel + strconv.FormatFloat(math.Sqrt(dot(theta, theta)), 'g', -1, 64)
+// released θ̃, for a traced run (the releases carry ‖θ̃‖₂, which the
+// sensitivity of Σ for logistic regression depends on, in their Params:
+// dpci.PrivMatrices).
+func matricesWhat(method string) string {
+	return "H̃ and Σ̃ of Algorithm 2 (" + method + ") at θ̃"
 }
 
 // objPert is the paper's objective-perturbation method (Algorithm 3).
@@ -210,7 +204,7 @@ func (m objPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	}
 	p := m.params(b, d.Problem)
 	rng := d.Streams(string(m.privacy) + "-obj-ci")
-	mech.Scope(rng, matricesWhat(m.name, f.res.W), d.Scope)
+	mech.Scope(rng, matricesWhat(m.name), d.Scope)
 	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, f.res.W)
 	if err != nil {
 		return Release{}, err
@@ -266,7 +260,7 @@ func (m outPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	if err != nil {
 		return Release{}, err
 	}
-	mech.Scope(rng, matricesWhat(m.name, theta), d.Scope)
+	mech.Scope(rng, matricesWhat(m.name), d.Scope)
 	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, theta)
 	if err != nil {
 		return Release{}, err

@@ -362,7 +362,7 @@ func TestTrace_Secure(t *testing.T) {
 			t.Fatalf("secure run: release %v: crypto/rand %v, floating-point-safe %v (mechanism has a safe construction: %v)", r, r.Secure, r.FloatSafe, safe)
 		}
 	}
-	ca, cb := commonPrefix(a.Releases, b.Releases)
+	ca, cb := tracetest.CommonReleases(a.Releases, b.Releases)
 	un := tracetest.CheckSecure(t, ca, cb)
 	if !slices.Equal(a.Manifest.Unhardened, un) {
 		t.Errorf("manifest unhardened_releases = %v, the secure runs drew %v", a.Manifest.Unhardened, un)
@@ -372,31 +372,6 @@ func TestTrace_Secure(t *testing.T) {
 	}
 }
 
-// commonPrefix returns, of each unit's releases of each mechanism, the
-// first min(count in a, count in b) of a and of b, in order.
-func commonPrefix(a, b []mech.Release) (ca, cb []mech.Release) {
-	count := func(rs []mech.Release) map[string]int {
-		m := map[string]int{}
-		for _, r := range rs {
-			m[r.Unit+"|"+r.Mechanism]++
-		}
-		return m
-	}
-	na, nb := count(a), count(b)
-	take := func(rs []mech.Release) []mech.Release {
-		seen := map[string]int{}
-		var out []mech.Release
-		for _, r := range rs {
-			k := r.Unit + "|" + r.Mechanism
-			if seen[k] < min(na[k], nb[k]) {
-				out = append(out, r)
-			}
-			seen[k]++
-		}
-		return out
-	}
-	return take(a), take(b)
-}
 
 // TestTrace_ExternalGenerator runs the fake external generator (a worker
 // that claims 2ε for an independent release and ε_T for a sequence)
