@@ -51,7 +51,7 @@ type Manifest struct {
 	// PrivacyTrace describes the run's privacy trace when it wrote one
 	// (run --trace-privacy): every release its units drew, as drawn.
 	PrivacyTrace *TraceSummary `json:"privacy_trace,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
+	Warnings     []string      `json:"warnings,omitempty"`
 	// ExternalMethods are the methods served by external commands that
 	// the spec declares ([[methods]]).
 	ExternalMethods []ExternalMethod `json:"external_methods,omitempty"`

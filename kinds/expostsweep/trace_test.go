@@ -372,7 +372,6 @@ func TestTrace_Secure(t *testing.T) {
 	}
 }
 
-
 // TestTrace_ExternalGenerator runs the fake external generator (a worker
 // that claims 2ε for an independent release and ε_T for a sequence)
 // beside the built-in output generator, traced: each of its releases is
