@@ -114,7 +114,10 @@ func Close(a, b float64) bool {
 
 // CheckWellFormed checks what every release of a traced run must carry:
 // its unit, stream, scope (what and which data), a known mechanism, at
-// least one noise draw noted by package mech, and a valid guarantee.
+// least one noise draw noted by package mech, every draw at a scale the
+// release records (mech.Release.ScaleMismatch), and a valid guarantee. A
+// declared release (mech.RecordDeclared: a method's own word) needs its
+// unit, stream, scope and a valid guarantee only.
 func CheckWellFormed(t testing.TB, rs []mech.Release) {
 	t.Helper()
 	if len(rs) == 0 {
