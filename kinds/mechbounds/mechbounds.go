@@ -28,7 +28,7 @@ import (
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/internal/stattest"
+	"github.com/dprepro/dprepro/internal/statcrit"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -241,11 +241,11 @@ func exponentialTail(scores []float64, eps, thr float64) float64 {
 
 // holds reports whether an empirical tail of count exceedances in draws is
 // consistent with the bound: count/draws ≤ bound + z·√(bound(1−bound)/draws)
-// with z = stattest.ZCrit(checks) (the normal approximation of the binomial;
+// with z = statcrit.ZCrit(checks) (the normal approximation of the binomial;
 // a bound of 0 allows no exceedance).
 func holds(count, draws int, bound float64, checks int) bool {
 	se := math.Sqrt(bound * (1 - bound) / float64(draws))
-	return float64(count)/float64(draws) <= bound+stattest.ZCrit(checks)*se
+	return float64(count)/float64(draws) <= bound+statcrit.ZCrit(checks)*se
 }
 
 // run draws n outputs of m at eps and returns the exceedance count of each
