@@ -309,6 +309,11 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		if shard, err = f.shardOf(os.Getenv); err != nil {
 			return err
 		}
+		if shard.Sharded() && f.trace {
+			// A shard writes only its checkpoint, and the merge resumes
+			// every unit: no process would write the trace.
+			return usagef("--trace-privacy cannot be combined with --shard: a shard writes its checkpoint only, and the run that merges the shards computes no unit, so no trace would be written; trace the run unsharded")
+		}
 	} else if err := checkMerges(specs, f, dd); err != nil {
 		return err
 	}

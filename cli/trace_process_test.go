@@ -20,7 +20,7 @@ import (
 // and units, and rows.csv is byte-identical to an untraced run's. Run
 // again without the flag, the folder keeps no stale trace; run again with
 // it, the units resumed from the finished run's checkpoint are counted as
-// untraced and stderr says so.
+// untraced and stderr says so. With --shard it is refused (exit 2).
 func TestProcess_TracePrivacy(t *testing.T) {
 	bin := sharedBinary(t)
 	dir, traced, plain := t.TempDir(), t.TempDir(), t.TempDir()
@@ -80,5 +80,16 @@ func TestProcess_TracePrivacy(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "--trace-privacy: the ") {
 		t.Errorf("stderr does not say that the resumed units are not traced:\n%s", r.stderr)
+	}
+
+	// With --shard no process would write the trace: refused, exit 2,
+	// nothing written.
+	sharded := t.TempDir()
+	r = runIn(t, dir, bin, "run", "spec.toml", "--out", sharded, "--shard", "0/2", "--trace-privacy")
+	if r.code != 2 || !strings.Contains(r.stderr, "--trace-privacy cannot be combined with --shard") {
+		t.Errorf("--shard with --trace-privacy: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if es, _ := os.ReadDir(sharded); len(es) != 0 {
+		t.Errorf("the refused run wrote %d entries in its --out", len(es))
 	}
 }
