@@ -69,8 +69,8 @@ type Setting struct {
 // reproduces bit for bit.
 type Generator interface {
 	// Name is the name a spec gives (accuracy_first.generator), e.g.
-	// "covariance". It must be non-empty and a safe file name
-	// ([A-Za-z0-9][A-Za-z0-9._-]*): it appears in unit keys and rows.
+	// "covariance". It must follow the registries' name rule
+	// (methods/registry.CheckName): it appears in unit keys and rows.
 	Name() string
 	// Tasks lists the tasks the generator is defined for. A spec pairing
 	// it with another task is refused.

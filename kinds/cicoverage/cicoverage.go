@@ -1052,7 +1052,7 @@ func (c comparison) pick(ms []Method) []string {
 // first registration.
 func registryModels() []dpci.Model {
 	var models []dpci.Model
-	for _, m := range methods.all() {
+	for _, m := range methods.All() {
 		if model := m.Attributes().Model; !slices.Contains(models, model) {
 			models = append(models, model)
 		}
@@ -1070,7 +1070,7 @@ func registryModels() []dpci.Model {
 // compares; methods a run did not request are simply absent.
 func PaperFigures() []plots.FigureSpec {
 	var figs []plots.FigureSpec
-	all := methods.all()
+	all := methods.All()
 	for _, f := range comparisons {
 		layout := PaperPanels[f.name]
 		keys := make([]string, len(layout))
@@ -1155,7 +1155,7 @@ var PaperPanels = map[string][]PaperPanel{
 // in (none when its dataset, model and sweep are not one of them).
 func paperPanelOf(layout []PaperPanel, r results.SummaryRow) []string {
 	name, _, _ := strings.Cut(r.Method, ":")
-	m, _, ok := methods.lookup(name)
+	m, _, ok := methods.Rank(name)
 	if !ok {
 		return nil
 	}
@@ -1174,7 +1174,7 @@ func paperPanelOf(layout []PaperPanel, r results.SummaryRow) []string {
 // own name.
 func modelPanel(r results.SummaryRow) string {
 	name, _, _ := strings.Cut(r.Method, ":")
-	m, _, ok := methods.lookup(name)
+	m, _, ok := methods.Rank(name)
 	if !ok {
 		return r.Dataset + ", " + name
 	}

@@ -88,7 +88,7 @@ func ExampleRegisterMethod() {
 	// nonprivate-sandwich-lr not private <nil>
 	// zcdp-obj-lr ρ=0.1875 <nil>
 	// dp-output-svm ε=1 <nil>
-	// cicoverage: method already registered: "nonprivate-sandwich-lr"
+	// name already registered: method "nonprivate-sandwich-lr"
 	// true
 }
 

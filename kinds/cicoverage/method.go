@@ -2,13 +2,10 @@ package cicoverage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -16,7 +13,7 @@ import (
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/registry"
 )
 
 // Method is a private confidence-interval method of the ci-coverage kind:
@@ -329,85 +326,48 @@ func Share[T any](s *Shared, key string, f func() (T, error)) (T, error) {
 	return v, sv.err
 }
 
-// registry holds the methods by name, in registration order.
-type registry struct {
-	mu     sync.RWMutex
-	byName map[string]Method
-	order  []Method
-	nBuilt int // the first nBuilt of order are the built-ins
-}
-
-// methods is the registry, filled with the built-ins when the package is
-// initialised (a variable initializer, not init).
+// methods is the registry, filled with the paper's eight methods when the
+// package is initialised (a variable initializer, not init).
 var methods = builtinRegistry()
 
-// safeMethodName is the form of a method name: it appears in CSV cells,
-// Markdown tables, the ledger and figure legends ("name: metric").
-var safeMethodName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-
-// ErrDuplicateMethod is returned by RegisterMethod for a name already
-// registered.
-var ErrDuplicateMethod = errors.New("cicoverage: method already registered")
+// ErrDuplicateMethod is returned (wrapped) by RegisterMethod for a name
+// already registered: registry.ErrDuplicate.
+var ErrDuplicateMethod = registry.ErrDuplicate
 
 // RegisterMethod adds m to the methods a spec can name. It returns an error
-// for a nil m, a name that is empty, longer than 64 bytes or not made of
-// lowercase letters, digits, '.', '_' and '-' (starting with a letter or
-// digit), a name already registered ([ErrDuplicateMethod]), or attributes
-// without privacy or perturbation or with a model dpci does not know.
-// Register before loading the specs that name m (for example from a
-// package-level variable initializer of the module that defines it). Safe
-// for concurrent use.
+// for a nil m or a name that breaks the registries' one rule
+// (registry.CheckName: 1–64 bytes, a letter or digit, then letters,
+// digits, '_', '.' or '-'; the name appears in CSV cells, Markdown tables,
+// the ledger and figure legends), a name already registered
+// ([ErrDuplicateMethod]), or attributes without privacy or perturbation or
+// with a model dpci does not know. Register before loading the specs that
+// name m (for example from a package-level variable initializer of the
+// module that defines it). Safe for concurrent use.
 func RegisterMethod(m Method) error {
-	return methods.register(m)
+	return methods.Register(m)
 }
 
-func (r *registry) register(m Method) error {
-	if m == nil {
-		return errors.New("cicoverage: register: nil method")
-	}
-	name := m.Name()
-	if len(name) > 64 || !safeMethodName.MatchString(name) {
-		return fmt.Errorf("cicoverage: register: method name %q: want 1–64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit", name)
-	}
+// checkAttributes is the registry's check of a method: a privacy and a
+// perturbation, and a model dpci knows.
+func checkAttributes(m Method) error {
 	a := m.Attributes()
 	if a.Privacy == "" || a.Perturbation == "" {
-		return fmt.Errorf("cicoverage: register %s: attributes need a privacy and a perturbation (got %+v)", name, a)
+		return fmt.Errorf("cicoverage: register %s: attributes need a privacy and a perturbation (got %+v)", m.Name(), a)
 	}
 	if _, err := (dpci.Params{Model: a.Model, H: 1}).Loss(); err != nil {
-		return fmt.Errorf("cicoverage: register %s: %w", name, err)
+		return fmt.Errorf("cicoverage: register %s: %w", m.Name(), err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.byName[name]; ok {
-		return fmt.Errorf("%w: %q", ErrDuplicateMethod, name)
-	}
-	r.byName[name] = m
-	r.order = append(r.order, m)
 	return nil
 }
 
 // MethodNames returns the names of the registered methods in registration
 // order: the eight built-ins first, in the row order of the paper's Tables
 // 2–6 (DP before zCDP, obj before output, LR before SVM).
-func MethodNames() []string {
-	methods.mu.RLock()
-	defer methods.mu.RUnlock()
-	names := make([]string, len(methods.order))
-	for i, m := range methods.order {
-		names[i] = m.Name()
-	}
-	return names
-}
+func MethodNames() []string { return methods.Names() }
 
 // LookupMethod returns the registered method called name, or an error
 // listing the known names; an unknown name never falls back to a default.
-func LookupMethod(name string) (Method, error) {
-	m, _, ok := methods.lookup(name)
-	if !ok {
-		return nil, errors.New(experiments.Unknown("method", name, MethodNames()))
-	}
-	return m, nil
-}
+func LookupMethod(name string) (Method, error) { return methods.Get(name) }
 
 // DeclaredBy returns the name of method m when the cost it states is its
 // own word, which the harness does not check: a method served by an
@@ -422,32 +382,8 @@ func DeclaredBy(m Method) string {
 	if m == nil {
 		return ""
 	}
-	if _, ext := m.(*ExternalMethod); !ext {
-		_, k, ok := methods.lookup(m.Name())
-		methods.mu.RLock()
-		builtin := ok && k < methods.nBuilt
-		methods.mu.RUnlock()
-		if builtin {
-			return ""
-		}
+	if _, ext := m.(*ExternalMethod); !ext && methods.Builtin(m) {
+		return ""
 	}
 	return m.Name()
-}
-
-// lookup returns the method called name and its registration rank.
-func (r *registry) lookup(name string) (Method, int, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	m, ok := r.byName[name]
-	if !ok {
-		return nil, 0, false
-	}
-	return m, slices.IndexFunc(r.order, func(o Method) bool { return o.Name() == name }), true
-}
-
-// all returns the registered methods in registration order.
-func (r *registry) all() []Method {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return slices.Clone(r.order)
 }

@@ -308,7 +308,6 @@ func TestRegisterMethod_Errors(t *testing.T) {
 	}{
 		{"nil", nil, "nil method"},
 		{"empty", fixedWidth{name: ""}, "method name"},
-		{"upper case", fixedWidth{name: "Dp-obj-lr"}, "method name"},
 		{"space", fixedWidth{name: "dp obj"}, "method name"},
 		{"slash", fixedWidth{name: "a/b"}, "method name"},
 		{"comma", fixedWidth{name: "a,b"}, "method name"},

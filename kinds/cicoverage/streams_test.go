@@ -104,7 +104,7 @@ func TestZCDP_RhoIsHalfEpsilonSquared(t *testing.T) {
 	b := Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25}
 	reg := builtinRegistry()
 	for _, name := range builtinNames {
-		m := reg.byName[name]
+		m, _ := reg.Lookup(name)
 		var p dpci.Params
 		var obj bool
 		switch m := m.(type) {
@@ -137,7 +137,7 @@ func TestZCDP_RhoIsHalfEpsilonSquared(t *testing.T) {
 	pt := e.points[0]
 	rows := newResampler(pt.data, false).draw(randx.New(5, "rho", "resample"))
 	d := Data{Rows: rows, Problem: e.problem(erm.FitOptions{Init: pt.theta0[dpci.LR]}), Shared: new(Shared)}
-	m := reg.byName["zcdp-output-lr"]
+	m, _ := reg.Lookup("zcdp-output-lr")
 	hat, err := m.(outPert).hat(d)
 	if err != nil {
 		t.Fatal(err)

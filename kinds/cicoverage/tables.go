@@ -19,7 +19,7 @@ import (
 func paperOrder(ms []Method) []Method {
 	out := slices.Clone(ms)
 	rank := func(m Method) int {
-		_, k, ok := methods.lookup(m.Name())
+		_, k, ok := methods.Rank(m.Name())
 		if !ok {
 			return math.MaxInt32
 		}

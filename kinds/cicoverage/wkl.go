@@ -9,6 +9,7 @@ import (
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
+	"github.com/dprepro/dprepro/methods/registry"
 )
 
 // Perturbation is how one of the paper's methods makes θ̃ private.
@@ -90,23 +91,20 @@ func NewWKLMethod(privacy dpci.Privacy, perturbation Perturbation, model dpci.Mo
 
 // builtinRegistry returns a registry holding the paper's eight methods in
 // the row order of its Tables 2–6.
-func builtinRegistry() *registry {
-	r := &registry{byName: map[string]Method{}}
+func builtinRegistry() *registry.Registry[Method] {
+	var builtins []Method
 	for _, privacy := range []dpci.Privacy{dpci.DP, dpci.ZCDP} {
 		for _, pert := range []Perturbation{ObjPert, OutPert} {
 			for _, model := range []dpci.Model{dpci.LR, dpci.SVM} {
 				m, err := NewWKLMethod(privacy, pert, model)
-				if err == nil {
-					err = r.register(m)
-				}
 				if err != nil {
 					panic("cicoverage: built-in method: " + err.Error())
 				}
+				builtins = append(builtins, m)
 			}
 		}
 	}
-	r.nBuilt = len(r.order)
-	return r
+	return registry.New("method", checkAttributes, builtins...)
 }
 
 // wkl holds what the paper's methods have in common.

@@ -97,7 +97,7 @@ func resolveSelectors(spec *experiments.Spec, t *TuningSpec) ([]Selector, error)
 	var out []Selector
 	var errs []error
 	for i, m := range t.Methods {
-		s, err := selectors.get(m)
+		s, err := selectors.Get(m)
 		if err == nil && slices.Contains(t.Methods[:i], m) {
 			err = fmt.Errorf("method %q listed twice", m)
 		}

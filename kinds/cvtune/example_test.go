@@ -74,7 +74,7 @@ func ExampleRegisterLearner() {
 	fmt.Println(m.Margins(nil, cvtune.NewData(X, y, []int{0, 3})), g)
 	// Output:
 	// [objective-perturbation output-perturbation non-private mean-difference]
-	// cvtune: name already registered: learner "mean-difference"
+	// name already registered: learner "mean-difference"
 	// [3 -3] not private
 }
 

@@ -59,7 +59,7 @@ func registerLearner(t *testing.T, l Learner) {
 	if err := RegisterLearner(l); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { learners.remove(l.Name()) })
+	t.Cleanup(func() { learners.Remove(l.Name()) })
 }
 
 func registerSelector(t *testing.T, m Selector) {
@@ -67,7 +67,7 @@ func registerSelector(t *testing.T, m Selector) {
 	if err := RegisterSelector(m); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { selectors.remove(m.Name()) })
+	t.Cleanup(func() { selectors.Remove(m.Name()) })
 }
 
 // meanModel is w·x.
@@ -168,7 +168,7 @@ func TestRegister_Errors(t *testing.T) {
 		{"slash", RegisterLearner(namedLearner("a/b")), ErrBadName},
 		{"space", RegisterLearner(namedLearner("a b")), ErrBadName},
 		{"equals", RegisterLearner(namedLearner("alpha=1")), ErrBadName},
-		{"digit first", RegisterLearner(namedLearner("1x")), ErrBadName},
+		{"dot first", RegisterLearner(namedLearner(".x")), ErrBadName},
 		{"too long", RegisterLearner(namedLearner(long)), ErrBadName},
 		{"built-in learner", RegisterLearner(ObjectivePerturbation{}), ErrDuplicate},
 		{"nil selector", RegisterSelector(nil), ErrBadName},
@@ -606,7 +606,7 @@ func oldHistogram(method string, alpha, delta float64, k int) columns {
 func TestAccount_OldValues(t *testing.T) {
 	const delta = 0.01
 	for _, method := range SelectorNames() {
-		sel, _ := selectors.lookup(method)
+		sel, _ := selectors.Lookup(method)
 		for _, k := range []int{1, 3, 7, 10} {
 			for _, alpha := range []float64{0.1, 0.3, 0.5, 1, 2, 3, 5, 7.3, 1000} {
 				name := fmt.Sprintf("%s/k=%d/alpha=%v", method, k, alpha)
@@ -925,7 +925,7 @@ func TestDeclaredBy(t *testing.T) {
 		}
 	}
 	for _, name := range SelectorNames() {
-		s, _ := selectors.lookup(name)
+		s, _ := selectors.Lookup(name)
 		if d := SelectorDeclaredBy(s); d != "" {
 			t.Errorf("built-in selector %s: declared by %q", name, d)
 		}

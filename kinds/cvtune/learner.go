@@ -17,6 +17,7 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/methods/registry"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 )
@@ -699,7 +700,7 @@ func (m *weightModel) Report() FitReport {
 
 // learners is the learner registry; the built-ins are filled here, users
 // add theirs with RegisterLearner.
-var learners = newRegistry[Learner]("learner", ObjectivePerturbation{}, OutputPerturbation{}, NonPrivate{})
+var learners = registry.New[Learner]("learner", nil, ObjectivePerturbation{}, OutputPerturbation{}, NonPrivate{})
 
 // LookupLearner returns the learner that a spec names name, configured
 // for it: the spec's external learner of that name when ext (the spec's
@@ -717,7 +718,7 @@ func LookupLearner(ext *external.Set, name string, cfg LearnerConfig) (Learner, 
 	if ext != nil && ext.Has(name, experiments.ServesLearner) {
 		return NewExternalLearner(context.Background(), ext, name, cfg)
 	}
-	l, ok := learners.lookup(name)
+	l, ok := learners.Lookup(name)
 	if !ok {
 		known := LearnerNames()
 		if ext != nil {
@@ -745,16 +746,17 @@ const DefaultLearner = "objective-perturbation"
 // RegisterLearner adds l to the learner registry under l.Name(), for
 // specs to name in tuning.learners. Call it from main() before cli.Main
 // (registration is not meant to race with runs). It returns an error
-// wrapping ErrBadName for a nil l or a name that is not a letter followed
-// by at most 63 letters, digits, '_', '.' or '-' (names become parts of
-// unit keys and row labels), and one wrapping ErrDuplicate for a name
-// already registered.
-func RegisterLearner(l Learner) error { return learners.register(l) }
+// wrapping ErrBadName for a nil l or a name that breaks the registries'
+// one rule (registry.CheckName: 1–64 bytes, a letter or digit, then
+// letters, digits, '_', '.' or '-'; names become parts of unit keys and
+// row labels), and one wrapping ErrDuplicate for a name already
+// registered.
+func RegisterLearner(l Learner) error { return learners.Register(l) }
 
 // LearnerNames returns the registered learner names in registration order
 // (the built-ins "objective-perturbation", "output-perturbation" and
 // "non-private" first).
-func LearnerNames() []string { return learners.list() }
+func LearnerNames() []string { return learners.Names() }
 
 // DeclaredBy returns the name of learner l when its guarantees are its own
 // word, which the harness does not check: a learner served by an external
@@ -766,7 +768,7 @@ func LearnerNames() []string { return learners.list() }
 // their charges' declared_by, and the figures' legends say "declared by
 // the method".
 func DeclaredBy(l Learner) string {
-	if l == nil || learners.builtin(l) {
+	if l == nil || learners.Builtin(l) {
 		return ""
 	}
 	return l.Name()

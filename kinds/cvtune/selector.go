@@ -8,6 +8,7 @@ import (
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
+	"github.com/dprepro/dprepro/methods/registry"
 )
 
 // Selector is a private parameter-tuning (selection) method of both tuning
@@ -427,16 +428,16 @@ func selection(ch tune.Choice[Fit], a Account) Selection {
 
 // selectors is the selector registry; the built-ins are filled here, in
 // the paper's order, and users add theirs with RegisterSelector.
-var selectors = newRegistry[Selector]("method", Stability{}, AlphaSplit{}, DataSplit{}, Random{}, Control{})
+var selectors = registry.New[Selector]("method", nil, Stability{}, AlphaSplit{}, DataSplit{}, Random{}, Control{})
 
 // RegisterSelector adds m to the selector registry under m.Name(), for
 // specs to name in tuning.methods. Call it from main() before cli.Main.
 // Errors are as for [RegisterLearner] (ErrBadName, ErrDuplicate).
-func RegisterSelector(m Selector) error { return selectors.register(m) }
+func RegisterSelector(m Selector) error { return selectors.Register(m) }
 
 // SelectorNames returns the registered selector names in registration
 // order (the five built-ins first, in the paper's order).
-func SelectorNames() []string { return selectors.list() }
+func SelectorNames() []string { return selectors.Names() }
 
 // SelectorDeclaredBy returns the name of selector m when it is not one of
 // the five built-ins of Chaudhuri & Vinterbo 2013 but one a user's module
@@ -444,7 +445,7 @@ func SelectorNames() []string { return selectors.list() }
 // charge and how it composes the fits) is then its own word, which the
 // harness does not check ("" for a built-in). See [DeclaredBy].
 func SelectorDeclaredBy(m Selector) string {
-	if m == nil || selectors.builtin(m) {
+	if m == nil || selectors.Builtin(m) {
 		return ""
 	}
 	return m.Name()
@@ -518,7 +519,7 @@ var learnerMechanisms = map[string][]string{
 // mechanisms has those releases in the trace as well: its declared charge
 // is what the ledger books.
 func recordSelection(rng *rand.Rand, s Selector, sel Selection, records mech.Records) {
-	if selectors.builtin(s) {
+	if selectors.Builtin(s) {
 		return
 	}
 	mech.Scope(rng, "selection: "+s.Name()+"'s choice of a candidate", records)
@@ -542,7 +543,7 @@ func recordSelection(rng *rand.Rand, s Selector, sel Selection, records mech.Rec
 func armMechanisms(arms []arm, fit func(arm) []string) []string {
 	var ms []string
 	for _, a := range arms {
-		if selectors.builtin(a.sel) {
+		if selectors.Builtin(a.sel) {
 			ms = append(ms, selectorMechanisms[a.sel.Name()]...)
 		} else {
 			ms = append(ms, mech.Declared(a.sel.Name()))

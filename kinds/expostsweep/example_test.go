@@ -35,5 +35,5 @@ func ExampleRegisterGenerator() {
 	// Output:
 	// registered: true
 	// tasks: [logistic ridge]
-	// expostsweep: generator already registered: "covariance"
+	// name already registered: generator "covariance"
 }

@@ -249,7 +249,7 @@ func startGenerators(es *experiments.Spec, af *AccuracyFirstSpec, set *external.
 	}
 	gl := genLookup{ext: map[string]accfirst.Generator{}}
 	for _, name := range es.MethodNames(experiments.ServesHypothesis) {
-		if _, registered := generators.lookup(name); registered {
+		if _, registered := generators.Lookup(name); registered {
 			continue // refused by the spec's validation
 		}
 		gl.order = append(gl.order, name)

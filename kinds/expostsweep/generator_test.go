@@ -385,11 +385,11 @@ func TestRegisterGenerator_Refuses(t *testing.T) {
 		wantErr string
 	}{
 		{"nil", nil, "nil generator"},
-		{"empty name", plainGen{""}, "empty name"},
-		{"slash", plainGen{"a/b"}, "not of the form"},
-		{"comma", plainGen{"a,b"}, "not of the form"},
-		{"space", plainGen{"a b"}, "not of the form"},
-		{"leading dot", plainGen{".hidden"}, "not of the form"},
+		{"empty name", plainGen{""}, `bad name: generator name ""`},
+		{"slash", plainGen{"a/b"}, "bad name"},
+		{"comma", plainGen{"a,b"}, "bad name"},
+		{"space", plainGen{"a b"}, "bad name"},
+		{"leading dot", plainGen{".hidden"}, "bad name"},
 		{"duplicate built-in", plainGen{"output"}, "already registered"},
 		{"no task", &recordingGen{name: "no-task"}, "declares no task"},
 		{"unknown task", &recordingGen{name: "svm-gen", tasks: []accfirst.Task{"svm"}}, `unknown task "svm"`},

@@ -260,7 +260,7 @@ func (gl genLookup) lookup(name string) (accfirst.Generator, bool) {
 	if g, ok := gl.ext[name]; ok {
 		return g, true
 	}
-	return generators.lookup(name)
+	return generators.Lookup(name)
 }
 
 // names returns the registered names, then the external ones.

@@ -224,7 +224,7 @@ func (c *Section) Workload(s *experiments.Spec) experiments.Workload {
 	// The generator's noise-reduction footprint (accfirst.MemoryEstimator;
 	// covariance perturbation's for a generator that states none, or one
 	// the registry does not know: the spec did not validate).
-	g, _ := generators.lookup(a.Generator)
+	g, _ := generators.Lookup(a.Generator)
 	task := accfirst.Task(a.Task)
 	var perUnit, coords float64
 	chains := 1
