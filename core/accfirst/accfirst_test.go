@@ -1,6 +1,7 @@
 package accfirst
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -574,7 +575,7 @@ func TestGenerators_Theory(t *testing.T) {
 			if _, err := tt.g.TheoryEpsilon(tt.s, 0, 0.1); err == nil {
 				t.Error("α = 0 accepted")
 			}
-			_, g, err := tt.g.TheoryRelease(randx.New(1, tt.name), tt.s, got)
+			_, g, err := tt.g.TheoryRelease(context.Background(), randx.New(1, tt.name), tt.s, got)
 			if err != nil || g.Notion != privacy.Pure || g.Epsilon != got {
 				t.Errorf("TheoryRelease guarantee %v, %v; want ε=%v", g, err, got)
 			}
@@ -583,10 +584,10 @@ func TestGenerators_Theory(t *testing.T) {
 	if SupportsTask(Covariance{}, TaskLogistic) {
 		t.Error("covariance declares logistic")
 	}
-	if _, err := (Covariance{}).Sequence(rng, ls, []float64{1, 2}); err == nil {
+	if _, err := (Covariance{}).Sequence(context.Background(), rng, ls, []float64{1, 2}); err == nil {
 		t.Error("covariance sequence on a logistic problem")
 	}
-	if _, _, err := (Covariance{}).Independent(rng, ls, 1); err == nil {
+	if _, _, err := (Covariance{}).Independent(context.Background(), rng, ls, 1); err == nil {
 		t.Error("covariance release on a logistic problem")
 	}
 }

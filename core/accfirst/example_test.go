@@ -1,6 +1,7 @@
 package accfirst_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -28,7 +29,7 @@ func ExampleOutput() {
 	var g accfirst.Generator = accfirst.Output{}
 	rng := rand.New(rand.NewPCG(1, 2))
 
-	seq, err := g.Sequence(rng, set, []float64{0.5, 1, 2})
+	seq, err := g.Sequence(context.Background(), rng, set, []float64{0.5, 1, 2})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -40,7 +41,7 @@ func ExampleOutput() {
 		}
 		fmt.Println("prefix:", seq.Guarantee())
 	}
-	_, gi, err := g.Independent(rng, set, 2)
+	_, gi, err := g.Independent(context.Background(), rng, set, 2)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,6 +1,7 @@
 package accfirst
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -78,10 +79,12 @@ type Generator interface {
 	// Sequence returns the noise-reduction sequence at the increasing
 	// levels eps = ε₁ < … < ε_T: releasing the prefix up to t must be
 	// εₜ-DP, with correlated noise (Algorithm 1), not independent draws.
-	Sequence(rng *rand.Rand, s Setting, eps []float64) (expost.Sequence, error)
+	// ctx is the unit's: a generator that does work outside the process
+	// (an external worker) ends it when ctx is done.
+	Sequence(ctx context.Context, rng *rand.Rand, s Setting, eps []float64) (expost.Sequence, error)
 	// Independent draws one hypothesis with fresh noise at level ε and
 	// returns the guarantee of that release (ε-DP for the built-ins).
-	Independent(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error)
+	Independent(ctx context.Context, rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error)
 }
 
 // TheoryGenerator is a [Generator] with a utility theorem, which gives the
@@ -99,7 +102,7 @@ type TheoryGenerator interface {
 	// TheoryRelease runs the theorem's mechanism once at ε, as the theorem
 	// states it (no rescaling it does not make), and returns the guarantee
 	// of the release.
-	TheoryRelease(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error)
+	TheoryRelease(ctx context.Context, rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error)
 }
 
 // Footprint is the memory shape of a generator's noise-reduction sequence
@@ -199,7 +202,7 @@ func (Covariance) mode(c expost.Calibration) CovMode {
 }
 
 // Sequence implements Generator with [CovNR].
-func (g Covariance) Sequence(rng *rand.Rand, s Setting, eps []float64) (expost.Sequence, error) {
+func (g Covariance) Sequence(_ context.Context, rng *rand.Rand, s Setting, eps []float64) (expost.Sequence, error) {
 	r, err := g.ridge(s)
 	if err != nil {
 		return nil, err
@@ -208,7 +211,7 @@ func (g Covariance) Sequence(rng *rand.Rand, s Setting, eps []float64) (expost.S
 }
 
 // Independent implements Generator with [CovPert].
-func (g Covariance) Independent(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g Covariance) Independent(_ context.Context, rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	r, err := g.ridge(s)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err
@@ -236,7 +239,7 @@ func (g Covariance) TheoryEpsilon(s Setting, alpha, gamma float64) (float64, err
 
 // TheoryRelease implements TheoryGenerator: Theorem 3.1's mechanism
 // ([CovPert] with [CovExact]).
-func (g Covariance) TheoryRelease(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g Covariance) TheoryRelease(_ context.Context, rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	r, err := g.ridge(s)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err
@@ -276,7 +279,7 @@ func (Output) problem(s Setting) (Problem, error) {
 }
 
 // Sequence implements Generator with [OutputNR].
-func (g Output) Sequence(rng *rand.Rand, s Setting, eps []float64) (expost.Sequence, error) {
+func (g Output) Sequence(_ context.Context, rng *rand.Rand, s Setting, eps []float64) (expost.Sequence, error) {
 	pr, err := g.problem(s)
 	if err != nil {
 		return nil, err
@@ -285,7 +288,7 @@ func (g Output) Sequence(rng *rand.Rand, s Setting, eps []float64) (expost.Seque
 }
 
 // Independent implements Generator with [OutputPert], rescaled.
-func (g Output) Independent(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g Output) Independent(_ context.Context, rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	pr, err := g.problem(s)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err
@@ -319,7 +322,7 @@ func (g Output) TheoryEpsilon(s Setting, alpha, gamma float64) (float64, error) 
 
 // TheoryRelease implements TheoryGenerator: [OutputPert] as the theorems
 // state it, without rescaling.
-func (g Output) TheoryRelease(rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g Output) TheoryRelease(_ context.Context, rng *rand.Rand, s Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	pr, err := g.problem(s)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err

@@ -297,9 +297,6 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		return nil, fmt.Errorf("expostsweep: unit %q: unknown method %q", key, u.method)
 	}
 	gen := m.gen
-	if x, ok := gen.(*ExternalGenerator); ok {
-		gen = x.withContext(ctx) // calls end with the unit
-	}
 	t := &trial{
 		alpha: u.alpha, gamma: af.Gamma, steps: af.Steps,
 		epsMin: af.EpsMin, cal: e.cal, set: set, gen: gen,

@@ -217,17 +217,17 @@ func (g *ExternalGenerator) theta(op, what string, th []float64, d int, r float6
 	return nil
 }
 
-// Sequence implements accfirst.Generator through one "sequence" call; ctx
-// is context.Background (the kind binds the unit's context, see
-// withContext).
-func (g *ExternalGenerator) Sequence(rng *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
-	return g.sequence(context.Background(), rng, s, eps)
+// Sequence implements accfirst.Generator through one "sequence" call,
+// made under ctx (the unit's: an interrupted run ends the calls in
+// flight).
+func (g *ExternalGenerator) Sequence(ctx context.Context, rng *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
+	return g.sequence(ctx, rng, s, eps)
 }
 
 // Independent implements accfirst.Generator through one "independent"
-// call.
-func (g *ExternalGenerator) Independent(rng *rand.Rand, s accfirst.Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
-	return g.independent(context.Background(), rng, s, epsilon)
+// call, made under ctx.
+func (g *ExternalGenerator) Independent(ctx context.Context, rng *rand.Rand, s accfirst.Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+	return g.independent(ctx, rng, s, epsilon)
 }
 
 func (g *ExternalGenerator) sequence(ctx context.Context, rng *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
@@ -285,27 +285,6 @@ func (g *ExternalGenerator) independent(ctx context.Context, rng *rand.Rand, s a
 		return nil, privacy.Guarantee{}, external.OutputFault(g.name, op, "%v", err)
 	}
 	return &extHyp{pr: s.Problem, theta: out.Theta}, gu, nil
-}
-
-// withContext returns g with the calls made under ctx (the unit's: an
-// interrupted run ends the calls in flight).
-func (g *ExternalGenerator) withContext(ctx context.Context) accfirst.Generator {
-	return ctxGenerator{g: g, ctx: ctx}
-}
-
-// ctxGenerator is an ExternalGenerator calling under a unit's context.
-type ctxGenerator struct {
-	g   *ExternalGenerator
-	ctx context.Context
-}
-
-func (c ctxGenerator) Name() string           { return c.g.Name() }
-func (c ctxGenerator) Tasks() []accfirst.Task { return c.g.Tasks() }
-func (c ctxGenerator) Sequence(rng *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
-	return c.g.sequence(c.ctx, rng, s, eps)
-}
-func (c ctxGenerator) Independent(rng *rand.Rand, s accfirst.Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
-	return c.g.independent(c.ctx, rng, s, epsilon)
 }
 
 // declared is implemented by generators whose guarantees are their own
@@ -369,9 +348,9 @@ type pendingGenerator string
 
 func (p pendingGenerator) Name() string           { return string(p) }
 func (p pendingGenerator) Tasks() []accfirst.Task { return accfirst.KnownTasks() }
-func (p pendingGenerator) Sequence(*rand.Rand, accfirst.Setting, []float64) (expost.Sequence, error) {
+func (p pendingGenerator) Sequence(context.Context, *rand.Rand, accfirst.Setting, []float64) (expost.Sequence, error) {
 	return nil, fmt.Errorf("expostsweep: external generator %s was not started", string(p))
 }
-func (p pendingGenerator) Independent(*rand.Rand, accfirst.Setting, float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (p pendingGenerator) Independent(context.Context, *rand.Rand, accfirst.Setting, float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	return nil, privacy.Guarantee{}, fmt.Errorf("expostsweep: external generator %s was not started", string(p))
 }

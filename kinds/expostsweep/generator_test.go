@@ -85,7 +85,7 @@ func (g *recordingGen) reset() {
 	g.seq, g.indep, g.theory, g.settled = nil, nil, nil, nil
 }
 
-func (g *recordingGen) Sequence(_ *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
+func (g *recordingGen) Sequence(_ context.Context, _ *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.seq = append(g.seq, append([]float64(nil), eps...))
@@ -93,7 +93,7 @@ func (g *recordingGen) Sequence(_ *rand.Rand, s accfirst.Setting, eps []float64)
 	return &zeroSeq{pr: s.Problem, eps: eps}, nil
 }
 
-func (g *recordingGen) Independent(_ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g *recordingGen) Independent(_ context.Context, _ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.indep = append(g.indep, eps)
@@ -104,7 +104,7 @@ func (g *recordingGen) TheoryEpsilon(_ accfirst.Setting, alpha, _ float64) (floa
 	return fakeTheory / alpha, nil
 }
 
-func (g *recordingGen) TheoryRelease(_ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g *recordingGen) TheoryRelease(_ context.Context, _ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.theory = append(g.theory, eps)
@@ -368,10 +368,10 @@ type plainGen struct{ name string }
 
 func (g plainGen) Name() string           { return g.name }
 func (g plainGen) Tasks() []accfirst.Task { return []accfirst.Task{accfirst.TaskLogistic} }
-func (g plainGen) Sequence(*rand.Rand, accfirst.Setting, []float64) (expost.Sequence, error) {
+func (g plainGen) Sequence(context.Context, *rand.Rand, accfirst.Setting, []float64) (expost.Sequence, error) {
 	return nil, errors.New("unused")
 }
-func (g plainGen) Independent(*rand.Rand, accfirst.Setting, float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g plainGen) Independent(context.Context, *rand.Rand, accfirst.Setting, float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	return nil, privacy.Guarantee{}, errors.New("unused")
 }
 
@@ -442,16 +442,16 @@ type scaledGen struct {
 
 func (g scaledGen) Name() string           { return g.name }
 func (g scaledGen) Tasks() []accfirst.Task { return accfirst.KnownTasks() }
-func (g scaledGen) Sequence(_ *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
+func (g scaledGen) Sequence(_ context.Context, _ *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
 	return &scaledSeq{zeroSeq{pr: s.Problem, eps: eps}, g.factor}, nil
 }
-func (g scaledGen) Independent(_ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g scaledGen) Independent(_ context.Context, _ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	return zeroHyp{s.Problem}, privacy.EpsDP(g.factor*eps, "scaled release"), nil
 }
 func (g scaledGen) TheoryEpsilon(_ accfirst.Setting, alpha, _ float64) (float64, error) {
 	return fakeTheory / alpha, nil
 }
-func (g scaledGen) TheoryRelease(_ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g scaledGen) TheoryRelease(_ context.Context, _ *rand.Rand, s accfirst.Setting, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
 	return zeroHyp{s.Problem}, privacy.EpsDP(g.factor*eps, "scaled theory release"), nil
 }
 

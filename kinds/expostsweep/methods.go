@@ -397,7 +397,7 @@ func runNoiseReduction(ctx context.Context, t *trial) (ran, error) {
 		return ran{}, err
 	}
 	mech.Scope(t.genRNG, fmt.Sprintf("noise-reduction hypotheses of %s over %d levels", t.gen.Name(), len(grid)), t.data)
-	seq, err := t.gen.Sequence(t.genRNG, t.set, grid)
+	seq, err := t.gen.Sequence(ctx, t.genRNG, t.set, grid)
 	if err != nil {
 		return ran{}, err
 	}
@@ -421,7 +421,7 @@ func runDoubling(ctx context.Context, t *trial) (ran, error) {
 		return ran{}, err
 	}
 	gen := func(rng *rand.Rand, eps float64) (expost.Hypothesis, privacy.Guarantee, error) {
-		h, g, err := t.gen.Independent(rng, t.set, eps)
+		h, g, err := t.gen.Independent(ctx, rng, t.set, eps)
 		if err != nil {
 			return nil, g, err
 		}
@@ -441,7 +441,7 @@ func runDoubling(ctx context.Context, t *trial) (ran, error) {
 // runTheory is the theory approach: one release of the generator's
 // theorem mechanism at the ε its utility theorem needs for α, with
 // nothing tested.
-func runTheory(_ context.Context, t *trial) (ran, error) {
+func runTheory(ctx context.Context, t *trial) (ran, error) {
 	th, ok := t.gen.(accfirst.TheoryGenerator)
 	if !ok {
 		return ran{}, fmt.Errorf("expostsweep: generator %q has no utility theorem", t.gen.Name())
@@ -451,7 +451,7 @@ func runTheory(_ context.Context, t *trial) (ran, error) {
 		return ran{}, err
 	}
 	mech.Scope(t.genRNG, fmt.Sprintf("theory: one release of %s at ε=%v", t.gen.Name(), eps), t.data)
-	h, g, err := th.TheoryRelease(t.genRNG, t.set, eps)
+	h, g, err := th.TheoryRelease(ctx, t.genRNG, t.set, eps)
 	if err != nil {
 		return ran{}, err
 	}

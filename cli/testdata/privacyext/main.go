@@ -44,8 +44,8 @@ type hundredth struct{ accfirst.Output }
 
 func (hundredth) Name() string { return "go-hundredth" }
 
-func (h hundredth) Independent(rng *rand.Rand, s accfirst.Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
-	hyp, g, err := h.Output.Independent(rng, s, epsilon)
+func (h hundredth) Independent(ctx context.Context, rng *rand.Rand, s accfirst.Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+	hyp, g, err := h.Output.Independent(ctx, rng, s, epsilon)
 	g.Epsilon /= 100
 	return hyp, g, err
 }
