@@ -132,6 +132,19 @@ func reclaim(dir string) (line string, err error) {
 			o.PairKey = p.PairKey()
 		}
 	}
+	if len(o.PairKey) > 0 {
+		// The kind pairs its differences by replicate: without the
+		// replicates the claims would silently take the unpaired path,
+		// which the run did not.
+		if len(rows) == 0 {
+			return "", usageError{fmt.Errorf("%s: no rows: the %s kind decides its claims on differences paired by %s, which need the run's rows", filepath.Join(dir, "rows.csv"), spec.Kind, strings.Join(o.PairKey, ", "))}
+		}
+		for _, c := range o.PairKey {
+			if _, ok := rows[0][c]; !ok {
+				return "", usageError{fmt.Errorf("%s: no column %q: the %s kind decides its claims on differences paired by %s", filepath.Join(dir, "rows.csv"), c, spec.Kind, strings.Join(o.PairKey, ", "))}
+			}
+		}
+	}
 	rs := claims.Evaluate(spec, rows, summary, o)
 	b, err := claims.CSV(rs)
 	if err != nil {

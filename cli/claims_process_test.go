@@ -298,3 +298,39 @@ func TestCompareVerdicts_LegacyReference(t *testing.T) {
 		t.Errorf("%d flips\n%s", n, out.String())
 	}
 }
+
+// TestClaims_PairedKindNeedsItsRows: a cv-tuning run's claims are decided
+// on differences paired by rep and fold, so `dprepro claims` refuses a
+// folder whose rows.csv has no rows or lacks those columns (exit 2,
+// claims.csv untouched) instead of silently taking the unpaired path that
+// the run did not take.
+func TestClaims_PairedKindNeedsItsRows(t *testing.T) {
+	bin := sharedBinary(t)
+	dir, out := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spec.toml"), []byte(claimsSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runIn(t, dir, bin, "run", "spec.toml", "--out", out); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	run := filepath.Join(out, "claimed", "quick-seed5")
+	rowsPath := filepath.Join(run, "rows.csv")
+	rows := mustRead(t, rowsPath)
+	before := mustRead(t, filepath.Join(run, "claims.csv"))
+	header := rows[:bytes.IndexByte(rows, '\n')+1]
+	for name, body := range map[string][]byte{
+		"header only": header,
+		"no fold":     []byte(strings.Replace(string(rows), ",fold,", ",fold_,", 1)),
+	} {
+		if err := os.WriteFile(rowsPath, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runIn(t, dir, bin, "claims", out)
+		if r.code != 2 || !strings.Contains(r.stderr, "decides its claims on differences paired by rep, fold") {
+			t.Errorf("%s: exit %d\n%s", name, r.code, r.stderr)
+		}
+		if got := mustRead(t, filepath.Join(run, "claims.csv")); !bytes.Equal(got, before) {
+			t.Errorf("%s: claims.csv rewritten", name)
+		}
+	}
+}
