@@ -3,7 +3,6 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/dprepro/dprepro/experiments"
@@ -52,9 +51,13 @@ func TestFigures_PlotArea(t *testing.T) {
 	if err := registerBuiltins(); err != nil {
 		t.Fatal(err)
 	}
-	var ciRows []results.SummaryRow
-	afRows := map[string][]results.SummaryRow{}
-	afRuns := map[string][]*expostsweep.Experiment{}
+	// The groups of figures across runs (runner.AcrossRuns), as the
+	// run command gathers them.
+	type group struct {
+		exps []runner.Experiment
+		rows []results.SummaryRow
+	}
+	groups := map[runner.AcrossGroup]*group{}
 	for _, id := range experiments.BuiltinIDs() {
 		t.Run(id, func(t *testing.T) {
 			s, err := runner.Kinds.LoadBuiltin(id, "quick")
@@ -69,12 +72,14 @@ func TestFigures_PlotArea(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if inCIFigures(exp) { // as runSpecs gathers them for ciFigures
-				ciRows = append(ciRows, rows...)
-			}
-			if e, ok := exp.(*expostsweep.Experiment); ok {
-				afRows[e.Calibration()] = append(afRows[e.Calibration()], rows...)
-				afRuns[e.Calibration()] = append(afRuns[e.Calibration()], e)
+			if a, ok := exp.(runner.AcrossRuns); ok {
+				if g, ok := a.Across(); ok {
+					if groups[g] == nil {
+						groups[g] = &group{}
+					}
+					groups[g].exps = append(groups[g].exps, exp)
+					groups[g].rows = append(groups[g].rows, rows...)
+				}
 			}
 			figs := exp.Figures()
 			if len(figs) == 0 {
@@ -89,26 +94,27 @@ func TestFigures_PlotArea(t *testing.T) {
 			}
 		})
 	}
-	for cal, runs := range afRuns {
-		figs := expostsweep.PaperFigures(runs)
-		if len(figs) == 0 {
-			t.Errorf("af17-figures %s: no figures", cal)
+	// Ligett et al.'s figures for each calibration, and every one of
+	// Wang, Kifer & Lee's Figures 1–4 (each has a panel the built-in
+	// specs sweep).
+	want := map[runner.AcrossGroup]int{
+		{Folder: expostsweep.AcrossFolder, Sub: "paper"}:        1,
+		{Folder: expostsweep.AcrossFolder, Sub: "authors-code"}: 1,
+		{Folder: cicoverage.AcrossFolder}:                       len(cicoverage.PaperFigures()),
+	}
+	for g, n := range want {
+		if groups[g] == nil {
+			t.Errorf("no built-in run joins the figures across runs %v", g)
+		}
+		if groups[g] == nil || len(groups[g].exps) < 2 {
+			continue
+		}
+		figs, _ := groups[g].exps[0].(runner.AcrossRuns).AcrossFigures(groups[g].exps, groups[g].rows)
+		if len(figs) < n {
+			t.Errorf("%s/%s: %d figures, want at least %d", g.Folder, g.Sub, len(figs), n)
 		}
 		for _, f := range figs {
 			f.Caption.Profile = "quick"
-			checkPlotArea(t, "af17-figures/"+cal, f, afRows[cal])
+			checkPlotArea(t, filepath.Join(g.Folder, g.Sub), f, groups[g].rows)
 		}
-	}
-	for _, f := range cicoverage.PaperFigures() {
-		has := slices.ContainsFunc(ciRows, func(r results.SummaryRow) bool {
-			return slices.Contains(f.Methods, r.Method) && slices.Contains(f.Metrics, r.Metric) && len(f.PanelBy(r)) > 0
-		})
-		if !has {
-			t.Errorf("wkl-figures: %s: no panel of the paper's has rows", f.Name)
-		}
-		if has {
-			f.Caption.Profile = "quick"
-			checkPlotArea(t, "wkl-figures", f, ciRows)
-		}
-	}
-}
+	}}

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/docs"
-	"github.com/dprepro/dprepro/kinds/cicoverage"
 	"github.com/dprepro/dprepro/report"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // cmdReport writes OUT/report/index.html and OUT/report/report.md from the
@@ -53,7 +53,7 @@ func writeReport(out string, stderr io.Writer) (string, error) {
 	}
 	r, err := report.Load(out, report.Options{
 		Analyses: report.ParseAnalyses(docs.AnalysisPath, docs.Analysis),
-		Extra:    wklFigures(out),
+		Extra:    acrossReport(out),
 	})
 	if errors.Is(err, report.ErrNoRuns) {
 		return "", usagef("report: %v", err)
@@ -96,16 +96,27 @@ func readmeSummary(out string) (string, error) {
 	return report.ReadmeSummary(r, docs.AnalysisPath), nil
 }
 
-// wklFigures lists the folders of Wang, Kifer & Lee's figures drawn
-// across the ci-coverage runs of out (see ciFigures).
-func wklFigures(out string) []report.ExtraFigures {
-	dirs, _ := filepath.Glob(filepath.Join(out, "wkl-figures", "*"))
-	sort.Strings(dirs)
+// acrossReport lists the folders of figures drawn across the runs of out
+// that the kinds show in the report (runner.AcrossKind with a report
+// title): Wang, Kifer & Lee's Figures 1–4 (see acrossFigures).
+func acrossReport(out string) []report.ExtraFigures {
 	var extra []report.ExtraFigures
-	for _, d := range dirs {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			extra = append(extra, report.ExtraFigures{Kind: cicoverage.Name, Dir: d,
-				Title: "Figures 1–4 across the runs (" + filepath.Base(d) + ")"})
+	for _, name := range runner.Kinds.Names() {
+		k, _ := runner.Kinds.Lookup(name)
+		a, ok := k.(runner.AcrossKind)
+		if !ok {
+			continue
+		}
+		folder, title := a.AcrossFolder()
+		if folder == "" || title == "" {
+			continue
+		}
+		dirs, _ := filepath.Glob(filepath.Join(out, folder, "*"))
+		sort.Strings(dirs)
+		for _, d := range dirs {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				extra = append(extra, report.ExtraFigures{Kind: name, Dir: d, Title: title + " (" + filepath.Base(d) + ")"})
+			}
 		}
 	}
 	return extra

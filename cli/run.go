@@ -19,8 +19,6 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/kinds/cicoverage"
-	"github.com/dprepro/dprepro/kinds/expostsweep"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -329,9 +327,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 	attempts, prevAttempts := startAttempts(f.out, specs, stderr)
 
 	var (
-		ciDirs   []string          // runs of ci-coverage specs, for the figures across them
-		ciSpec   *experiments.Spec // the first of them
-		afRuns   []afRun           // runs of expost-sweep specs, likewise
+		across   []acrossRun // finished runs drawn in figures across runs (runner.AcrossRuns)
 		failures []error
 		entries  []indexEntry
 		stand    standIns
@@ -401,34 +397,19 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 			// table (sigma_floor, public bounds) would put a second curve
 			// of the same method into its panels (its own figures are in
 			// its run folder).
-			if inCIFigures(exp) {
-				ciDirs = append(ciDirs, dir)
-				if ciSpec == nil {
-					ciSpec = s
+			if a, ok := exp.(runner.AcrossRuns); ok {
+				if g, ok := a.Across(); ok {
+					across = append(across, acrossRun{dir, exp, g})
 				}
-			}
-			if e, ok := exp.(*expostsweep.Experiment); ok {
-				afRuns = append(afRuns, afRun{dir, e})
 			}
 		}
 	}
 	if ierr := updateIndex(f.out, entries); ierr != nil {
 		fmt.Fprintf(stderr, "dprepro: WARNING: could not update the index of %s: %v\n", f.out, ierr)
 	}
-	if len(ciDirs) > 1 && !shard.Sharded() && len(failures) == 0 && ctx.Err() == nil {
-		dir, err := ciFigures(ciDirs, ciSpec, f.out, seed, f.secure)
-		if err != nil {
+	if !shard.Sharded() && len(failures) == 0 && ctx.Err() == nil {
+		if err := acrossFigures(across, f.out, seed, f.secure, stdout); err != nil {
 			return err
-		}
-		fmt.Fprintf(stdout, "Wang, Kifer & Lee Figures 1-4 across %d runs: wrote %s\n", len(ciDirs), dir)
-	}
-	if len(afRuns) > 1 && !shard.Sharded() && len(failures) == 0 && ctx.Err() == nil {
-		dirs, err := afFigures(afRuns, f.out, seed, f.secure)
-		if err != nil {
-			return err
-		}
-		for _, d := range dirs {
-			fmt.Fprintf(stdout, "Ligett et al. Figures 1-4 across runs: wrote %s\n", d)
 		}
 	}
 	stand.report(stderr, len(specs)-len(notStarted)-notBuilt, len(notStarted), notBuilt, dd)
@@ -754,45 +735,6 @@ func mergeShards(s *experiments.Spec, exp runner.Experiment, shards []string, ou
 	return nil
 }
 
-// inCIFigures reports whether a finished run enters Wang, Kifer & Lee's
-// Figures 1–4 drawn across runs: a ci-coverage run of the paper's protocol,
-// not a variant of it ([cicoverage.Experiment.Variant]).
-func inCIFigures(exp runner.Experiment) bool {
-	e, ok := exp.(*cicoverage.Experiment)
-	return ok && !e.Variant()
-}
-
-// ciFigures draws Figures 1–4 of Wang, Kifer & Lee from the summaries of
-// the ci-coverage runs in dirs into out/wkl-figures/<profile>[-seed<S>][-secure];
-// spec is one of the runs' specs, for the profile and CI level.
-func ciFigures(dirs []string, spec *experiments.Spec, out string, seed int64, secure bool) (string, error) {
-	var rows []results.SummaryRow
-	for _, d := range dirs {
-		r, err := results.ReadSummaryCSV(filepath.Join(d, "summary.csv"))
-		if err != nil {
-			return "", err
-		}
-		rows = append(rows, r...)
-	}
-	notions, err := ledgerNotions(dirs)
-	if err != nil {
-		return "", err
-	}
-	var figs []plots.FigureSpec
-	for _, fs := range cicoverage.PaperFigures() {
-		fs.Notions = notions
-		has := false
-		for _, r := range rows {
-			has = has || slices.Contains(fs.Methods, r.Method) && slices.Contains(fs.Metrics, r.Metric) && len(fs.PanelBy(r)) > 0
-		}
-		if has { // else no run made a sweep of the figure with its methods
-			figs = append(figs, fs)
-		}
-	}
-	dir := filepath.Join(out, "wkl-figures", acrossName(spec.Profile, seed, secure))
-	return dir, renderLocked(dir, figs, spec, rows)
-}
-
 // acrossName names the folder of figures across runs:
 // <profile>[-seed<S>][-secure].
 func acrossName(profile string, seed int64, secure bool) string {
@@ -806,59 +748,59 @@ func acrossName(profile string, seed int64, secure bool) string {
 	return name
 }
 
-// afRun is a finished run of an expost-sweep spec.
-type afRun struct {
-	dir string
-	exp *expostsweep.Experiment
+// acrossRun is a finished run drawn in figures across runs.
+type acrossRun struct {
+	dir   string
+	exp   runner.Experiment
+	group runner.AcrossGroup
 }
 
-// afFigures draws Figures 1–4 of Ligett et al. (and the risk factor
-// figure) from the summaries of the expost-sweep runs, the ridge run's
-// panels beside the logistic run's as in the paper, one folder per
-// calibration with two runs or more:
-// out/af17-figures/<profile>[-seed<S>][-secure]/<calibration>.
-func afFigures(runs []afRun, out string, seed int64, secure bool) ([]string, error) {
-	byCal := map[string][]afRun{}
-	var cals []string
+// acrossFigures draws the figures across runs of each group of two runs or
+// more (runner.AcrossRuns), in the order the groups first ran, from the
+// runs' summaries, into out/<Folder>/<profile>[-seed<S>][-secure]/<Sub>:
+// the papers' figures that put several specs' sweeps in one panel. The
+// captions are completed from the group's first spec (profile, CI level);
+// the legends' privacy notions come from the runs' ledgers.
+func acrossFigures(runs []acrossRun, out string, seed int64, secure bool, stdout io.Writer) error {
+	var order []runner.AcrossGroup
+	byGroup := map[runner.AcrossGroup][]acrossRun{}
 	for _, r := range runs {
-		c := r.exp.Calibration()
-		if byCal[c] == nil {
-			cals = append(cals, c)
+		if byGroup[r.group] == nil {
+			order = append(order, r.group)
 		}
-		byCal[c] = append(byCal[c], r)
+		byGroup[r.group] = append(byGroup[r.group], r)
 	}
-	var dirs []string
-	for _, c := range cals {
-		group := byCal[c]
+	for _, g := range order {
+		group := byGroup[g]
 		if len(group) < 2 {
 			continue
 		}
 		var rows []results.SummaryRow
-		var exps []*expostsweep.Experiment
-		var runDirs []string
+		var exps []runner.Experiment
+		var dirs []string
 		for _, r := range group {
 			rs, err := results.ReadSummaryCSV(filepath.Join(r.dir, "summary.csv"))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			rows, exps, runDirs = append(rows, rs...), append(exps, r.exp), append(runDirs, r.dir)
+			rows, exps, dirs = append(rows, rs...), append(exps, r.exp), append(dirs, r.dir)
 		}
-		notions, err := ledgerNotions(runDirs)
+		notions, err := ledgerNotions(dirs)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		figs := expostsweep.PaperFigures(exps)
+		figs, title := group[0].exp.(runner.AcrossRuns).AcrossFigures(exps, rows)
 		for i := range figs {
 			figs[i].Notions = notions
 		}
 		spec := exps[0].Spec()
-		dir := filepath.Join(out, "af17-figures", acrossName(spec.Profile, seed, secure), c)
+		dir := filepath.Join(out, g.Folder, acrossName(spec.Profile, seed, secure), g.Sub)
 		if err := renderLocked(dir, figs, spec, rows); err != nil {
-			return nil, err
+			return err
 		}
-		dirs = append(dirs, dir)
+		fmt.Fprintf(stdout, "%s: wrote %s\n", title, dir)
 	}
-	return dirs, nil
+	return nil
 }
 
 // ledgerNotions returns the privacy notion of each method of the runs in

@@ -35,6 +35,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -60,9 +61,30 @@ const MaxIDBytes = 255
 // 255 − len("-seed") − 19 − len("-secure") = 224.
 const MaxProfileBytes = 224
 
-// ReservedIDs are names the harness writes itself at the top of an output
+// reservedIDs are names the harness writes itself at the top of an output
 // folder, which a spec id may not take.
-var ReservedIDs = []string{"index.json", "index.md", "wkl-figures", "af17-figures", "report"}
+var reservedIDs = struct {
+	sync.RWMutex
+	ids []string
+}{ids: []string{"index.json", "index.md", "report"}}
+
+// ReserveID adds id to the reserved names: a kind reserves the folder of
+// its figures drawn across runs (runner.AcrossKind).
+func ReserveID(id string) {
+	reservedIDs.Lock()
+	defer reservedIDs.Unlock()
+	if !slices.Contains(reservedIDs.ids, id) {
+		reservedIDs.ids = append(reservedIDs.ids, id)
+	}
+}
+
+// ReservedIDs returns the reserved names: the harness's own files and
+// folders and the kinds' figure folders (ReserveID).
+func ReservedIDs() []string {
+	reservedIDs.RLock()
+	defer reservedIDs.RUnlock()
+	return slices.Clone(reservedIDs.ids)
+}
 
 // Spec is a resolved experiment specification.
 type Spec struct {
@@ -539,8 +561,8 @@ func (s *Spec) validate() []fieldErr {
 		add("id", "id", "must be a safe file name: letters, digits, '-', '_' and '.', starting with a letter or digit (got %q)", s.ID)
 	} else if len(s.ID) > MaxIDBytes {
 		add("id", "id", "the id names the run's folder (OUT/<id>/): at most %d bytes, the longest file name (got %d bytes: %.40q…)", MaxIDBytes, len(s.ID), s.ID)
-	} else if slices.Contains(ReservedIDs, s.ID) {
-		add("id", "id", "%q is a name the harness writes itself in an output folder (reserved: %s)", s.ID, strings.Join(ReservedIDs, ", "))
+	} else if reserved := ReservedIDs(); slices.Contains(reserved, s.ID) {
+		add("id", "id", "%q is a name the harness writes itself in an output folder (reserved: %s)", s.ID, strings.Join(reserved, ", "))
 	}
 	if s.Seed < 0 {
 		add("seed", "seed", "must be >= 0 (got %d)", s.Seed)

@@ -78,6 +78,11 @@ func (r *Registry) Register(k Kind) error {
 	}
 	r.kinds[name] = k
 	r.order = append(r.order, name)
+	if a, ok := k.(AcrossKind); ok {
+		if folder, _ := a.AcrossFolder(); folder != "" {
+			experiments.ReserveID(folder)
+		}
+	}
 	return nil
 }
 

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // paperOrder orders methods as the registry does: the built-ins in the
@@ -171,4 +173,37 @@ func (e *Experiment) tables(out map[string][]byte, prefix string, summary []resu
 		out[prefix+metric+".csv"] = buf.Bytes()
 	}
 	return nil
+}
+
+// AcrossFolder is the folder of Figures 1–4 drawn across the ci-coverage
+// runs of an output folder (runner.AcrossKind), shown in the report.
+const AcrossFolder = "wkl-figures"
+
+// AcrossFolder implements runner.AcrossKind.
+func (Kind) AcrossFolder() (folder, reportTitle string) {
+	return AcrossFolder, "Figures 1–4 across the runs"
+}
+
+// Across implements runner.AcrossRuns: every run of the paper's protocol
+// joins Wang, Kifer & Lee's Figures 1–4 drawn across runs; a variant of
+// it ([Experiment.Variant]) joins none.
+func (e *Experiment) Across() (runner.AcrossGroup, bool) {
+	return runner.AcrossGroup{Folder: AcrossFolder}, !e.Variant()
+}
+
+// AcrossFigures implements runner.AcrossRuns: those of [PaperFigures]
+// with a panel the runs' summaries have rows for (a figure no run made a
+// sweep of is left out).
+func (e *Experiment) AcrossFigures(group []runner.Experiment, rows []results.SummaryRow) ([]plots.FigureSpec, string) {
+	var figs []plots.FigureSpec
+	for _, fs := range PaperFigures() {
+		has := false
+		for _, r := range rows {
+			has = has || slices.Contains(fs.Methods, r.Method) && slices.Contains(fs.Metrics, r.Metric) && len(fs.PanelBy(r)) > 0
+		}
+		if has {
+			figs = append(figs, fs)
+		}
+	}
+	return figs, fmt.Sprintf("Wang, Kifer & Lee Figures 1-4 across %d runs", len(group))
 }

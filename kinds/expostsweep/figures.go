@@ -12,6 +12,7 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // FigureStyles are the colour and marker of each method of Ligett et al.
@@ -306,3 +307,29 @@ func boundName(task string) string {
 // ("authors-code" or "paper"): runs are drawn together in
 // [PaperFigures] only when it is the same.
 func (e *Experiment) Calibration() string { return e.spec.AccuracyFirst.Calibration }
+
+// AcrossFolder is the folder of Figures 1–4 drawn across the expost-sweep
+// runs of an output folder (runner.AcrossKind), one subfolder per
+// calibration.
+const AcrossFolder = "af17-figures"
+
+// AcrossFolder implements runner.AcrossKind (not shown in the report).
+func (Kind) AcrossFolder() (folder, reportTitle string) { return AcrossFolder, "" }
+
+// Across implements runner.AcrossRuns: the run joins Ligett et al.'s
+// Figures 1–4 drawn across the runs of its calibration.
+func (e *Experiment) Across() (runner.AcrossGroup, bool) {
+	return runner.AcrossGroup{Folder: AcrossFolder, Sub: e.Calibration()}, true
+}
+
+// AcrossFigures implements runner.AcrossRuns: [PaperFigures] of the group
+// (the ridge run's panels beside the logistic run's, as in the paper).
+func (e *Experiment) AcrossFigures(group []runner.Experiment, _ []results.SummaryRow) ([]plots.FigureSpec, string) {
+	var exps []*Experiment
+	for _, g := range group {
+		if x, ok := g.(*Experiment); ok {
+			exps = append(exps, x)
+		}
+	}
+	return PaperFigures(exps), "Ligett et al. Figures 1-4 across runs"
+}
