@@ -117,4 +117,5 @@ func TestFigures_PlotArea(t *testing.T) {
 			f.Caption.Profile = "quick"
 			checkPlotArea(t, filepath.Join(g.Folder, g.Sub), f, groups[g].rows)
 		}
-	}}
+	}
+}
