@@ -134,6 +134,11 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 		if err == nil && slices.Contains(names[:i], name) {
 			err = fmt.Errorf("learner %q listed twice", name)
 		}
+		if x, ok := l.(*ExternalLearner); ok && err == nil && x.Form() == external.FormZCDP {
+			// Refused at load, not unit by unit: every fit's ρ would fail
+			// CheckLevel against the (ε, δ) level the selection hands it.
+			err = fmt.Errorf("external learner %s declares ρ-zCDP (its hello's \"privacy\": \"zcdp\"); the selection methods hand each fit an (ε, δ) level and compose (ε, δ), and ρ implies an ε only at a δ the learner chooses: declare \"approx\" and reply the (ε, δ) your ρ implies at a δ within the level, ε = ρ + 2√(ρ·ln(1/δ)) (docs/worker-protocol.md)", name)
+		}
 		var se *experiments.SpecError
 		switch {
 		case errors.As(err, &se):

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -949,3 +950,31 @@ type renamed struct {
 }
 
 func (n renamed) Name() string { return n.name }
+
+// TestExternalLearner_ZCDPRefusedAtLoad: an external learner whose hello
+// declares ρ-zCDP is refused when the spec loads, at tuning.learners[i]
+// and saying what to declare, instead of failing every unit: the
+// selection methods hand each fit an (ε, δ) level, against which a ρ
+// cannot be checked. (The worker is a shell script that answers the
+// hello only.)
+func TestExternalLearner_ZCDPRefusedAtLoad(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to run the fake worker")
+	}
+	script := filepath.Join(t.TempDir(), "zcdp-worker.sh")
+	body := "read line\necho '{\"type\": \"hello\", \"protocol\": 1, \"serves\": \"learner\", \"privacy\": \"zcdp\"}'\ncat > /dev/null\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := fmt.Sprintf(extSpec, `learners = ["objective-perturbation", "zc"]`)
+	src = strings.Replace(src, "[data]\n", fmt.Sprintf("[[methods]]\nname = \"zc\"\nserves = \"learner\"\ncommand = [%q, %q]\ntimeout = \"20s\"\n\n[data]\n", sh, script), 1)
+	s, err := experiments.Parse("ext.toml", []byte(src), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(s, Options{})
+	if err == nil || !strings.Contains(err.Error(), "tuning.learners[1]") || !strings.Contains(err.Error(), "external learner zc declares ρ-zCDP") || !strings.Contains(err.Error(), `declare "approx"`) {
+		t.Errorf("New: %v, want the zCDP learner refused at tuning.learners[1]", err)
+	}
+}

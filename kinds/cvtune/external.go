@@ -75,6 +75,10 @@ func NewExternalLearner(ctx context.Context, set *external.Set, name string, cfg
 // Name implements Learner.
 func (l *ExternalLearner) Name() string { return l.name }
 
+// Form returns the privacy form the learner's worker declared in its hello
+// (external.FormPure, FormApprox or FormZCDP).
+func (l *ExternalLearner) Form() string { return l.form }
+
 // externalFit is the params of a "fit" call.
 type externalFit struct {
 	Lambda  float64  `json:"lambda"`

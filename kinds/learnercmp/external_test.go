@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "fake-learner" {
 		os.Exit(fakeLearnerWorker(os.Args[2]))
 	}
+	if len(os.Args) == 2 && os.Args[1] == "fake-learner-zcdp" {
+		os.Exit(fakeZCDPHello())
+	}
 	os.Exit(m.Run())
 }
 
@@ -64,6 +67,38 @@ func fakeLearnerWorker(record string) int {
 			"privacy": map[string]any{"epsilon": 2 * p.Epsilon}})
 	}
 	return 0
+}
+
+// fakeZCDPHello is a learner worker whose hello declares ρ-zCDP; it
+// answers no call.
+func fakeZCDPHello() int {
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() {
+		return 1
+	}
+	fmt.Println(`{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "zcdp"}`)
+	for in.Scan() {
+	}
+	return 0
+}
+
+// TestExternalLearner_ZCDPAcceptedAtLoad: learner-comparison states a
+// ρ-zCDP claim as (ε, δ) at comparison.delta, so an external learner
+// declaring ρ-zCDP loads (cv-tuning refuses it: see its
+// TestExternalLearner_ZCDPRefusedAtLoad).
+func TestExternalLearner_ZCDPAcceptedAtLoad(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := extSpec(t, t.TempDir()+"/params.jsonl")
+	src = strings.Replace(src, fmt.Sprintf("command = [%q, \"fake-learner\",", exe), fmt.Sprintf("command = [%q, \"fake-learner-zcdp\"] #", exe), 1)
+	e, err := New(parse(t, src), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err != nil {
+		t.Fatalf("New: %v, want the zCDP learner accepted", err)
+	}
+	e.Methods.Close()
 }
 
 // extSpec is smallSpec with the fake worker as the external learner
