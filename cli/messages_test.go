@@ -117,10 +117,11 @@ while read line; do
 done
 `
 
-// TestExternalLearner_ZCDPAdvice: an external worker returning a ρ-zCDP
-// guarantee in cv-tuning fails its units (exit 1) with advice a worker in
-// any language can take — declare approx and reply (ε, δ), per the
-// worker protocol — beside the Go learner's (Guarantee.ToApprox).
+// TestExternalLearner_ZCDPAdvice: an external worker declaring ρ-zCDP in
+// its hello is refused when a cv-tuning spec loads (exit 2, at its
+// tuning.learners entry), with advice a worker in any language can take —
+// declare approx and reply (ε, δ), per the worker protocol — instead of
+// failing every unit.
 func TestExternalLearner_ZCDPAdvice(t *testing.T) {
 	bin := sharedBinary(t)
 	spec := strings.NewReplacer(`id = "underclaim"`, `id = "extzcdp"`, "[data]", `[[methods]]
@@ -133,13 +134,19 @@ timeout = "20s"
 		`learners = ["objective-perturbation", "go-tenth", "go-double"]`, `learners = ["sh-zcdp"]`).Replace(underLearnerSpec)
 	dir := writeFiles(t, map[string]string{"ext.toml": spec, "worker.sh": zcdpWorker})
 	r := runProc(t, cleanEnv(t), bin, "run", filepath.Join(dir, "ext.toml"), "--out", filepath.Join(dir, "out"))
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1 (its units fail)\n%s", r.code, r.stderr)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2 (refused at load)\n%s", r.code, r.stderr)
 	}
 	mustContain(t, "stderr", r.stderr,
-		"learner sh-zcdp returned ρ=0.5 for the level ε=2: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses",
-		"a Go learner converts with privacy.Guarantee.ToApprox(δ)",
-		`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`)
+		"ext.toml:", "tuning.learners[0]: external learner sh-zcdp declares ρ-zCDP",
+		`declare "approx" and reply the (ε, δ) your ρ implies at a δ within the level`,
+		"docs/worker-protocol.md")
+	// The folder may record the attempt ("not run"), never results.
+	for _, f := range []string{"manifest.json", "rows.csv", "summary.csv"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, "out", "extzcdp", "*", f)); len(m) > 0 {
+			t.Errorf("a refused spec wrote %v", m)
+		}
+	}
 }
 
 // TestSeed_Range: --seed's help says its range, 2^64−1 is refused
