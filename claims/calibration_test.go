@@ -319,6 +319,25 @@ func fmtNormal(p float64) string {
 	return fmt.Sprintf("%.4f", p)
 }
 
+// tallyMirrored counts the verdict of got[0], a greater claim, into held
+// or notHeld, and fails unless got[1], the less claim on the same
+// interval, has the mirror verdict.
+func tallyMirrored(t *testing.T, what string, got []Result, held, notHeld *int) {
+	t.Helper()
+	if len(got) != 2 {
+		t.Fatalf("%s: %d results, want 2", what, len(got))
+	}
+	switch got[0].Verdict {
+	case Held:
+		*held++
+	case NotHeld:
+		*notHeld++
+	}
+	if got[1].Verdict != mirror(got[0].Verdict) {
+		t.Fatalf("%s: greater %q but less %q on the same interval [%g, %g]", what, got[0].Verdict, got[1].Verdict, got[0].CILow, got[0].CIHigh)
+	}
+}
+
 // mirror is the verdict of the opposite claim on the same interval
 // (greater ↔ less, at_least ↔ at_most).
 func mirror(v string) string {
@@ -401,18 +420,7 @@ func TestCalibration_GreaterLessPaired(t *testing.T) {
 					}
 					summary := []results.SummaryRow{summaryOf("a", "auc", 1, a, z975), summaryOf("b", "auc", 1, b, z975)}
 					got := Evaluate(sp, rows, summary, Options{PairKey: []string{"rep"}})
-					if len(got) != 2 {
-						t.Fatalf("%d results, want 2", len(got))
-					}
-					switch got[0].Verdict {
-					case Held:
-						held++
-					case NotHeld:
-						notHeld++
-					}
-					if got[1].Verdict != mirror(got[0].Verdict) {
-						t.Fatalf("n=%d %s: greater %q but less %q on the same interval [%g, %g]", n, e.name, got[0].Verdict, got[1].Verdict, got[0].CILow, got[0].CIHigh)
-					}
+					tallyMirrored(t, fmt.Sprintf("n=%d %s", n, e.name), got, &held, &notHeld)
 				}
 				nu := float64(n - 1)
 				ns := strconv.Itoa(n)
@@ -468,15 +476,7 @@ func TestCalibration_GreaterLessUnpaired(t *testing.T) {
 					}
 					summary := []results.SummaryRow{summaryOf("a", "auc", 1, a, z975), summaryOf("b", "auc", 1, b, z975)}
 					got := Evaluate(sp, nil, summary, Options{})
-					switch got[0].Verdict {
-					case Held:
-						held++
-					case NotHeld:
-						notHeld++
-					}
-					if got[1].Verdict != mirror(got[0].Verdict) {
-						t.Fatalf("%s %s: greater %q but less %q on the same interval", d.name, e.name, got[0].Verdict, got[1].Verdict)
-					}
+					tallyMirrored(t, d.name+" "+e.name, got, &held, &notHeld)
 				}
 				rs = append(rs,
 					rate{"greater, unpaired", d.name, e.name, Held, held, calSims, welchTail(hsuQ(d.na, d.nb), delta, d.sa, d.na, d.sb, d.nb), normSF(z975 - e.lambda)},
