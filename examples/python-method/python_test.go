@@ -15,8 +15,8 @@ import (
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/perturb"
-	"github.com/dprepro/dprepro/external"
 	"github.com/dprepro/dprepro/internal/pyenv"
+	"github.com/dprepro/dprepro/methods/external"
 )
 
 // logisticData draws n rows of a logistic model with d−1 Gaussian features

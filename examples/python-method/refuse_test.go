@@ -12,8 +12,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dprepro/dprepro/external"
 	"github.com/dprepro/dprepro/internal/pyenv"
+	"github.com/dprepro/dprepro/methods/external"
 )
 
 // TestOutputPerturbation_Refuses: the Python learner answers with an error

@@ -10,7 +10,7 @@ import (
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/methods/external"
 )
 
 // ExternalMethod is a Method served by an external command: a [[methods]]

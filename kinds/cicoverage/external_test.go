@@ -20,7 +20,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )

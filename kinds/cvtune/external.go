@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/methods/external"
 )
 
 // ExternalLearner is a Learner served by an external command: a [[methods]]

@@ -16,7 +16,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/methods/registry"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"

@@ -15,7 +15,7 @@ import (
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/methods/external"
 )
 
 // ExternalGenerator is an [accfirst.Generator] served by an external

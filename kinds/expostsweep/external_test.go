@@ -17,13 +17,13 @@ import (
 
 	"github.com/dprepro/dprepro/core/noisered"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/external"
+	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/runner"
 )
 
 // The test binary doubles as a hypothesis worker: with DPREPRO_FAKE_HYP
 // set it speaks the protocol in the mode named there instead of running
-// tests (as external/pool_test.go does for learners).
+// tests (as methods/external/pool_test.go does for learners).
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("DPREPRO_FAKE_HYP"); mode != "" {
 		os.Exit(fakeHypWorker(mode))
