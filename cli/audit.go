@@ -2,18 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/kinds/privaudit"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -52,43 +47,19 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := s.CheckResources(f.workers); err != nil {
 		return usageError{err}
 	}
-	sec, ok := s.Section.(*privaudit.Section)
+	k, _ := runner.Kinds.Lookup(s.Kind)
+	auditor, ok := k.(runner.Auditor)
 	if !ok {
-		return usagef("%s: kind %q is not %s", *specFile, s.Kind, privaudit.Name)
+		return usagef("%s: kind %q is not an audit kind (%s)", *specFile, s.Kind, strings.Join(auditKinds(), ", "))
 	}
 	if seed >= 0 {
 		s.Seed = seed
 	}
-	if len(names) > 0 {
-		for _, n := range names {
-			if !slices.Contains(privaudit.Mechanisms, n) {
-				return usagef("audit: %s", experiments.Unknown("mechanism", n, privaudit.Mechanisms))
-			}
-		}
-		sec.Audit.Mechanisms = names
-		s.ID += "-selected" // not the whole audit: keep it apart from the reference run
-	}
-	if f.secure {
-		s.Output.SecureNoise = true
-		s.ID += "-secure" // the harness's mechanisms in secure mode: does not replay
-	}
-	exp, err := privaudit.New(s)
+	a, err := auditor.PrepareAudit(s, runner.AuditOptions{Mechanisms: names, Family: *family, Secure: f.secure})
 	if err != nil {
 		return usageError{err}
 	}
-	correct := 0
-	for _, u := range exp.Units() {
-		if strings.Contains(u.Key(), "/"+privaudit.Correct+"/") {
-			correct++
-		}
-	}
-	if *family {
-		sec.Audit.Confidence = 1 - (1-sec.Audit.Confidence)/float64(correct)
-		s.ID += "-family"
-		if exp, err = privaudit.New(s); err != nil {
-			return usageError{err}
-		}
-	}
+	exp := a.Experiment
 	for _, w := range exp.Warnings() {
 		fmt.Fprintf(stderr, "dprepro: %s: WARNING: %s\n", s.ID, w)
 	}
@@ -119,63 +90,19 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	table, err := os.ReadFile(filepath.Join(dir, "tables", "verdicts.md"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s\n", table)
-	bad, missed, total, err := auditCounts(filepath.Join(dir, "rows.csv"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "audit: %d audits in %s; %d broken variants missed (their true ε may be within a loose claim)\n", total, dir, missed)
-	if !*family {
-		// Union bound over the correct audits: with m of them at level c,
-		// P(any false alarm) ≤ m(1 − c); say so plainly when that is vacuous.
-		union := float64(correct) * (1 - sec.Audit.Confidence)
-		guarantee := fmt.Sprintf("a false alarm somewhere has probability at most %.3g", union)
-		if union >= 1 {
-			guarantee = fmt.Sprintf("the union bound gives no run-wide guarantee (%d × %.3g %% ≥ 1)", correct, 100*(1-sec.Audit.Confidence))
-		}
-		fmt.Fprintf(stdout, "audit: each bound holds at %.3g %%; over the %d correct audits %s (--family makes it %.3g %% for the run)\n",
-			100*sec.Audit.Confidence, correct, guarantee, 100*(1-sec.Audit.Confidence))
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("audit: %d correct mechanisms have a lower bound on ε above their claim: %s", len(bad), strings.Join(bad, ", "))
-	}
-	fmt.Fprintln(stdout, "audit: pass (no lower bound of a correct mechanism exceeds its claimed ε)")
-	return nil
+	return a.Report(dir, stdout)
 }
 
-// auditCounts reads an audit's rows.csv: the units of correct mechanisms
-// that violate their claim, the number of broken variants missed, and the
-// number of audits.
-func auditCounts(path string) (bad []string, missed, total int, err error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	defer fh.Close()
-	recs, err := csv.NewReader(fh).ReadAll()
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 {
-		return nil, 0, 0, fmt.Errorf("%s: empty", path)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	v, u := col["verdict"], col["unit"]
-	for _, r := range recs[1:] {
-		total++
-		switch r[v] {
-		case privaudit.Violation:
-			bad = append(bad, r[u])
-		case privaudit.Missed:
-			missed++
+// auditKinds returns the registered kinds that run audits
+// (runner.Auditor).
+func auditKinds() []string {
+	var out []string
+	for _, n := range runner.Kinds.Names() {
+		if k, _ := runner.Kinds.Lookup(n); k != nil {
+			if _, ok := k.(runner.Auditor); ok {
+				out = append(out, n)
+			}
 		}
 	}
-	return bad, missed, total, nil
+	return out
 }

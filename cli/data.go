@@ -16,8 +16,9 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
-	"github.com/dprepro/dprepro/kinds/cvtune"
 	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -120,8 +121,8 @@ func extensionPoints() []extensionPoint {
 	return []extensionPoint{
 		{"experiment kind", "kind", runner.Kinds.Names()},
 		{"dataset (see above)", "data.datasets", datasets.Names()},
-		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners", cvtune.LearnerNames()},
-		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", cvtune.SelectorNames()},
+		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners", learners.Names()},
+		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", selection.Names()},
 		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", expostsweep.GeneratorNames()},
 		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cicoverage.MethodNames()},
 	}

@@ -413,6 +413,11 @@ func TestAuditCommand(t *testing.T) {
 	if code, _, stderr := dprepro(t, "audit", "--profile", "bogus", "--spec", spec); code != 2 || !strings.Contains(stderr, `no profile "bogus"`) {
 		t.Errorf("audit --profile bogus: exit %d: %s", code, stderr)
 	}
+	// A spec of a kind that does not audit (no runner.Auditor) is refused
+	// with the kinds that do.
+	if code, _, stderr := dprepro(t, "audit", "--spec", "cv13-magic"); code != 2 || !strings.Contains(stderr, `cv13-magic: kind "cv-tuning" is not an audit kind (privacy-audit)`) {
+		t.Errorf("audit --spec cv13-magic: exit %d: %s", code, stderr)
+	}
 }
 
 // TestSecureNoiseFlag audits the Laplace mechanism with --secure-noise:

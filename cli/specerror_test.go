@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/methods/learners"
 )
 
 // posSpec is a cv-tuning spec reading the data file mydata.csv beside it.
@@ -137,7 +137,7 @@ func TestRun_SpecErrorPositions(t *testing.T) {
 type failingLearner struct{}
 
 func (failingLearner) Name() string { return "cli-test-fails" }
-func (failingLearner) Fit(context.Context, *rand.Rand, *cvtune.Data, float64, cvtune.Level) (cvtune.Model, privacy.Guarantee, error) {
+func (failingLearner) Fit(context.Context, *rand.Rand, *learners.Data, float64, learners.Level) (learners.Model, privacy.Guarantee, error) {
 	return nil, privacy.Guarantee{}, errors.New("always fails")
 }
 
@@ -146,7 +146,7 @@ func (failingLearner) Fit(context.Context, *rand.Rand, *cvtune.Data, float64, cv
 // registered for the rest of this test binary (the registry has no
 // removal); no other test lists the learners.
 func TestRun_UnitFailuresNamedOnce(t *testing.T) {
-	if err := cvtune.RegisterLearner(failingLearner{}); err != nil {
+	if err := learners.Register(failingLearner{}); err != nil {
 		t.Fatal(err)
 	}
 	src := strings.Replace(strings.Replace(tinySpec, `methods = ["stability", "random"]`, "methods = [\"random\"]\nlearners = [\"cli-test-fails\"]", 1),

@@ -3,6 +3,14 @@ package experiments_test
 import (
 	"errors"
 
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
 	. "github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/stoptest"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
@@ -11,13 +19,7 @@ import (
 	"github.com/dprepro/dprepro/kinds/learnercmp"
 	"github.com/dprepro/dprepro/kinds/mechbounds"
 	"github.com/dprepro/dprepro/kinds/privaudit"
-	"math"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
-	"testing"
-	"time"
+	"github.com/dprepro/dprepro/methods/selection"
 )
 
 // withShapes sets DatasetShape to the registry's documented shapes
@@ -324,10 +326,10 @@ func TestEstimateMemory_AtLimits(t *testing.T) {
 			c.Methods = cicoverage.MethodNames()
 		case *cvtune.Section:
 			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
-			sec.Tuning.Lambdas, sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), cvtune.SelectorNames()
+			sec.Tuning.Lambdas, sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), selection.Names()
 		case *cvtune.HistSection:
 			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
-			sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), cvtune.SelectorNames()
+			sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), selection.Names()
 			h := &sec.Histogram
 			h.Bins = make([]int, 1e4)
 			for i := range h.Bins {

@@ -13,14 +13,14 @@ import (
 
 	"github.com/dprepro/dprepro/cli"
 	"github.com/dprepro/dprepro/datasets"
-	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/methods/learners"
 
 	"example.com/dprepro-ext/mydata"
 	"example.com/dprepro-ext/noisygd"
 )
 
 func main() {
-	if err := cvtune.RegisterLearner(noisygd.Learner{Steps: 30}); err != nil {
+	if err := learners.Register(noisygd.Learner{Steps: 30}); err != nil {
 		fmt.Fprintln(os.Stderr, "dprepro-ext:", err)
 		os.Exit(2)
 	}

@@ -63,7 +63,7 @@ func startPython(t *testing.T) (*external.Pool, *external.Scratch) {
 	return p, sc
 }
 
-// fitParams are the params of a "fit" call, as cvtune.ExternalLearner
+// fitParams are the params of a "fit" call, as learners.External
 // sends them.
 type fitParams struct {
 	Lambda  float64  `json:"lambda"`

@@ -3,9 +3,10 @@ package cvtune
 import (
 	"context"
 	"fmt"
-	"github.com/dprepro/dprepro/runner"
 	"os"
 	"testing"
+
+	"github.com/dprepro/dprepro/runner"
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/perturb"

@@ -18,6 +18,8 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -60,9 +62,9 @@ type Experiment struct {
 // arm is one (method, learner) pair of a spec.
 type arm struct {
 	label   string // the rows' method label: the method, or "<method>/<learner>"
-	sel     Selector
-	learner Learner // configured for the spec
-	terms   Terms
+	sel     selection.Selector
+	learner learners.Learner // configured for the spec
+	terms   selection.Terms
 }
 
 type unit struct {
@@ -84,8 +86,8 @@ type Options = runner.DataOptions
 
 // classifierTerms are the ledger words of the cv-tuning kind for learner
 // name.
-func classifierTerms(name string) Terms {
-	return Terms{
+func classifierTerms(name string) selection.Terms {
+	return selection.Terms{
 		Fit: name + " fit", Param: "lambda",
 		Utility: "validation error counts, p_i ∝ exp(-alpha e_i/2)", Score: "validation ramp score",
 	}
@@ -93,11 +95,11 @@ func classifierTerms(name string) Terms {
 
 // resolveSelectors returns the spec's tuning.methods from the selector
 // registry; an unknown name is an error at tuning.methods[i].
-func resolveSelectors(spec *experiments.Spec, t *TuningSpec) ([]Selector, error) {
-	var out []Selector
+func resolveSelectors(spec *experiments.Spec, t *TuningSpec) ([]selection.Selector, error) {
+	var out []selection.Selector
 	var errs []error
 	for i, m := range t.Methods {
-		s, err := selectors.Get(m)
+		s, err := selection.Lookup(m)
 		if err == nil && slices.Contains(t.Methods[:i], m) {
 			err = fmt.Errorf("method %q listed twice", m)
 		}
@@ -108,33 +110,33 @@ func resolveSelectors(spec *experiments.Spec, t *TuningSpec) ([]Selector, error)
 		out = append(out, s)
 	}
 	if len(out) == 0 && len(errs) == 0 {
-		errs = append(errs, spec.Errorf("tuning.methods", "no method (known: %s)", strings.Join(SelectorNames(), ", ")))
+		errs = append(errs, spec.Errorf("tuning.methods", "no method (known: %s)", strings.Join(selection.Names(), ", ")))
 	}
 	return out, errors.Join(errs...)
 }
 
 // resolveLearners returns the spec's tuning.learners (default: the
-// built-in) through [LookupLearner], configured for the spec; the
+// built-in) through [learners.Lookup], configured for the spec; the
 // spec's external learners are served by ext.
-func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
+func resolveLearners(spec *Spec, ext *external.Set) ([]learners.Learner, error) {
 	names := spec.Tuning.Learners
 	explicit := len(names) > 0
 	if !explicit {
-		names = []string{DefaultLearner}
+		names = []string{learners.Default}
 	}
 	cfg := spec.Tuning.learnerConfig(spec.Data.RowNorm)
-	var out []Learner
+	var out []learners.Learner
 	var errs []error
 	for i, name := range names {
 		path := fmt.Sprintf("tuning.learners[%d]", i)
 		if !explicit {
 			path = "tuning.learners (default)"
 		}
-		l, err := LookupLearner(ext, name, cfg)
+		l, err := learners.Lookup(ext, name, cfg)
 		if err == nil && slices.Contains(names[:i], name) {
 			err = fmt.Errorf("learner %q listed twice", name)
 		}
-		if x, ok := l.(*ExternalLearner); ok && err == nil && x.Form() == external.FormZCDP {
+		if x, ok := l.(*learners.External); ok && err == nil && x.Form() == external.FormZCDP {
 			// Refused at load, not unit by unit: every fit's ρ would fail
 			// CheckLevel against the (ε, δ) level the selection hands it.
 			err = fmt.Errorf("external learner %s declares ρ-zCDP (its hello's \"privacy\": \"zcdp\"); the selection methods hand each fit an (ε, δ) level and compose (ε, δ), and ρ implies an ε only at a δ the learner chooses: declare \"approx\" and reply the (ε, δ) your ρ implies at a δ within the level, ε = ρ + 2√(ρ·ln(1/δ)) (docs/worker-protocol.md)", name)
@@ -157,15 +159,15 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]Learner, error) {
 // learnerConfig is the cv-tuning spec's configuration of its learners:
 // tuning.loss, tuning.huber_h and tuning.objective_perturbation, and the
 // spec's data.row_norm rowNorm.
-func (t *TuningSpec) learnerConfig(rowNorm string) LearnerConfig {
-	return LearnerConfig{Table: "tuning", Loss: t.Loss, HuberH: t.HuberH, ObjPert: t.ObjPert, RowNorm: rowNorm}
+func (t *TuningSpec) learnerConfig(rowNorm string) learners.Config {
+	return learners.Config{Table: "tuning", Loss: t.Loss, HuberH: t.HuberH, ObjPert: t.ObjPert, RowNorm: rowNorm}
 }
 
 // New loads the datasets of spec and lays out the folds and units. The
 // spec's tuning.methods and tuning.learners must name registered
 // selectors and learners; a method that runs Algorithm 1
-// ([StabilityUser]) needs learners with stability constants
-// ([StableLearner]).
+// ([selection.StabilityUser]) needs learners with stability constants
+// ([learners.StableLearner]).
 func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	spec, err := tuningSpec(es)
 	if err != nil {
@@ -186,8 +188,8 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 	e := &Experiment{spec: spec, Runs: external.Runs{Methods: ext}, folds: map[string][][]int{}, byKey: map[string]unit{}, explicit: len(spec.Tuning.Learners) > 0}
 	for i, s := range sels {
 		for _, l := range ls {
-			if _, ok := s.(StabilityUser); ok {
-				if _, ok := l.(StableLearner); !ok {
+			if _, ok := s.(selection.StabilityUser); ok {
+				if _, ok := l.(learners.StableLearner); !ok {
 					return nil, es.ErrorAt("tuning.methods", fmt.Sprintf("tuning.methods[%d]", i),
 						fmt.Errorf("method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", s.Name(), l.Name()))
 				}
@@ -214,7 +216,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
-			e.folds[foldKey(name, rep)] = Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
+			e.folds[foldKey(name, rep)] = tune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
 	}
 	for di, ds := range e.data {
@@ -242,7 +244,7 @@ func foldKey(name string, rep int) string { return name + "/" + strconv.Itoa(rep
 // and a message saying what needs them. Every fold needs 2 records: each
 // fold is in turn the test set W, the validation set V and part of the
 // training set T (roles), and a test fold of one record has no AUC. A
-// method that trains on parts of T ([Splitter], e.g. dataSplit into k
+// method that trains on parts of T ([selection.Splitter], e.g. dataSplit into k
 // parts) needs 2·parts records in every fold, so that each part of the
 // K−2 training folds holds at least 2(K−2). Methods that train on all of
 // T (stability, alphaSplit, random, control) need nothing more here;
@@ -251,7 +253,7 @@ func foldKey(name string, rep int) string { return name + "/" + strconv.Itoa(rep
 func minRecords(folds, k int, arms []arm) (int, string) {
 	min, why := 2*folds, fmt.Sprintf("%d folds need at least %d (2 in every fold: each is in turn the test, the validation and a training fold)", folds, 2*folds)
 	for _, a := range arms {
-		sp, ok := a.sel.(Splitter)
+		sp, ok := a.sel.(selection.Splitter)
 		if !ok {
 			continue
 		}
@@ -264,7 +266,7 @@ func minRecords(folds, k int, arms []arm) (int, string) {
 }
 
 // checkStability checks, for a dataset of n records, that the learner of
-// every arm whose method runs Algorithm 1 ([StabilityUser]) has its
+// every arm whose method runs Algorithm 1 ([selection.StabilityUser]) has its
 // stability constants on the smallest training set the folds make (n
 // minus the two largest folds) at the training level of the smallest α,
 // so that a learner whose constants need more records than the folds
@@ -274,34 +276,20 @@ func (e *Experiment) checkStability(n int) error {
 	nTrain := n - 2*((n+e.spec.CV.Folds-1)/e.spec.CV.Folds)
 	amin := slices.Min(t.Alphas)
 	for _, a := range e.arms {
-		su, ok := a.sel.(StabilityUser)
+		su, ok := a.sel.(selection.StabilityUser)
 		if !ok {
 			continue
 		}
-		sl, ok := a.learner.(StableLearner)
+		sl, ok := a.learner.(learners.StableLearner)
 		if !ok {
 			continue // refused when the arms were made
 		}
-		alpha1 := su.StabilityLevel(Budget{Alpha: amin, Delta: t.Delta})
+		alpha1 := su.StabilityLevel(selection.Budget{Alpha: amin, Delta: t.Delta})
 		if _, _, err := sl.StabilityConstants(t.Lambdas, nTrain, alpha1, t.Delta); err != nil {
 			return fmt.Errorf("method %s, learner %s, alpha = %v (training at %v on the smallest training set, %d rows): %w", a.sel.Name(), a.learner.Name(), amin, alpha1, nTrain, err)
 		}
 	}
 	return nil
-}
-
-// Partition returns a uniformly random partition of 0..n-1 into k folds whose
-// sizes differ by at most one; each fold's indices are sorted.
-func Partition(rng *rand.Rand, n, k int) [][]int {
-	perm := rng.Perm(n)
-	folds := make([][]int, k)
-	for j, i := range perm {
-		folds[j%k] = append(folds[j%k], i)
-	}
-	for _, f := range folds {
-		slices.Sort(f)
-	}
-	return folds
 }
 
 // roles returns the training, validation and test rows of round f
@@ -353,15 +341,15 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	rng := env.RNG()
 	c := &classifierCandidates{
 		ctx: ctx, learner: a.learner, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train, valIdx: val,
-		train: NewData(ds.X, ds.Y, train), val: NewData(ds.X, ds.Y, val), beta: math.NaN(),
+		train: learners.NewData(ds.X, ds.Y, train), val: learners.NewData(ds.X, ds.Y, val), beta: math.NaN(),
 	}
 	alpha := u.alpha
-	sel, err := a.sel.Select(rng, c, Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta})
+	sel, err := a.sel.Select(rng, c, selection.Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta})
 	if err != nil {
 		return nil, err
 	}
 	recordSelection(rng, a.sel, sel, mech.Records{Dataset: ds.Name, Part: "T,V", Index: slices.Concat(train, val), N: len(train) + len(val)})
-	model, ok := sel.Fit.Model.(Model)
+	model, ok := sel.Fit.Model.(learners.Model)
 	if !ok || sel.Index < 0 || sel.Index >= c.K() || sel.Fit.Index != sel.Index {
 		return nil, fmt.Errorf("cvtune: %s: selector %s released candidate %d (fit of %d, model %T) of %d", key, a.sel.Name(), sel.Index, sel.Fit.Index, sel.Fit.Model, c.K())
 	}
@@ -371,7 +359,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	}
 
 	// Score the released model on the test fold W.
-	W := NewData(ds.X, ds.Y, test)
+	W := learners.NewData(ds.X, ds.Y, test)
 	margins := model.Margins(nil, W)
 	yW := W.Y()
 	probs := metrics.LogisticProbs(nil, margins)
@@ -410,7 +398,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	r.SetFloat("delta", priv.delta)
 	r.SetFloat("eps_total", priv.total)
 	r.Set("private", strconv.FormatBool(priv.private))
-	if rep, ok := model.(Reporter); ok {
+	if rep, ok := model.(learners.Reporter); ok {
 		fr := rep.Report()
 		r.SetFloat("eps_prime", fr.EpsPrime)
 		r.Set("objpert_fallback", strconv.FormatBool(fr.Fallback))
@@ -432,15 +420,15 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 // negated ramp loss on V, the errors the error count on V (sensitivity 1).
 type classifierCandidates struct {
 	ctx      context.Context // the unit's: Train returns its error once it is done
-	learner  Learner
+	learner  learners.Learner
 	lambdas  []float64
-	terms    Terms
+	terms    selection.Terms
 	ds       *datasets.Dataset
 	trainIdx []int
 	valIdx   []int // V's rows, for the scope of a selection (mech.Scope)
-	train    *Data
-	parts    []*Data
-	val      *Data
+	train    *learners.Data
+	parts    []*learners.Data
+	val      *learners.Data
 	margins  []float64
 
 	nonconverged int
@@ -452,9 +440,9 @@ type classifierCandidates struct {
 	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
 
-// status is the row's status ([RowStatus]): "ok", or "warning: " and what
+// status is the row's status ([learners.RowStatus]): "ok", or "warning: " and what
 // went wrong (fits that did not converge; fits whose guarantee is over or
-// below their level, see [CheckLevel]).
+// below their level, see [learners.CheckLevel]).
 func (c *classifierCandidates) status() string {
 	var parts []string
 	if c.nonconverged > 0 {
@@ -466,11 +454,11 @@ func (c *classifierCandidates) status() string {
 	if c.under > 0 {
 		parts = append(parts, fmt.Sprintf("%s (%d of %d fits below their level)", c.underNote, c.under, c.fits))
 	}
-	return RowStatus(parts...)
+	return learners.RowStatus(parts...)
 }
 
-func (c *classifierCandidates) K() int       { return len(c.lambdas) }
-func (c *classifierCandidates) Terms() Terms { return c.terms }
+func (c *classifierCandidates) K() int                 { return len(c.lambdas) }
+func (c *classifierCandidates) Terms() selection.Terms { return c.terms }
 
 // Split draws a uniformly random partition of T into parts parts (each
 // sorted) from rng.
@@ -486,43 +474,43 @@ func (c *classifierCandidates) Split(rng *rand.Rand, parts int) error {
 	c.parts = c.parts[:0]
 	for _, part := range idx {
 		slices.Sort(part)
-		c.parts = append(c.parts, NewData(c.ds.X, c.ds.Y, part))
+		c.parts = append(c.parts, learners.NewData(c.ds.X, c.ds.Y, part))
 	}
 	return nil
 }
 
 // Train fits candidate i with the learner, after checking ctx, so that a
 // unit, which trains up to 2k candidates, stops within one fit.
-func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, parts int) (Fit, error) {
+func (c *classifierCandidates) Train(rng *rand.Rand, i int, level learners.Level, part, parts int) (selection.Fit, error) {
 	if err := c.ctx.Err(); err != nil {
-		return Fit{}, err
+		return selection.Fit{}, err
 	}
 	if i < 0 || i >= len(c.lambdas) {
-		return Fit{}, fmt.Errorf("cvtune: candidate %d of %d", i, len(c.lambdas))
+		return selection.Fit{}, fmt.Errorf("cvtune: candidate %d of %d", i, len(c.lambdas))
 	}
 	rows, records := c.train, mech.Records{Dataset: c.ds.Name, Part: "T", Index: c.trainIdx, N: len(c.trainIdx)}
 	if parts > 1 {
 		if parts != len(c.parts) || part < 0 || part >= parts {
-			return Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, len(c.parts))
+			return selection.Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, len(c.parts))
 		}
 		rows = c.parts[part]
-		records = mech.Records{Dataset: c.ds.Name, Part: fmt.Sprintf("T part %d/%d", part+1, parts), Index: rows.idx, N: rows.N()}
+		records = mech.Records{Dataset: c.ds.Name, Part: fmt.Sprintf("T part %d/%d", part+1, parts), Index: rows.Index(), N: rows.N()}
 	}
 	mech.Scope(rng, fmt.Sprintf("training: %s of candidate %d (lambda=%v) at %v", c.learner.Name(), i+1, c.lambdas[i], level), records)
 	m, g, err := c.learner.Fit(c.ctx, rng, rows, c.lambdas[i], level)
 	if err != nil {
-		return Fit{}, fmt.Errorf("learner %s: %w", c.learner.Name(), err)
+		return selection.Fit{}, fmt.Errorf("learner %s: %w", c.learner.Name(), err)
 	}
 	if m == nil {
-		return Fit{}, fmt.Errorf("cvtune: learner %s returned no model", c.learner.Name())
+		return selection.Fit{}, fmt.Errorf("cvtune: learner %s returned no model", c.learner.Name())
 	}
 	if err := g.Validate(); err != nil {
-		return Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
+		return selection.Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
 	}
-	recordDeclared(rng, c.learner, g, rows.D())
-	check, err := CheckLevel(c.learner.Name(), g, level)
+	learners.RecordDeclared(rng, c.learner, g, rows.D())
+	check, err := learners.CheckLevel(c.learner.Name(), g, level)
 	if err != nil {
-		return Fit{}, err
+		return selection.Fit{}, err
 	}
 	if check.Over {
 		if c.over == 0 {
@@ -537,21 +525,21 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level Level, part, p
 		c.under++
 	}
 	c.fits++
-	if rep, ok := m.(Reporter); ok && !rep.Report().Converged {
+	if rep, ok := m.(learners.Reporter); ok && !rep.Report().Converged {
 		c.nonconverged++
 	}
 	c.margins = m.Margins(c.margins, c.val)
 	yV := c.val.Y()
-	return Fit{
+	return selection.Fit{
 		Index: i, Level: level, Guarantee: check.Booked, Model: m,
 		Score:  metrics.RampScore(c.margins, yV),
 		Errors: float64(metrics.ErrorCount(c.margins, yV)),
 	}, nil
 }
 
-// selectionRecords implements scoper: V, or T and V for a selection
+// SelectionRecords implements selection's scoper: V, or T and V for a selection
 // whose privacy rests on both (Algorithm 1's β = max(β₁/n, β₂/m)).
-func (c *classifierCandidates) selectionRecords(withT bool) mech.Records {
+func (c *classifierCandidates) SelectionRecords(withT bool) mech.Records {
 	if withT {
 		return mech.Records{Dataset: c.ds.Name, Part: "T,V", Index: union(c.trainIdx, c.valIdx), N: len(c.trainIdx) + len(c.valIdx)}
 	}
@@ -559,7 +547,7 @@ func (c *classifierCandidates) selectionRecords(withT bool) mech.Records {
 }
 
 func (c *classifierCandidates) StabilityBeta(alpha1, delta float64) (float64, error) {
-	s, ok := c.learner.(StableLearner)
+	s, ok := c.learner.(learners.StableLearner)
 	if !ok {
 		return 0, fmt.Errorf("cvtune: learner %s has no stability constants (Definition 2 of Chaudhuri & Vinterbo 2013)", c.learner.Name())
 	}
@@ -610,11 +598,11 @@ func labels(arms []arm) []string {
 // green squares, dataSplit blue triangles, random orange plusses, control
 // purple dots. A "<method>/<learner>" label keeps its method's colour.
 var FigureStyles = map[string]plots.Style{
-	Stability{}.Name():  {Color: plots.PaletteColor(1), Shape: plots.PaletteShape(0)},
-	AlphaSplit{}.Name(): {Color: plots.PaletteColor(2), Shape: plots.PaletteShape(1)},
-	DataSplit{}.Name():  {Color: plots.PaletteColor(0), Shape: plots.PaletteShape(2)},
-	Random{}.Name():     {Color: plots.PaletteColor(3), Shape: plots.PaletteShape(3)},
-	Control{}.Name():    {Color: plots.PaletteColor(4), Shape: plots.PaletteShape(4)},
+	selection.Stability{}.Name():  {Color: plots.PaletteColor(1), Shape: plots.PaletteShape(0)},
+	selection.AlphaSplit{}.Name(): {Color: plots.PaletteColor(2), Shape: plots.PaletteShape(1)},
+	selection.DataSplit{}.Name():  {Color: plots.PaletteColor(0), Shape: plots.PaletteShape(2)},
+	selection.Random{}.Name():     {Color: plots.PaletteColor(3), Shape: plots.PaletteShape(3)},
+	selection.Control{}.Name():    {Color: plots.PaletteColor(4), Shape: plots.PaletteShape(4)},
 }
 
 // foldsCaption says what a point of a cross-validated figure is a mean
@@ -650,7 +638,7 @@ func (e *Experiment) Datasets() []results.DatasetInfo {
 }
 
 // Warnings implements runner.Experiment: the datasets' notes and those of
-// the learners ([Warner]).
+// the learners ([learners.Warner]).
 func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
 	seen := map[string]bool{}
@@ -660,7 +648,7 @@ func (e *Experiment) Warnings() []string {
 			continue
 		}
 		seen[name] = true
-		if lw, ok := a.learner.(Warner); ok {
+		if lw, ok := a.learner.(learners.Warner); ok {
 			w = append(w, lw.Warnings()...)
 		}
 	}
@@ -669,18 +657,18 @@ func (e *Experiment) Warnings() []string {
 
 // RowWarnings implements runner.RowWarner: for each method label whose
 // rows report fits over or below their level (a learner that returned
-// more, or less, than the level it was handed, see [Learner]), how many
-// rows, the first such note and what was booked ([LevelWarnings]).
+// more, or less, than the level it was handed, see [learners.Learner]), how many
+// rows, the first such note and what was booked ([learners.LevelWarnings]).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	return LevelWarnings(rows, labels(e.arms), "eps_*, delta_* and the ledger book what the learner returned",
+	return learners.LevelWarnings(rows, labels(e.arms), "eps_*, delta_* and the ledger book what the learner returned",
 		"eps_*, delta_* and the ledger book the level, which is what the protocol spends")
 }
 
 // FigureMarks implements runner.FigureMarker: the points (dataset,
 // method label, α) whose rows report fits over their level
-// ([OverLevelMarks]), which the figures ring.
+// ([learners.OverLevelMarks]), which the figures ring.
 func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
-	return OverLevelMarks(rows, "alpha"), OverLevelLabel
+	return learners.OverLevelMarks(rows, "alpha"), learners.OverLevelLabel
 }
 
 // Ledger implements runner.Experiment: for each method (label) and α, the
@@ -698,10 +686,10 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 // largest delta_train or delta_tuning where the rows have those columns
 // (else the plan's); the total is the largest eps_total and delta,
 // private only if every row is. Where the rows report fits whose
-// guarantee differs from their level ([LevelNotes]), the training charge
+// guarantee differs from their level ([learners.LevelNotes]), the training charge
 // says so in Claimed (the learner's claim beside what is booked); a
 // learner or selector that is not built in is named in DeclaredBy
-// ([DeclaredBy], [SelectorDeclaredBy]).
+// ([learners.DeclaredBy], [selection.DeclaredBy]).
 func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.LedgerEntry {
 	type agg struct {
 		train, tuning, delta, total float64
@@ -728,7 +716,7 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 		}
 		a.private = a.private && r["private"] == "true"
 		a.rows++
-		if o, u := LevelNotes(r["status"]); o != "" || u != "" {
+		if o, u := learners.LevelNotes(r["status"]); o != "" || u != "" {
 			if o != "" {
 				a.overNote = cmp.Or(a.overNote, o)
 				a.over++
@@ -747,16 +735,16 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 				continue
 			}
 			le := results.LedgerEntry{Method: arm.label, Setting: "alpha=" + results.FormatFloat(alpha)}
-			plan, err := arm.sel.Plan(Budget{Alpha: alpha, Delta: t.Delta}, k, arm.terms)
+			plan, err := arm.sel.Plan(selection.Budget{Alpha: alpha, Delta: t.Delta}, k, arm.terms)
 			if err != nil {
 				le.Rule = "selector " + arm.sel.Name() + ": plan: " + err.Error()
 			}
 			for _, c := range plan.Charges {
 				eps, delta := c.Guarantee.Epsilon, math.NaN()
 				switch c.Part {
-				case Training:
+				case selection.Training:
 					eps, delta = a.train, a.trainDelta
-				case Tuning:
+				case selection.Tuning:
 					eps, delta = a.tuning, a.tuningDelta
 				}
 				if math.IsNaN(delta) {
@@ -767,8 +755,8 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 				// DeclaredBy (below), not in what it covers.
 				ch := results.NewCharge(string(c.Part), c.Guarantee.Covers, c.Data, g)
 				var declared []string
-				if c.Part == Training {
-					if d := DeclaredBy(arm.learner); d != "" {
+				if c.Part == selection.Training {
+					if d := learners.DeclaredBy(arm.learner); d != "" {
 						declared = append(declared, d)
 					}
 					var claims []string
@@ -780,7 +768,7 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 					}
 					ch.Claimed = strings.Join(claims, "; ")
 				}
-				if d := SelectorDeclaredBy(arm.sel); d != "" {
+				if d := selection.DeclaredBy(arm.sel); d != "" {
 					declared = append(declared, d)
 				}
 				ch.DeclaredBy = strings.Join(declared, ", ")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprepro/dprepro/core/tune"
+
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/results"
@@ -55,7 +57,7 @@ func loadSmall(t *testing.T) *Experiment {
 
 func TestPartition(t *testing.T) {
 	for _, c := range []struct{ n, k int }{{10, 3}, {1902, 10}, {5, 5}} {
-		folds := Partition(randx.New(1, "p"), c.n, c.k)
+		folds := tune.Partition(randx.New(1, "p"), c.n, c.k)
 		seen := make([]bool, c.n)
 		for _, f := range folds {
 			if len(f) < c.n/c.k || len(f) > c.n/c.k+1 {

@@ -14,43 +14,38 @@
 //
 // # Extension points
 //
-// Two registries, each filled with its built-ins by a package-level
-// variable and extended by a user's module from its main() before
-// cli.Main:
+// The kind runs two extension points, each with its own package under
+// methods/ (STYLE: kinds import methods, never each other), extended by a
+// user's module from its main() before cli.Main:
 //
-//   - [Learner] ([RegisterLearner], [LearnerNames], [LookupLearner]): a
-//     private learner, the training procedure T = (G, F) of the paper's
-//     Section 2, run by the cv-tuning kind and by the learner-comparison
-//     kind (kinds/learnercmp), which both resolve names through
-//     [LookupLearner]. Built-ins: [ObjectivePerturbation], "objective-
-//     perturbation" (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2),
-//     [OutputPerturbation], "output-perturbation" (their Algorithm 1),
-//     and [NonPrivate], "non-private" (the exact fit, booked as not
-//     private); a spec chooses their loss and variant ([LearnerConfig]:
-//     tuning.loss, tuning.huber_h and tuning.objective_perturbation).
-//   - [Selector] ([RegisterSelector], [SelectorNames]): a selection
-//     method of both kinds. Built-ins: the paper's five methods of
-//     Section 5 under their names "stability", "alphaSplit", "dataSplit",
-//     "random" and "control".
+//   - learners.Learner (package methods/learners): a private learner,
+//     the training procedure T = (G, F) of the paper's Section 2, run by
+//     this kind and by the learner-comparison kind (kinds/learnercmp),
+//     which both resolve names through learners.Lookup.
+//   - selection.Selector (package methods/selection): a selection
+//     method of both kinds of this package. Built-ins: the paper's five
+//     methods of Section 5 under their names "stability", "alphaSplit",
+//     "dataSplit", "random" and "control".
 //
-// A selector trains through [Candidates], which each kind implements per
-// unit: the cv-tuning kind over a Learner, the histogram kind over
-// Algorithm 5 (core/histogram), which is that kind's one fixed learner,
-// not a registry entry. A name a spec lists that is not registered is an
-// error when the kind loads the spec; there is no default.
+// A selector trains through [selection.Candidates], which each kind
+// implements per unit: the cv-tuning kind over a Learner, the histogram
+// kind over Algorithm 5 (core/histogram), which is that kind's one fixed
+// learner, not a registry entry. A name a spec lists that is not
+// registered is an error when the kind loads the spec; there is no
+// default.
 //
 // # Privacy accounting
 //
 // Privacy is data, never decided by a name. A learner returns each fit's
 // privacy.Guarantee; a selector composes the guarantees of the fits it
-// trained, and its selection step's, into an [Account] (charges and their
+// trained, and its selection step's, into an [selection.Account] (charges and their
 // composition under the paper's theorem); the rows' eps_train,
 // eps_tuning, delta, eps_total and private columns are written from that
 // Account, and the manifest's ledger from those columns and the
-// selector's [Selector.Plan] (see [Experiment.Ledger]).
+// selector's [selection.Selector.Plan] (see [Experiment.Ledger]).
 //
-// Each fit's guarantee is checked against the [Level] the selector handed
-// the learner ([CheckLevel]): one over it (ε or δ above the level's,
+// Each fit's guarantee is checked against the [learners.Level] the selector handed
+// the learner ([learners.CheckLevel]): one over it (ε or δ above the level's,
 // beyond a relative 1e-9) is booked as returned and flagged in the row's
 // status ("learner NAME returned … for a level of …"), the manifest's
 // warnings and stderr ([Experiment.RowWarnings]); one below it (ε = 0

@@ -16,6 +16,9 @@ import (
 
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/registry"
+	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -55,26 +58,26 @@ func parseExt(t *testing.T, tuningExtra string) *experiments.Spec {
 	return s
 }
 
-func registerLearner(t *testing.T, l Learner) {
+func registerLearner(t *testing.T, l learners.Learner) {
 	t.Helper()
-	if err := RegisterLearner(l); err != nil {
+	if err := learners.Register(l); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { learners.Remove(l.Name()) })
+	t.Cleanup(func() { learners.Unregister(l.Name()) })
 }
 
-func registerSelector(t *testing.T, m Selector) {
+func registerSelector(t *testing.T, m selection.Selector) {
 	t.Helper()
-	if err := RegisterSelector(m); err != nil {
+	if err := selection.Register(m); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { selectors.Remove(m.Name()) })
+	t.Cleanup(func() { selection.Unregister(m.Name()) })
 }
 
 // meanModel is w·x.
 type meanModel struct{ w []float64 }
 
-func (m meanModel) Margins(dst []float64, d *Data) []float64 {
+func (m meanModel) Margins(dst []float64, d *learners.Data) []float64 {
 	if len(dst) != d.N() {
 		dst = make([]float64, d.N())
 	}
@@ -90,7 +93,7 @@ func (m meanModel) Margins(dst []float64, d *Data) []float64 {
 
 // meanDiff fits w = (mean of x over y = +1 − mean over y = −1)/(1 + λ):
 // deterministic, no noise, through Data's dense view.
-func meanDiff(train *Data, lambda float64) meanModel {
+func meanDiff(train *learners.Data, lambda float64) meanModel {
 	X, y := train.X(), train.Y()
 	w := make([]float64, train.D())
 	var np, nm float64
@@ -118,7 +121,7 @@ func meanDiff(train *Data, lambda float64) meanModel {
 type fakeLearner struct{}
 
 func (fakeLearner) Name() string { return "fake-double" }
-func (fakeLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+func (fakeLearner) Fit(_ context.Context, _ *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
 	return meanDiff(train, lambda), privacy.EpsDeltaDP(2*level.Epsilon, 1e-6, "fake"), nil
 }
 func (fakeLearner) StabilityConstants([]float64, int, float64, float64) (float64, float64, error) {
@@ -134,12 +137,12 @@ type recordingLearner struct {
 
 type call struct {
 	lambda float64
-	level  Level
+	level  learners.Level
 	n      int
 }
 
 func (recordingLearner) Name() string { return "recorder" }
-func (r recordingLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+func (r recordingLearner) Fit(_ context.Context, _ *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
 	r.mu.Lock()
 	*r.calls = append(*r.calls, call{lambda, level, train.N()})
 	r.mu.Unlock()
@@ -153,7 +156,7 @@ func (recordingLearner) StabilityConstants([]float64, int, float64, float64) (fl
 type unstableLearner struct{}
 
 func (unstableLearner) Name() string { return "unstable" }
-func (unstableLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+func (unstableLearner) Fit(_ context.Context, _ *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
 	return meanDiff(train, lambda), privacy.EpsDP(level.Epsilon, "unstable"), nil
 }
 
@@ -164,18 +167,18 @@ func TestRegister_Errors(t *testing.T) {
 		err     error
 		wantErr error
 	}{
-		{"nil learner", RegisterLearner(nil), ErrBadName},
-		{"empty", RegisterLearner(namedLearner("")), ErrBadName},
-		{"slash", RegisterLearner(namedLearner("a/b")), ErrBadName},
-		{"space", RegisterLearner(namedLearner("a b")), ErrBadName},
-		{"equals", RegisterLearner(namedLearner("alpha=1")), ErrBadName},
-		{"dot first", RegisterLearner(namedLearner(".x")), ErrBadName},
-		{"too long", RegisterLearner(namedLearner(long)), ErrBadName},
-		{"built-in learner", RegisterLearner(ObjectivePerturbation{}), ErrDuplicate},
-		{"nil selector", RegisterSelector(nil), ErrBadName},
-		{"bad selector", RegisterSelector(namedSelector("a,b")), ErrBadName},
-		{"built-in selector", RegisterSelector(Control{}), ErrDuplicate},
-		{"builtin name, other type", RegisterSelector(namedSelector("stability")), ErrDuplicate},
+		{"nil learner", learners.Register(nil), registry.ErrBadName},
+		{"empty", learners.Register(namedLearner("")), registry.ErrBadName},
+		{"slash", learners.Register(namedLearner("a/b")), registry.ErrBadName},
+		{"space", learners.Register(namedLearner("a b")), registry.ErrBadName},
+		{"equals", learners.Register(namedLearner("alpha=1")), registry.ErrBadName},
+		{"dot first", learners.Register(namedLearner(".x")), registry.ErrBadName},
+		{"too long", learners.Register(namedLearner(long)), registry.ErrBadName},
+		{"built-in learner", learners.Register(learners.ObjectivePerturbation{}), registry.ErrDuplicate},
+		{"nil selector", selection.Register(nil), registry.ErrBadName},
+		{"bad selector", selection.Register(namedSelector("a,b")), registry.ErrBadName},
+		{"built-in selector", selection.Register(selection.Control{}), registry.ErrDuplicate},
+		{"builtin name, other type", selection.Register(namedSelector("stability")), registry.ErrDuplicate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !errors.Is(c.err, c.wantErr) {
@@ -183,17 +186,17 @@ func TestRegister_Errors(t *testing.T) {
 			}
 		})
 	}
-	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation", "output-perturbation", "non-private"}) {
+	if got := learners.Names(); !slices.Equal(got, []string{"objective-perturbation", "output-perturbation", "non-private"}) {
 		t.Errorf("LearnerNames() = %v", got)
 	}
-	if got := SelectorNames(); !slices.Equal(got, []string{"stability", "alphaSplit", "dataSplit", "random", "control"}) {
+	if got := selection.Names(); !slices.Equal(got, []string{"stability", "alphaSplit", "dataSplit", "random", "control"}) {
 		t.Errorf("SelectorNames() = %v", got)
 	}
 	registerLearner(t, fakeLearner{})
-	if err := RegisterLearner(fakeLearner{}); !errors.Is(err, ErrDuplicate) {
+	if err := learners.Register(fakeLearner{}); !errors.Is(err, registry.ErrDuplicate) {
 		t.Errorf("second registration: err = %v", err)
 	}
-	if got := LearnerNames(); !slices.Equal(got, []string{"objective-perturbation", "output-perturbation", "non-private", "fake-double"}) {
+	if got := learners.Names(); !slices.Equal(got, []string{"objective-perturbation", "output-perturbation", "non-private", "fake-double"}) {
 		t.Errorf("LearnerNames() = %v, want registration order", got)
 	}
 }
@@ -201,18 +204,18 @@ func TestRegister_Errors(t *testing.T) {
 type namedLearner string
 
 func (n namedLearner) Name() string { return string(n) }
-func (namedLearner) Fit(context.Context, *rand.Rand, *Data, float64, Level) (Model, privacy.Guarantee, error) {
+func (namedLearner) Fit(context.Context, *rand.Rand, *learners.Data, float64, learners.Level) (learners.Model, privacy.Guarantee, error) {
 	return nil, privacy.Guarantee{}, errors.New("unused")
 }
 
 type namedSelector string
 
 func (n namedSelector) Name() string { return string(n) }
-func (namedSelector) Select(*rand.Rand, Candidates, Budget) (Selection, error) {
-	return Selection{}, errors.New("unused")
+func (namedSelector) Select(*rand.Rand, selection.Candidates, selection.Budget) (selection.Outcome, error) {
+	return selection.Outcome{}, errors.New("unused")
 }
-func (namedSelector) Plan(Budget, int, Terms) (Account, error) {
-	return Account{}, errors.New("unused")
+func (namedSelector) Plan(selection.Budget, int, selection.Terms) (selection.Account, error) {
+	return selection.Account{}, errors.New("unused")
 }
 
 // TestNew_UnknownNames: a name that is not registered is an error naming
@@ -275,7 +278,7 @@ func TestNew_ConfigureError(t *testing.T) {
 type refusingLearner struct{ unstableLearner }
 
 func (refusingLearner) Name() string { return "refuses" }
-func (refusingLearner) Configure(LearnerConfig) (Learner, error) {
+func (refusingLearner) Configure(learners.Config) (learners.Learner, error) {
 	return nil, errors.New(`needs tuning.loss = "huber"`)
 }
 
@@ -300,23 +303,23 @@ func TestHist_RefusesUnknownMethod(t *testing.T) {
 // firstSelector releases the first candidate trained on all of T at α: a
 // data-independent choice, α-DP.
 type firstSelector struct {
-	planEps func(b Budget) float64 // the ε its Plan claims for training
+	planEps func(b selection.Budget) float64 // the ε its Plan claims for training
 }
 
 func (firstSelector) Name() string { return "first" }
-func (s firstSelector) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
-	f, err := c.Train(rng, 0, Level{Epsilon: b.Alpha}, 0, 1)
+func (s firstSelector) Select(rng *rand.Rand, c selection.Candidates, b selection.Budget) (selection.Outcome, error) {
+	f, err := c.Train(rng, 0, learners.Level{Epsilon: b.Alpha}, 0, 1)
 	if err != nil {
-		return Selection{}, err
+		return selection.Outcome{}, err
 	}
 	a, err := s.account(f.Guarantee)
-	return Selection{Index: 0, Fit: f, Fits: 1, Account: a}, err
+	return selection.Outcome{Index: 0, Fit: f, Fits: 1, Account: a}, err
 }
-func (s firstSelector) Plan(b Budget, _ int, _ Terms) (Account, error) {
+func (s firstSelector) Plan(b selection.Budget, _ int, _ selection.Terms) (selection.Account, error) {
 	return s.account(privacy.EpsDP(s.planEps(b), "the first candidate"))
 }
-func (firstSelector) account(g privacy.Guarantee) (Account, error) {
-	return account(privacy.Sequential, "one fit", Charge{Training, "T", g})
+func (firstSelector) account(g privacy.Guarantee) (selection.Account, error) {
+	return selection.Compose(privacy.Sequential, "one fit", selection.Charge{Part: selection.Training, Data: "T", Guarantee: g})
 }
 
 // TestHist_RegisteredSelector: a registered selector runs in the
@@ -329,7 +332,7 @@ func TestHist_RegisteredSelector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel := &firstSelector{planEps: func(b Budget) float64 { return b.Alpha }}
+	sel := &firstSelector{planEps: func(b selection.Budget) float64 { return b.Alpha }}
 	registerSelector(t, sel)
 	tuningOf(s).Methods = []string{"first"}
 	e, err := NewHist(s, Options{})
@@ -350,7 +353,7 @@ func TestHist_RegisteredSelector(t *testing.T) {
 		t.Errorf("ledger %+v", led)
 	}
 
-	sel.planEps = func(b Budget) float64 { return b.Alpha / 2 } // a plan that understates
+	sel.planEps = func(b selection.Budget) float64 { return b.Alpha / 2 } // a plan that understates
 	if _, err := runner.RunKey(context.Background(), e, key); err == nil || !strings.Contains(err.Error(), "training charge: plan ε=") {
 		t.Errorf("understating plan: err = %v", err)
 	}
@@ -476,7 +479,7 @@ func TestSelectors_HandLevels(t *testing.T) {
 	lambdas := e.spec.Tuning.Lambdas
 	const alpha = 2.0
 	k := len(lambdas)
-	for _, method := range SelectorNames() {
+	for _, method := range selection.Names() {
 		t.Run(method, func(t *testing.T) {
 			calls = nil
 			key := fmt.Sprintf("magic/alpha=2/%s/recorder/rep=1/fold=1", method)
@@ -552,15 +555,15 @@ type fakeCandidates struct {
 }
 
 func (c *fakeCandidates) K() int                                          { return c.k }
-func (c *fakeCandidates) Terms() Terms                                    { return classifierTerms("fake") }
+func (c *fakeCandidates) Terms() selection.Terms                          { return classifierTerms("fake") }
 func (c *fakeCandidates) Split(*rand.Rand, int) error                     { return nil }
 func (c *fakeCandidates) StabilityBeta(float64, float64) (float64, error) { return 0.01, nil }
-func (c *fakeCandidates) Train(_ *rand.Rand, i int, level Level, _, _ int) (Fit, error) {
+func (c *fakeCandidates) Train(_ *rand.Rand, i int, level learners.Level, _, _ int) (selection.Fit, error) {
 	eps := level.Epsilon
 	if !c.exact {
 		eps = level.Epsilon*(1+float64(i)/10) + 0.001
 	}
-	return Fit{Index: i, Level: level, Guarantee: privacy.EpsDP(eps, "fake"), Score: float64(i), Errors: float64(c.k - i)}, nil
+	return selection.Fit{Index: i, Level: level, Guarantee: privacy.EpsDP(eps, "fake"), Score: float64(i), Errors: float64(c.k - i)}, nil
 }
 
 // oldClassifier is the accounting the cv-tuning kind did by method name
@@ -606,12 +609,12 @@ func oldHistogram(method string, alpha, delta float64, k int) columns {
 // and the histogram's delivered Accounts agree with the plans.
 func TestAccount_OldValues(t *testing.T) {
 	const delta = 0.01
-	for _, method := range SelectorNames() {
-		sel, _ := selectors.Lookup(method)
+	for _, method := range selection.Names() {
+		sel, _ := selection.Lookup(method)
 		for _, k := range []int{1, 3, 7, 10} {
 			for _, alpha := range []float64{0.1, 0.3, 0.5, 1, 2, 3, 5, 7.3, 1000} {
 				name := fmt.Sprintf("%s/k=%d/alpha=%v", method, k, alpha)
-				b := Budget{Alpha: alpha, Delta: delta}
+				b := selection.Budget{Alpha: alpha, Delta: delta}
 				rng := rand.New(rand.NewPCG(1, 2))
 				c := &fakeCandidates{k: k}
 				var delivered []float64
@@ -652,11 +655,11 @@ func TestAccount_OldValues(t *testing.T) {
 
 // recordingCandidates record the ε each fit delivered, in order.
 type recordingCandidates struct {
-	Candidates
+	selection.Candidates
 	eps *[]float64
 }
 
-func (r *recordingCandidates) Train(rng *rand.Rand, i int, level Level, part, parts int) (Fit, error) {
+func (r *recordingCandidates) Train(rng *rand.Rand, i int, level learners.Level, part, parts int) (selection.Fit, error) {
 	f, err := r.Candidates.Train(rng, i, level, part, parts)
 	*r.eps = append(*r.eps, f.Guarantee.Epsilon)
 	return f, err
@@ -678,11 +681,11 @@ func tuningOf(s *experiments.Spec) *TuningSpec {
 // zero-noise learner for the level checks.
 type levelLearner struct {
 	name string
-	give func(l Level) privacy.Guarantee
+	give func(l learners.Level) privacy.Guarantee
 }
 
 func (l levelLearner) Name() string { return l.name }
-func (l levelLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+func (l levelLearner) Fit(_ context.Context, _ *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
 	return meanDiff(train, lambda), l.give(level), nil
 }
 
@@ -692,13 +695,13 @@ func (l levelLearner) Fit(_ context.Context, _ *rand.Rand, train *Data, lambda f
 // level is not flagged; a guarantee that cannot be compared with a level
 // fails the unit, naming the learner.
 func TestLearner_OverLevel(t *testing.T) {
-	over := levelLearner{"over-eps", func(l Level) privacy.Guarantee { return privacy.EpsDP(1.5*l.Epsilon, "over") }}
-	overDelta := levelLearner{"over-delta", func(l Level) privacy.Guarantee { return privacy.EpsDeltaDP(l.Epsilon, 1e-6, "δ") }}
-	rounding := levelLearner{"rounding", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon*(1+1e-12), "rounded") }}
-	for _, l := range []Learner{over, overDelta, rounding,
-		levelLearner{"not-private", func(Level) privacy.Guarantee { return privacy.NonPrivate("no noise") }},
-		levelLearner{"ex-post", func(l Level) privacy.Guarantee { return privacy.ExPostEps(l.Epsilon, "realised") }},
-		levelLearner{"zcdp", func(l Level) privacy.Guarantee { return privacy.Rho(l.Epsilon*l.Epsilon/2, "ρ") }},
+	over := levelLearner{"over-eps", func(l learners.Level) privacy.Guarantee { return privacy.EpsDP(1.5*l.Epsilon, "over") }}
+	overDelta := levelLearner{"over-delta", func(l learners.Level) privacy.Guarantee { return privacy.EpsDeltaDP(l.Epsilon, 1e-6, "δ") }}
+	rounding := levelLearner{"rounding", func(l learners.Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon*(1+1e-12), "rounded") }}
+	for _, l := range []learners.Learner{over, overDelta, rounding,
+		levelLearner{"not-private", func(learners.Level) privacy.Guarantee { return privacy.NonPrivate("no noise") }},
+		levelLearner{"ex-post", func(l learners.Level) privacy.Guarantee { return privacy.ExPostEps(l.Epsilon, "realised") }},
+		levelLearner{"zcdp", func(l learners.Level) privacy.Guarantee { return privacy.Rho(l.Epsilon*l.Epsilon/2, "ρ") }},
 	} {
 		registerLearner(t, l)
 	}
@@ -737,9 +740,9 @@ func TestLearner_OverLevel(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ learner, want string }{
-		{"not-private", "cvtune: learner not-private returned a non-private release for the level ε=2: a learner must release under the level it is handed"},
-		{"ex-post", "cvtune: learner ex-post returned ex-post ε=2 for the level ε=2: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods"},
-		{"zcdp", "cvtune: learner zcdp returned ρ=2 for the level ε=2: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; " +
+		{"not-private", "learner not-private returned a non-private release for the level ε=2: a learner must release under the level it is handed"},
+		{"ex-post", "learner ex-post returned ex-post ε=2 for the level ε=2: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods"},
+		{"zcdp", "learner zcdp returned ρ=2 for the level ε=2: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; " +
 			"return the (ε, δ) it implies at a δ within the level: a Go learner converts with privacy.Guarantee.ToApprox(δ); " +
 			`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`},
 	} {
@@ -781,7 +784,7 @@ func TestLearner_OverLevel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"random/over-eps — pure ε-DP; declared by the method", OverLevelLabel} {
+	for _, want := range []string{"random/over-eps — pure ε-DP; declared by the method", learners.OverLevelLabel} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("fig1a-auc.svg lacks %q", want)
 		}
@@ -797,10 +800,10 @@ func TestLearner_OverLevel(t *testing.T) {
 // charge shows the claim beside the booking, and names the learner as
 // declared (a learner registered by a test is not a built-in).
 func TestLearner_UnderLevel(t *testing.T) {
-	hundredth := levelLearner{"hundredth", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon/100, "a hundredth") }}
-	zero := levelLearner{"zero", func(Level) privacy.Guarantee { return privacy.EpsDP(0, "nothing") }}
-	exact := levelLearner{"exact", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon, "the level") }}
-	for _, l := range []Learner{hundredth, zero, exact} {
+	hundredth := levelLearner{"hundredth", func(l learners.Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon/100, "a hundredth") }}
+	zero := levelLearner{"zero", func(learners.Level) privacy.Guarantee { return privacy.EpsDP(0, "nothing") }}
+	exact := levelLearner{"exact", func(l learners.Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon, "the level") }}
+	for _, l := range []learners.Learner{hundredth, zero, exact} {
 		registerLearner(t, l)
 	}
 	s := parseExt(t, `learners = ["hundredth", "zero", "exact"]`)
@@ -871,12 +874,12 @@ func TestLearner_UnderLevel(t *testing.T) {
 // edges, with what it books: the larger of the guarantee and the level.
 func TestCheckLevel(t *testing.T) {
 	t.Parallel()
-	pure := Level{Epsilon: 1}
-	approx := Level{Epsilon: 1, Delta: 1e-5}
+	pure := learners.Level{Epsilon: 1}
+	approx := learners.Level{Epsilon: 1, Delta: 1e-5}
 	for _, c := range []struct {
 		name        string
 		g           privacy.Guarantee
-		level       Level
+		level       learners.Level
 		over, under bool
 		note        string
 		booked      privacy.Guarantee
@@ -898,15 +901,15 @@ func TestCheckLevel(t *testing.T) {
 		{"zcdp", privacy.Rho(0.01, ""), approx, false, false, "", privacy.Guarantee{}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := CheckLevel("l", c.g, c.level)
+			got, err := learners.CheckLevel("l", c.g, c.level)
 			if got.Over != c.over || got.Under != c.under || (err != nil) != c.wantErr || got.Note != c.note {
 				t.Errorf("CheckLevel(%v, %v) = %+v, %v; want over %v, under %v, note %q, error %v", c.g, c.level, got, err, c.over, c.under, c.note, c.wantErr)
 			}
 			if b := got.Booked; b.Notion != c.booked.Notion || b.Epsilon != c.booked.Epsilon || b.Delta != c.booked.Delta {
 				t.Errorf("booked %+v, want %+v", b, c.booked)
 			}
-			if over, under := LevelNotes(RowStatus(got.Note)); (over != "") != (c.over && got.Note != "") || (under != "") != (c.under && !c.over) {
-				t.Errorf("LevelNotes(%q) = %q, %q", RowStatus(got.Note), over, under)
+			if over, under := learners.LevelNotes(learners.RowStatus(got.Note)); (over != "") != (c.over && got.Note != "") || (under != "") != (c.under && !c.over) {
+				t.Errorf("LevelNotes(%q) = %q, %q", learners.RowStatus(got.Note), over, under)
 			}
 		})
 	}
@@ -917,35 +920,35 @@ func TestCheckLevel(t *testing.T) {
 // registers is declared by itself, even under a built-in's type.
 func TestDeclaredBy(t *testing.T) {
 	for _, name := range []string{"objective-perturbation", "output-perturbation", "non-private"} {
-		l, err := LookupLearner(nil, name, LearnerConfig{Table: "tuning", Loss: "huber", HuberH: 0.5})
+		l, err := learners.Lookup(nil, name, learners.Config{Table: "tuning", Loss: "huber", HuberH: 0.5})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := DeclaredBy(l); d != "" {
+		if d := learners.DeclaredBy(l); d != "" {
 			t.Errorf("built-in %s: declared by %q", name, d)
 		}
 	}
-	for _, name := range SelectorNames() {
-		s, _ := selectors.Lookup(name)
-		if d := SelectorDeclaredBy(s); d != "" {
+	for _, name := range selection.Names() {
+		s, _ := selection.Lookup(name)
+		if d := selection.DeclaredBy(s); d != "" {
 			t.Errorf("built-in selector %s: declared by %q", name, d)
 		}
 	}
-	l := levelLearner{"mine", func(l Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon, "") }}
+	l := levelLearner{"mine", func(l learners.Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon, "") }}
 	registerLearner(t, l)
-	if d := DeclaredBy(l); d != "mine" {
+	if d := learners.DeclaredBy(l); d != "mine" {
 		t.Errorf("registered learner: declared by %q, want mine", d)
 	}
-	sel := renamed{Random{}, "my-random"}
+	sel := renamed{selection.Random{}, "my-random"}
 	registerSelector(t, sel)
-	if d := SelectorDeclaredBy(sel); d != "my-random" {
+	if d := selection.DeclaredBy(sel); d != "my-random" {
 		t.Errorf("registered selector: declared by %q, want my-random", d)
 	}
 }
 
 // renamed is a selector under another name.
 type renamed struct {
-	Selector
+	selection.Selector
 	name string
 }
 

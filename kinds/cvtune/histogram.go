@@ -15,6 +15,8 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -37,7 +39,7 @@ func sourceName(a AttributeSpec) string { return a.Dataset + ":" + a.Column }
 var HistMetrics = []string{"ise", "ise_estimate", "bin_width", "index"}
 
 // histTerms are the ledger words of the histogram-tuning kind.
-var histTerms = Terms{
+var histTerms = selection.Terms{
 	Fit: "Algorithm 5 histogram", Param: "bin width",
 	Utility: "the validation score scaled to sensitivity 1, -q(f,V)·m·h_min/2", Score: "validation score q (Eq. 6)",
 }
@@ -46,12 +48,12 @@ var histTerms = Terms{
 // of Chaudhuri & Vinterbo 2013, Appendix 6.3, run as its classifier study
 // is (Section 5): repeated K-fold CV, in round f fold f the test set W,
 // fold (f mod K)+1 the validation set V and the rest the training set T;
-// each method — a [Selector] from the same registry as the cv-tuning
+// each method — a [selection.Selector] from the same registry as the cv-tuning
 // kind's — chooses the number of bins of Algorithm 5
 // ([histogram.Procedure]) and the released estimate is scored on W.
 //
 // Algorithm 5 is this kind's one learner: it reaches the selectors through
-// [Candidates] as the cv-tuning kind's learners do, but is not a registry
+// [selection.Candidates] as the cv-tuning kind's learners do, but is not a registry
 // entry, and a spec that sets tuning.learners is refused.
 //
 // A source is a synthetic density with a known f ([histogram.Densities];
@@ -62,7 +64,7 @@ var histTerms = Terms{
 // Stability runs Algorithms 1–2 at α₁ = α₂ = α/2 with (β₁, β₂) of Theorem 6
 // at the training α₁ and h_min; NewHist refuses a spec whose training folds
 // are smaller than Theorem 6 requires at the smallest α, for every method
-// that asks for β ([StabilityUser]).
+// that asks for β ([selection.StabilityUser]).
 //
 // Accounting: Algorithm 5 delivers exactly the ε it is handed (Laplace
 // noise of scale 2/ε on counts whose replace-one sensitivity is 2), so a
@@ -182,20 +184,20 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 			return nil, es.ErrorAt(s.key, s.path, fmt.Errorf("source %s has %d points; %s", s.name, n, why))
 		}
 		for _, a := range e.arms {
-			su, ok := a.sel.(StabilityUser)
+			su, ok := a.sel.(selection.StabilityUser)
 			if !ok {
 				continue
 			}
 			// The smallest training set: n minus the two largest folds.
 			nTrain := n - 2*((n+spec.CV.Folds-1)/spec.CV.Folds)
 			amin := slices.Min(spec.Tuning.Alphas)
-			alpha1 := su.StabilityLevel(Budget{Alpha: amin, Delta: spec.Tuning.Delta})
+			alpha1 := su.StabilityLevel(selection.Budget{Alpha: amin, Delta: spec.Tuning.Delta})
 			if _, _, err := histogram.StabilityConstants(hmin, k, nTrain, alpha1, spec.Tuning.Delta); err != nil {
 				return nil, es.ErrorAt(s.key, s.path, fmt.Errorf("source %s, method %s, alpha = %v (training at %v): %w", s.name, a.sel.Name(), amin, alpha1, err))
 			}
 		}
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
-			s.folds = append(s.folds, Partition(runner.Stream(es, "cv-partition", s.name, strconv.Itoa(rep)), n, spec.CV.Folds))
+			s.folds = append(s.folds, tune.Partition(runner.Stream(es, "cv-partition", s.name, strconv.Itoa(rep)), n, spec.CV.Folds))
 		}
 		for _, a := range spec.Tuning.Alphas {
 			for ai, arm := range e.arms {
@@ -251,7 +253,7 @@ func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]r
 	alpha := u.alpha
 	a := e.arms[u.arm]
 	c := &histCandidates{ctx: ctx, p: p, nTrain: len(train), nVal: len(val), beta: math.NaN(), source: s.name, trainIdx: trainIdx, valIdx: valIdx}
-	b := Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta}
+	b := selection.Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta}
 	sel, err := a.sel.Select(rng, c, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
@@ -380,8 +382,8 @@ type histCandidates struct {
 	beta         float64 // β handed out by StabilityBeta; NaN if none
 }
 
-func (c *histCandidates) K() int       { return c.p.K() }
-func (c *histCandidates) Terms() Terms { return histTerms }
+func (c *histCandidates) K() int                 { return c.p.K() }
+func (c *histCandidates) Terms() selection.Terms { return histTerms }
 
 // Split records the number of parts: histogram.Procedure cuts T into
 // contiguous parts itself (T is already a uniformly random fold union, in
@@ -396,12 +398,12 @@ func (c *histCandidates) Split(_ *rand.Rand, parts int) error {
 
 // Train runs Algorithm 5 for candidate i, after checking ctx, so that a
 // unit, which trains up to 2k candidates, stops within one run.
-func (c *histCandidates) Train(rng *rand.Rand, i int, level Level, part, parts int) (Fit, error) {
+func (c *histCandidates) Train(rng *rand.Rand, i int, level learners.Level, part, parts int) (selection.Fit, error) {
 	if err := c.ctx.Err(); err != nil {
-		return Fit{}, err
+		return selection.Fit{}, err
 	}
 	if parts > 1 && parts != c.parts {
-		return Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, c.parts)
+		return selection.Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, c.parts)
 	}
 	records := mech.Records{Dataset: c.source, Part: "T", Index: c.trainIdx, N: len(c.trainIdx)}
 	if parts > 1 {
@@ -411,14 +413,14 @@ func (c *histCandidates) Train(rng *rand.Rand, i int, level Level, part, parts i
 	mech.Scope(rng, fmt.Sprintf("training: Algorithm 5 histogram of candidate %d at %v", i+1, level), records)
 	est, err := c.p.Train(rng, i, level.Epsilon, part, parts)
 	if err != nil {
-		return Fit{}, err
+		return selection.Fit{}, err
 	}
 	g := privacy.EpsDP(level.Epsilon, fmt.Sprintf("one Algorithm 5 histogram with %d bins (replace-one adjacency)", est.Bins()))
-	return Fit{Index: i, Level: level, Guarantee: g, Score: c.p.Score(est), Errors: c.p.Errors(est), Model: est}, nil
+	return selection.Fit{Index: i, Level: level, Guarantee: g, Score: c.p.Score(est), Errors: c.p.Errors(est), Model: est}, nil
 }
 
-// selectionRecords implements scoper: V, or T and V.
-func (c *histCandidates) selectionRecords(withT bool) mech.Records {
+// SelectionRecords implements selection's scoper: V, or T and V.
+func (c *histCandidates) SelectionRecords(withT bool) mech.Records {
 	if withT {
 		return mech.Records{Dataset: c.source, Part: "T,V", Index: union(c.trainIdx, c.valIdx), N: len(c.trainIdx) + len(c.valIdx)}
 	}
@@ -436,7 +438,7 @@ func (c *histCandidates) StabilityBeta(alpha1, delta float64) (float64, error) {
 
 // agree returns an error unless the accounts have the same charges (part,
 // data, notion) and totals with ε and δ equal to a relative 1e-9.
-func agree(plan, delivered Account) error {
+func agree(plan, delivered selection.Account) error {
 	near := func(a, b float64) bool {
 		return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -197,7 +199,7 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		p.Magnitude("tuning.huber_h", "tuning.huber_h", c.Tuning.HuberH)
 	}
 	p.OneOf("tuning.objective_perturbation", c.Tuning.ObjPert, "cms11", "privatelr-1.1-69")
-	known := s.WithMethods(p, experiments.ServesLearner, LearnerNames())
+	known := s.WithMethods(p, experiments.ServesLearner, learners.Names())
 	if c.Tuning.Learners != nil && len(c.Tuning.Learners) == 0 {
 		p.At("tuning.learners", "must list at least one learner when set (known: %s); leave the key out for the built-in learner alone", strings.Join(known, ", "))
 	}
@@ -269,7 +271,7 @@ func validateCV(cv *CVSpec, t *TuningSpec, lambdas bool, p *experiments.Problems
 	if !(t.Delta > 0 && t.Delta < 1) {
 		p.At("tuning.delta", "must be in (0, 1) (got %v)", t.Delta)
 	}
-	p.Names("tuning.methods", t.Methods, SelectorNames(), true, "method")
+	p.Names("tuning.methods", t.Methods, selection.Names(), true, "method")
 }
 
 // validateHistogram checks the histogram section.

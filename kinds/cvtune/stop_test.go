@@ -3,12 +3,13 @@ package cvtune
 import (
 	"context"
 	"fmt"
-	"github.com/dprepro/dprepro/internal/stoptest"
-	"github.com/dprepro/dprepro/runner"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dprepro/dprepro/internal/stoptest"
+	"github.com/dprepro/dprepro/runner"
 
 	"github.com/dprepro/dprepro/experiments"
 )

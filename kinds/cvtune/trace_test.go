@@ -11,6 +11,7 @@ import (
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/internal/tracetest"
+	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -471,7 +472,7 @@ func TestTrace_Secure(t *testing.T) {
 // one fit at α).
 func TestTrace_DeclaredMethods(t *testing.T) {
 	registerLearner(t, fakeLearner{})
-	registerSelector(t, &firstSelector{planEps: func(b Budget) float64 { return 2 * b.Alpha }})
+	registerSelector(t, &firstSelector{planEps: func(b selection.Budget) float64 { return 2 * b.Alpha }})
 	s := parseExt(t, `learners = ["fake-double"]`)
 	tuningOf(s).Methods = []string{"stability", "dataSplit", "random", "first"}
 	e, err := New(s, Options{})

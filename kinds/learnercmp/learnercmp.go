@@ -10,7 +10,7 @@
 // # Protocol
 //
 // A replicate unit is one (dataset, repetition, fold). Each repetition
-// partitions the dataset into K folds (cvtune.Partition, drawn from
+// partitions the dataset into K folds (tune.Partition, drawn from
 // runner.Stream(spec, "cv-partition", dataset, repetition): the same
 // folds for every learner and ε, and the same as a cv-tuning spec with the
 // same seed would draw). In round f, fold f is the test set and the other
@@ -22,8 +22,8 @@
 // once, at ε = +Inf; each released model is scored on the test fold.
 //
 // Learners come from the one learner registry of the harness, through
-// cvtune.LookupLearner, configured by comparison.loss, comparison.huber_h
-// and comparison.objective_perturbation (cvtune.LearnerConfig).
+// learners.Lookup, configured by comparison.loss, comparison.huber_h
+// and comparison.objective_perturbation (learners.Config).
 //
 // # Randomness
 //
@@ -36,7 +36,7 @@
 //
 // Each fit returns its guarantee as a value, checked against the level
 // it was handed (ε of the grid, δ = comparison.delta) by
-// cvtune.CheckLevel, as the cv-tuning kind checks its fits: one over the
+// learners.CheckLevel, as the cv-tuning kind checks its fits: one over the
 // level is booked as returned and flagged in the row's status ("learner
 // NAME returned … for a level of …") and the manifest's warnings
 // ([Experiment.RowWarnings]); one below it is flagged alike ("learner
@@ -64,10 +64,11 @@ import (
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/kinds/cvtune"
 	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -79,7 +80,7 @@ import (
 // level the learner was handed (+Inf and 0 for the reference);
 // notion, rho_spent and private the guarantee it returned, epsilon_spent
 // and delta_spent what is booked for it (its ε and δ, or the level's where
-// it claims less, cvtune.CheckLevel; ε = +Inf when not private; a ρ-zCDP
+// it claims less, learners.CheckLevel; ε = +Inf when not private; a ρ-zCDP
 // guarantee is stated as (ε, δ) at comparison.delta); solver_status, grad_norm and newton_iter
 // its fit report (empty when the model has none); key the fit's stream:
 // "<unit>/<learner>/epsilon=<ε>" or "<unit>/<learner>/reference".
@@ -99,8 +100,8 @@ type Experiment struct {
 	spec          *Spec
 	data          []*datasets.Dataset
 	folds         map[string][][]int // "dataset/rep" -> fold -> row indices
-	learners      []cvtune.Learner   // comparison.learners, configured
-	ref           cvtune.Learner     // the reference, or nil
+	learners      []learners.Learner // comparison.learners, configured
+	ref           learners.Learner   // the reference, or nil
 	units         []string
 	byKey         map[string]unit
 	external.Runs // the spec's external learners: runner.Opener and Versioner
@@ -135,7 +136,7 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 	}()
 	cfg := c.learnerConfig(spec.Data.RowNorm)
 	for i, name := range c.Learners {
-		l, err := cvtune.LookupLearner(e.Methods, name, cfg)
+		l, err := learners.Lookup(e.Methods, name, cfg)
 		if err != nil {
 			var se *experiments.SpecError
 			if errors.As(err, &se) {
@@ -148,7 +149,7 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 	if c.Reference != "" {
 		// A registered learner only (Validate): the reference is handed
 		// ε = +Inf, which no worker call can carry.
-		if e.ref, err = cvtune.LookupLearner(nil, c.Reference, cfg); err != nil {
+		if e.ref, err = learners.Lookup(nil, c.Reference, cfg); err != nil {
 			return nil, es.ErrorAt("comparison.reference", "comparison.reference", err)
 		}
 	}
@@ -166,7 +167,7 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 		}
 		e.data = append(e.data, ds)
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
-			e.folds[foldKey(name, rep)] = cvtune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
+			e.folds[foldKey(name, rep)] = tune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
 	}
 	for di, ds := range e.data {
@@ -218,10 +219,10 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	}
 	ds := e.data[u.ds]
 	trainIdx, testIdx := split(e.folds[foldKey(ds.Name, u.rep)], u.fold)
-	train, test := cvtune.NewData(ds.X, ds.Y, trainIdx), cvtune.NewData(ds.X, ds.Y, testIdx)
+	train, test := learners.NewData(ds.X, ds.Y, trainIdx), learners.NewData(ds.X, ds.Y, testIdx)
 	c := &e.spec.Comparison
 	var rows []results.Row
-	fit := func(l cvtune.Learner, level cvtune.Level, stream string) error {
+	fit := func(l learners.Learner, level learners.Level, stream string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -238,7 +239,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		if m == nil {
 			return fmt.Errorf("%s: learner %s returned no model", key, l.Name())
 		}
-		cvtune.RecordDeclared(rng, l, g, train.D())
+		learners.RecordDeclared(rng, l, g, train.D())
 		r, err := e.row(ds, u, l.Name(), level, lambda, g, m, train, test)
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err) // row names the learner
@@ -249,13 +250,13 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	}
 	for _, l := range e.learners {
 		for _, eps := range c.Epsilons {
-			if err := fit(l, cvtune.Level{Epsilon: eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(eps)); err != nil {
+			if err := fit(l, learners.Level{Epsilon: eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(eps)); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if e.ref != nil {
-		if err := fit(e.ref, cvtune.Level{Epsilon: math.Inf(1)}, "reference"); err != nil {
+		if err := fit(e.ref, learners.Level{Epsilon: math.Inf(1)}, "reference"); err != nil {
 			return nil, err
 		}
 	}
@@ -265,14 +266,14 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 // row scores model m on test and records the level it was fit at and the
 // guarantee g it returned. A fit at a finite level (every fit but the
 // reference's, which is handed ε = +Inf: no level) is checked against it
-// with cvtune.CheckLevel, as cv-tuning checks its fits: a guarantee over
+// with learners.CheckLevel, as cv-tuning checks its fits: a guarantee over
 // the level is booked as returned, one below it at the level, and both
 // are flagged in the status (and by RowWarnings in the manifest and on
 // stderr); one that cannot be compared with a level
 // (not private, ex-post) is an error. A ρ-zCDP guarantee is checked as
 // the (ε, δ) it implies at comparison.delta, the δ of the level. Errors
 // name the learner.
-func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvtune.Level, lambda float64, g privacy.Guarantee, m cvtune.Model, train, test *cvtune.Data) (results.Row, error) {
+func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level learners.Level, lambda float64, g privacy.Guarantee, m learners.Model, train, test *learners.Data) (results.Row, error) {
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("learner %s: %w", learner, err)
 	}
@@ -287,7 +288,7 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvt
 	var warnings []string
 	booked := stated
 	if !math.IsInf(level.Epsilon, 1) {
-		check, err := cvtune.CheckLevel(learner, stated, level)
+		check, err := learners.CheckLevel(learner, stated, level)
 		if err != nil {
 			return nil, err
 		}
@@ -321,7 +322,7 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvt
 	r.SetFloat("rho_spent", g.Rho)
 	r.Set("private", strconv.FormatBool(g.Private()))
 	var status []string
-	if rep, ok := m.(cvtune.Reporter); ok {
+	if rep, ok := m.(learners.Reporter); ok {
 		fr := rep.Report()
 		r.Set("solver_status", fr.Solver)
 		r.SetFloat("grad_norm", fr.GradNorm)
@@ -330,29 +331,29 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level cvt
 			status = append(status, "the fit did not converge ("+fr.Solver+")")
 		}
 	}
-	r.Set("status", cvtune.RowStatus(append(status, warnings...)...))
+	r.Set("status", learners.RowStatus(append(status, warnings...)...))
 	return r, nil
 }
 
 // RowWarnings implements runner.RowWarner: for each learner of
 // comparison.learners whose rows report a fit over or below its level (a
 // guarantee above or below the ε or δ it was handed, see row), how many
-// rows, the first such note and what was booked (cvtune.LevelWarnings).
+// rows, the first such note and what was booked (learners.LevelWarnings).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	return cvtune.LevelWarnings(rows, e.spec.Comparison.Learners, "epsilon_spent, delta_spent and the ledger book what the learner returned",
+	return learners.LevelWarnings(rows, e.spec.Comparison.Learners, "epsilon_spent, delta_spent and the ledger book what the learner returned",
 		"epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends")
 }
 
 // FigureMarks implements runner.FigureMarker: the points (dataset,
 // learner, ε) whose rows report a fit over its level
-// (cvtune.OverLevelMarks), which the figures ring.
+// (learners.OverLevelMarks), which the figures ring.
 func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
-	return cvtune.OverLevelMarks(rows, "epsilon"), cvtune.OverLevelLabel
+	return learners.OverLevelMarks(rows, "epsilon"), learners.OverLevelLabel
 }
 
 // fitted returns the learners a run fits: comparison.learners, then the
 // reference.
-func (e *Experiment) fitted() []cvtune.Learner {
+func (e *Experiment) fitted() []learners.Learner {
 	ls := slices.Clone(e.learners)
 	if e.ref != nil {
 		ls = append(ls, e.ref)
@@ -399,8 +400,8 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 // learnerStyles fix the colour and marker of the built-in learners in
 // every figure of the kind.
 var learnerStyles = map[string]plots.Style{
-	cvtune.ObjectivePerturbation{}.Name(): {Color: plots.PaletteColor(1), Shape: plots.PaletteShape(0)},
-	cvtune.OutputPerturbation{}.Name():    {Color: plots.PaletteColor(2), Shape: plots.PaletteShape(1)},
+	learners.ObjectivePerturbation{}.Name(): {Color: plots.PaletteColor(1), Shape: plots.PaletteShape(0)},
+	learners.OutputPerturbation{}.Name():    {Color: plots.PaletteColor(2), Shape: plots.PaletteShape(1)},
 }
 
 // Datasets implements runner.Experiment.
@@ -413,11 +414,11 @@ func (e *Experiment) Datasets() []results.DatasetInfo {
 }
 
 // Warnings implements runner.Experiment: the datasets' notes and those of
-// the learners (cvtune.Warner).
+// the learners (learners.Warner).
 func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
 	for _, l := range e.fitted() {
-		if lw, ok := l.(cvtune.Warner); ok {
+		if lw, ok := l.(learners.Warner); ok {
 			w = append(w, lw.Warnings()...)
 		}
 	}
@@ -437,7 +438,7 @@ func (e *Experiment) Warnings() []string {
 // charge states its notion (what is booked: pure ε, (ε, δ) or none), the
 // learner's claim beside it where that differs (Claimed: fits below or
 // over their level, or a ρ-zCDP claim with its ρ, which Rho also holds),
-// and in DeclaredBy a learner that is not built in (cvtune.DeclaredBy).
+// and in DeclaredBy a learner that is not built in (learners.DeclaredBy).
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	type cell struct {
 		eps, delta float64
@@ -446,7 +447,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		fits       int
 		rho        float64 // the largest ρ of the fits that claimed ρ-zCDP
 		zcdp       bool
-		over       int    // fits over their level (cvtune.LevelNotes)
+		over       int    // fits over their level (learners.LevelNotes)
 		under      int    // fits below their level
 		overNote   string // the first of each
 		underNote  string
@@ -467,7 +468,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		if privacy.Notion(r["notion"]) == privacy.ZCDP {
 			c.zcdp, c.rho = true, math.Max(c.rho, r.Float("rho_spent"))
 		}
-		if o, u := cvtune.LevelNotes(r["status"]); o != "" || u != "" {
+		if o, u := learners.LevelNotes(r["status"]); o != "" || u != "" {
 			if o != "" {
 				c.over++
 				if c.overNote == "" {
@@ -491,7 +492,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	// reference).
 	declared := map[string]bool{}
 	for _, l := range e.fitted() {
-		if cvtune.DeclaredBy(l) != "" {
+		if learners.DeclaredBy(l) != "" {
 			declared[l.Name()] = true
 		}
 	}
@@ -601,7 +602,7 @@ func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
 // declared from the spec's learners: "objective-perturbation" (Chaudhuri,
 // Monteleoni & Sarwate 2011, Algorithm 2, either variant and its
 // fallback), "output-perturbation" (their Algorithm 1), none for the
-// non-private reference (cvtune.LearnerMechanisms). A learner that is not
+// non-private reference (learners.Mechanisms). A learner that is not
 // built in (a worker's, a user's module's) draws noise the harness does
 // not see: it is listed as mech.Declared(NAME), "declared-by:NAME", as a
 // traced run records its fits, and the manifest's list of releases
@@ -610,7 +611,7 @@ func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
 func (e *Experiment) Mechanisms() []string {
 	var out []string
 	for _, l := range e.fitted() {
-		out = append(out, cvtune.LearnerMechanisms(l)...)
+		out = append(out, learners.Mechanisms(l)...)
 	}
 	return out
 }

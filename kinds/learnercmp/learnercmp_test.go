@@ -17,7 +17,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -310,18 +310,18 @@ func TestAUCRisesWithEpsilon(t *testing.T) {
 // zcdpLearner is a recording fake: it asserts nothing itself but returns
 // ρ = ε²/2 (the zCDP of a Gaussian release with σ = Δ/ε) and the exact fit,
 // recording the levels it is handed.
-type zcdpLearner struct{ levels chan cvtune.Level }
+type zcdpLearner struct{ levels chan learners.Level }
 
 func (zcdpLearner) Name() string { return "fake-zcdp" }
-func (z zcdpLearner) Fit(ctx context.Context, rng *rand.Rand, train *cvtune.Data, lambda float64, level cvtune.Level) (cvtune.Model, privacy.Guarantee, error) {
+func (z zcdpLearner) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
 	z.levels <- level
-	m, _, err := cvtune.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
+	m, _, err := learners.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
 	return m, privacy.Rho(level.Epsilon*level.Epsilon/2, "fake"), err
 }
 
 var (
-	fakeLevels   = make(chan cvtune.Level, 1000)
-	registerFake = sync.OnceValue(func() error { return cvtune.RegisterLearner(zcdpLearner{fakeLevels}) })
+	fakeLevels   = make(chan learners.Level, 1000)
+	registerFake = sync.OnceValue(func() error { return learners.Register(zcdpLearner{fakeLevels}) })
 )
 
 // TestRun_StreamsAndZCDP: a learner's rows do not depend on which other
@@ -387,21 +387,21 @@ func TestRun_StreamsAndZCDP(t *testing.T) {
 // be checked against it).
 type levelLearner struct {
 	name  string
-	claim func(cvtune.Level) privacy.Guarantee
+	claim func(learners.Level) privacy.Guarantee
 }
 
 func (l levelLearner) Name() string { return l.name }
-func (l levelLearner) Fit(ctx context.Context, rng *rand.Rand, train *cvtune.Data, lambda float64, level cvtune.Level) (cvtune.Model, privacy.Guarantee, error) {
-	m, _, err := cvtune.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
+func (l levelLearner) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
+	m, _, err := learners.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
 	return m, l.claim(level), err
 }
 
 var registerLevelFakes = sync.OnceValue(func() error {
 	return errors.Join(
-		cvtune.RegisterLearner(levelLearner{"fake-double", func(l cvtune.Level) privacy.Guarantee { return privacy.EpsDP(2*l.Epsilon, "twice the level") }}),
-		cvtune.RegisterLearner(levelLearner{"fake-nonprivate", func(cvtune.Level) privacy.Guarantee { return privacy.NonPrivate("no noise") }}),
-		cvtune.RegisterLearner(levelLearner{"fake-expost", func(l cvtune.Level) privacy.Guarantee { return privacy.ExPostEps(l.Epsilon, "realised") }}),
-		cvtune.RegisterLearner(levelLearner{"fake-tenth", func(l cvtune.Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon/10, "a tenth of the level") }}),
+		learners.Register(levelLearner{"fake-double", func(l learners.Level) privacy.Guarantee { return privacy.EpsDP(2*l.Epsilon, "twice the level") }}),
+		learners.Register(levelLearner{"fake-nonprivate", func(learners.Level) privacy.Guarantee { return privacy.NonPrivate("no noise") }}),
+		learners.Register(levelLearner{"fake-expost", func(l learners.Level) privacy.Guarantee { return privacy.ExPostEps(l.Epsilon, "realised") }}),
+		learners.Register(levelLearner{"fake-tenth", func(l learners.Level) privacy.Guarantee { return privacy.EpsDP(l.Epsilon/10, "a tenth of the level") }}),
 	)
 })
 
@@ -483,7 +483,7 @@ func TestRun_UnderLevelAndZCDP(t *testing.T) {
 }
 
 // TestRun_OverLevel: every fit of comparison.learners is checked against
-// the level it was handed, as cv-tuning's are (cvtune.CheckLevel): a
+// the level it was handed, as cv-tuning's are (learners.CheckLevel): a
 // learner claiming 2ε is booked at 2ε with a warning status and a
 // manifest warning (on stderr too); a non-private or ex-post guarantee for
 // a private level fails the unit, naming the learner. The built-in
@@ -537,8 +537,8 @@ func TestRun_OverLevel(t *testing.T) {
 	}
 
 	for _, c := range []struct{ learner, want string }{
-		{"fake-nonprivate", "magic/rep=1/fold=1/fake-nonprivate/epsilon=0.1: cvtune: learner fake-nonprivate returned a non-private release for the level ε=0.1: a learner must release under the level it is handed"},
-		{"fake-expost", "magic/rep=1/fold=1/fake-expost/epsilon=0.1: cvtune: learner fake-expost returned ex-post ε=0.1 for the level ε=0.1: only an ε or (ε, δ) guarantee can be checked against a level"},
+		{"fake-nonprivate", "magic/rep=1/fold=1/fake-nonprivate/epsilon=0.1: learner fake-nonprivate returned a non-private release for the level ε=0.1: a learner must release under the level it is handed"},
+		{"fake-expost", "magic/rep=1/fold=1/fake-expost/epsilon=0.1: learner fake-expost returned ex-post ε=0.1 for the level ε=0.1: only an ε or (ε, δ) guarantee can be checked against a level"},
 	} {
 		e := load(t, strings.Replace(smallSpec, `learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "`+c.learner+`"]`, 1))
 		if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1"); err == nil || !strings.HasPrefix(err.Error(), c.want) {

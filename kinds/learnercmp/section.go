@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -30,7 +30,7 @@ func (Kind) NewSection() experiments.Section {
 	return &Section{
 		CV: CVSpec{Repetitions: 10, Folds: 10},
 		Comparison: ComparisonSpec{
-			Reference: cvtune.NonPrivate{}.Name(), Loss: "logistic", HuberH: 0.5, ObjPert: "cms11",
+			Reference: learners.NonPrivate{}.Name(), Loss: "logistic", HuberH: 0.5, ObjPert: "cms11",
 		},
 	}
 }
@@ -73,7 +73,7 @@ type CVSpec struct {
 }
 
 // ComparisonSpec is what is compared: learners from the learner registry
-// (cvtune.LookupLearner) across a grid of ε, each at a fixed λ, beside a
+// (learners.Lookup) across a grid of ε, each at a fixed λ, beside a
 // non-private reference.
 type ComparisonSpec struct {
 	// Learners names the private learners compared (see `dprepro list`);
@@ -114,8 +114,8 @@ type ComparisonSpec struct {
 // learnerConfig is the configuration the spec gives the learners it names:
 // comparison.loss, comparison.huber_h and comparison.objective_perturbation,
 // and the spec's data.row_norm rowNorm.
-func (c *ComparisonSpec) learnerConfig(rowNorm string) cvtune.LearnerConfig {
-	return cvtune.LearnerConfig{Table: "comparison", Loss: c.Loss, HuberH: c.HuberH, ObjPert: c.ObjPert, RowNorm: rowNorm}
+func (c *ComparisonSpec) learnerConfig(rowNorm string) learners.Config {
+	return learners.Config{Table: "comparison", Loss: c.Loss, HuberH: c.HuberH, ObjPert: c.ObjPert, RowNorm: rowNorm}
 }
 
 // lambda returns the λ of learner name: its Lambdas entry, else Lambda.
@@ -159,7 +159,7 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if sec.CV.Folds < 2 {
 		p.At("cv.folds", "must be >= 2: one test fold and at least one training fold (got %d)", sec.CV.Folds)
 	}
-	registered := cvtune.LearnerNames()
+	registered := learners.Names()
 	known := s.WithMethods(p, experiments.ServesLearner, registered)
 	p.Names("comparison.learners", c.Learners, known, true, "learner")
 	if c.Reference != "" {

@@ -16,7 +16,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/tracetest"
-	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -144,7 +144,7 @@ func checkTrace(t *testing.T, e *Experiment, rs []mech.Release, rows []results.R
 			t.Errorf("%s: the draws spent ε = %v, the row books (%v, %v)", key, s, row["epsilon_spent"], row["delta_spent"])
 		}
 		// Over the level: the row says so; never below it.
-		over, _ := cvtune.LevelNotes(row["status"])
+		over, _ := learners.LevelNotes(row["status"])
 		switch isOver := s > level*(1+1e-9); {
 		case s < level*(1-1e-9):
 			t.Errorf("%s: the draws spent ε = %v, below the level %v", key, s, level)
@@ -285,22 +285,22 @@ func TestTrace_SmallSpec(t *testing.T) {
 
 // claimLearner is output perturbation run at scale×level, claiming
 // claim×level: an external method whose claim the kind checks against
-// the level it handed (privacy.CompareLevel through cvtune.CheckLevel).
+// the level it handed (privacy.CompareLevel through learners.CheckLevel).
 type claimLearner struct {
 	name         string
 	scale, claim float64
 }
 
 func (l claimLearner) Name() string { return l.name }
-func (l claimLearner) Fit(ctx context.Context, rng *rand.Rand, train *cvtune.Data, lambda float64, level cvtune.Level) (cvtune.Model, privacy.Guarantee, error) {
-	m, _, err := cvtune.OutputPerturbation{}.Fit(ctx, rng, train, lambda, cvtune.Level{Epsilon: l.scale * level.Epsilon})
+func (l claimLearner) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
+	m, _, err := learners.OutputPerturbation{}.Fit(ctx, rng, train, lambda, learners.Level{Epsilon: l.scale * level.Epsilon})
 	return m, privacy.EpsDP(l.claim*level.Epsilon, "output perturbation"), err
 }
 
 var registerClaimFakes = sync.OnceValue(func() error {
 	return errors.Join(
-		cvtune.RegisterLearner(claimLearner{"fake-op-under", 1, 0.1}),
-		cvtune.RegisterLearner(claimLearner{"fake-op-over", 2, 2}),
+		learners.Register(claimLearner{"fake-op-under", 1, 0.1}),
+		learners.Register(claimLearner{"fake-op-over", 2, 2}),
 	)
 })
 

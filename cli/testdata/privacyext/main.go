@@ -20,8 +20,8 @@ import (
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/kinds/cvtune"
 	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/methods/learners"
 )
 
 // scaled is a learner releasing the exact regularized fit (no noise: its
@@ -33,8 +33,8 @@ type scaled struct {
 
 func (s scaled) Name() string { return s.name }
 
-func (s scaled) Fit(ctx context.Context, rng *rand.Rand, train *cvtune.Data, lambda float64, level cvtune.Level) (cvtune.Model, privacy.Guarantee, error) {
-	m, _, err := cvtune.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
+func (s scaled) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
+	m, _, err := learners.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
 	return m, privacy.EpsDP(s.factor*level.Epsilon, fmt.Sprintf("%s: %g of the level", s.name, s.factor)), err
 }
 
@@ -52,8 +52,8 @@ func (h hundredth) Independent(ctx context.Context, rng *rand.Rand, s accfirst.S
 
 func main() {
 	for _, err := range []error{
-		cvtune.RegisterLearner(scaled{"go-tenth", 0.1}),
-		cvtune.RegisterLearner(scaled{"go-double", 2}),
+		learners.Register(scaled{"go-tenth", 0.1}),
+		learners.Register(scaled{"go-double", 2}),
 		expostsweep.RegisterGenerator(hundredth{}),
 	} {
 		if err != nil {

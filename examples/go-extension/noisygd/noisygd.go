@@ -1,6 +1,6 @@
 // Package noisygd is a private learner written outside dprepro: L2-
 // regularized logistic regression trained by noisy full-batch gradient
-// descent, registered with cvtune.RegisterLearner so that the cv-tuning
+// descent, registered with learners.Register so that the cv-tuning
 // kind tunes it beside the published baselines on Chaudhuri & Vinterbo's
 // protocol (repeated 10-fold CV; alphaSplit, dataSplit, Random, Control).
 //
@@ -34,7 +34,7 @@
 // function of the released gradients only. Fit returns that guarantee as a
 // privacy.Guarantee; the harness composes it into the run's ledger.
 //
-// The learner has no stability constants (cvtune.StableLearner), so it
+// The learner has no stability constants (learners.StableLearner), so it
 // cannot run under the Stability method of Chaudhuri & Vinterbo, which
 // needs them; the harness refuses that pairing.
 package noisygd
@@ -47,7 +47,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/methods/learners"
 )
 
 // Learner is noisy gradient descent. The zero value is not usable: set
@@ -57,12 +57,12 @@ type Learner struct {
 	Steps int
 }
 
-// Name implements cvtune.Learner.
+// Name implements learners.Learner.
 func (Learner) Name() string { return "noisy-gd" }
 
-// Fit implements cvtune.Learner: Steps noisy gradient steps on train at
+// Fit implements learners.Learner: Steps noisy gradient steps on train at
 // regularization lambda, ε-DP at level.Epsilon (level.Delta is not used).
-func (l Learner) Fit(ctx context.Context, rng *rand.Rand, train *cvtune.Data, lambda float64, level cvtune.Level) (cvtune.Model, privacy.Guarantee, error) {
+func (l Learner) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
 	if l.Steps < 1 {
 		return nil, privacy.Guarantee{}, fmt.Errorf("noisy-gd: steps must be >= 1 (got %d)", l.Steps)
 	}
@@ -118,8 +118,8 @@ func (l Learner) Fit(ctx context.Context, rng *rand.Rand, train *cvtune.Data, la
 // model is a linear classifier θ.
 type model []float64
 
-// Margins implements cvtune.Model: θᵀx for each row of d.
-func (m model) Margins(dst []float64, d *cvtune.Data) []float64 {
+// Margins implements learners.Model: θᵀx for each row of d.
+func (m model) Margins(dst []float64, d *learners.Data) []float64 {
 	n := d.N()
 	if len(dst) != n {
 		dst = make([]float64, n)

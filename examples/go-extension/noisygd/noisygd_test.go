@@ -8,12 +8,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/kinds/cvtune"
+	"github.com/dprepro/dprepro/methods/learners"
 )
 
 // toy returns n points on the unit circle's right and left halves,
 // labelled by the sign of their first coordinate (separable by θ = (1, 0)).
-func toy(n int) *cvtune.Data {
+func toy(n int) *learners.Data {
 	rng := rand.New(rand.NewPCG(1, 2))
 	X := mat.NewDense(n, 2, nil)
 	y := make([]float64, n)
@@ -29,7 +29,7 @@ func toy(n int) *cvtune.Data {
 			y[i] = -1
 		}
 	}
-	return cvtune.NewData(X, y, nil)
+	return learners.NewData(X, y, nil)
 }
 
 // TestFit_Guarantee checks the returned guarantee (pure ε-DP at the level
@@ -37,21 +37,21 @@ func toy(n int) *cvtune.Data {
 func TestFit_Guarantee(t *testing.T) {
 	d := toy(200)
 	l := Learner{Steps: 20}
-	m1, g, err := l.Fit(context.Background(), rand.New(rand.NewPCG(3, 4)), d, 0.01, cvtune.Level{Epsilon: 0.7})
+	m1, g, err := l.Fit(context.Background(), rand.New(rand.NewPCG(3, 4)), d, 0.01, learners.Level{Epsilon: 0.7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Notion != privacy.Pure || g.Epsilon != 0.7 || g.Delta != 0 {
 		t.Errorf("guarantee %+v, want pure ε = 0.7", g)
 	}
-	m2, _, _ := l.Fit(context.Background(), rand.New(rand.NewPCG(3, 4)), d, 0.01, cvtune.Level{Epsilon: 0.7})
+	m2, _, _ := l.Fit(context.Background(), rand.New(rand.NewPCG(3, 4)), d, 0.01, learners.Level{Epsilon: 0.7})
 	a, b := m1.Margins(nil, d), m2.Margins(nil, d)
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("row %d: margins %v and %v from one seed", i, a[i], b[i])
 		}
 	}
-	if _, _, err := (Learner{}).Fit(context.Background(), rand.New(rand.NewPCG(3, 4)), d, 0.01, cvtune.Level{Epsilon: 1}); err == nil {
+	if _, _, err := (Learner{}).Fit(context.Background(), rand.New(rand.NewPCG(3, 4)), d, 0.01, learners.Level{Epsilon: 1}); err == nil {
 		t.Error("Steps = 0 accepted")
 	}
 }
@@ -61,7 +61,7 @@ func TestFit_Guarantee(t *testing.T) {
 // noisy gradient descent separates the toy data.
 func TestFit_Accuracy(t *testing.T) {
 	d := toy(200)
-	m, _, err := Learner{Steps: 20}.Fit(context.Background(), rand.New(rand.NewPCG(5, 6)), d, 0.001, cvtune.Level{Epsilon: 1e4})
+	m, _, err := Learner{Steps: 20}.Fit(context.Background(), rand.New(rand.NewPCG(5, 6)), d, 0.001, learners.Level{Epsilon: 1e4})
 	if err != nil {
 		t.Fatal(err)
 	}

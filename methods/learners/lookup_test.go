@@ -1,4 +1,4 @@
-package cvtune
+package learners
 
 import (
 	"context"
@@ -43,23 +43,23 @@ func unitBallData(n, d int, seed uint64) *Data {
 }
 
 func TestLookupLearner(t *testing.T) {
-	cfg := LearnerConfig{Table: "comparison", Loss: "logistic"}
+	cfg := Config{Table: "comparison", Loss: "logistic"}
 	for _, name := range []string{"objective-perturbation", "output-perturbation", "non-private"} {
-		l, err := LookupLearner(nil, name, cfg)
+		l, err := Lookup(nil, name, cfg)
 		if err != nil || l.Name() != name {
 			t.Errorf("LookupLearner(%q) = %v, %v", name, l, err)
 		}
 	}
-	_, err := LookupLearner(nil, "nope", cfg)
+	_, err := Lookup(nil, "nope", cfg)
 	if want := `unknown learner "nope" (known: objective-perturbation, output-perturbation, non-private`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("unknown: err = %v, want %s", err, want)
 	}
 	cfg.Loss = "hinge"
-	_, err = LookupLearner(nil, "output-perturbation", cfg)
+	_, err = Lookup(nil, "output-perturbation", cfg)
 	if want := `learner "output-perturbation": comparison.loss: learner output-perturbation has no loss "hinge" (want logistic or huber)`; err == nil || err.Error() != want {
 		t.Errorf("bad loss: err = %v, want %s", err, want)
 	}
-	l, err := LookupLearner(nil, "objective-perturbation", LearnerConfig{Loss: "huber", HuberH: 0.5, ObjPert: perturb.VariantPrivateLR1169})
+	l, err := Lookup(nil, "objective-perturbation", Config{Loss: "huber", HuberH: 0.5, ObjPert: perturb.VariantPrivateLR1169})
 	if op, ok := l.(ObjectivePerturbation); err != nil || !ok || op.Loss != (erm.Huber{H: 0.5}) || op.Variant != perturb.VariantPrivateLR1169 {
 		t.Errorf("configured objective perturbation = %#v, %v", l, err)
 	}

@@ -1,13 +1,13 @@
-package cvtune
+package selection
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/core/tune"
+	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/methods/registry"
 )
 
@@ -17,7 +17,7 @@ import (
 // what that cost. The built-ins are the five methods of Chaudhuri &
 // Vinterbo 2013 (NIPS), Section 5: [Stability] (Algorithms 1–2),
 // [AlphaSplit], [DataSplit], [Random] and [Control]. Register another with
-// [RegisterSelector]; a spec runs it by name in tuning.methods.
+// [Register]; a spec runs it by name in tuning.methods.
 //
 // A Selector must be safe for concurrent use (units run in parallel).
 type Selector interface {
@@ -28,13 +28,13 @@ type Selector interface {
 	// replays), and returns the choice, the released fit and the Account
 	// of what the release cost, composed from the guarantees the fits
 	// returned (Fit.Guarantee).
-	Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error)
+	Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error)
 	// Plan returns the Account the method promises at budget b for k
 	// candidates, when every training run delivers exactly the level it
 	// is handed: the charges of the paper's theorem, without running
 	// anything. Its charges' Covers describe the releases in the words
 	// of t. The ledger takes its structure (parts, data, rule, notions)
-	// from Plan; the histogram kind also its numbers (see [Hist]).
+	// from Plan; the histogram kind also its numbers (see cvtune.Hist).
 	Plan(b Budget, k int, t Terms) (Account, error)
 }
 
@@ -81,7 +81,7 @@ type Terms struct {
 // Candidates is what a Selector trains and scores: the k candidate
 // parameters θ_1..θ_k of one unit, bound to its training set T and
 // validation set V (disjoint). A kind implements it per unit: the
-// cv-tuning kind over a [Learner], the histogram kind over Algorithm 5 of
+// cv-tuning kind over a learners.Learner, the histogram kind over Algorithm 5 of
 // Chaudhuri & Vinterbo 2013 (core/histogram). It is used by one goroutine.
 type Candidates interface {
 	// K is the number of candidates, ≥ 1.
@@ -95,7 +95,7 @@ type Candidates interface {
 	// Train trains candidate i (0-based) at level on part `part` of the
 	// `parts` parts of T made by Split (parts == 1: all of T), drawing
 	// its noise from rng, and scores it on V.
-	Train(rng *rand.Rand, i int, level Level, part, parts int) (Fit, error)
+	Train(rng *rand.Rand, i int, level learners.Level, part, parts int) (Fit, error)
 	// StabilityBeta returns β = max(β₁/n, β₂/m) of Algorithm 1, line 4
 	// (n = |T|, m = |V|), from the constants of Definition 2 at training
 	// level alpha1 and the δ of Theorem 1, or an error when the learner
@@ -106,8 +106,8 @@ type Candidates interface {
 // Fit is one trained candidate, as a Selector sees it.
 type Fit struct {
 	Index     int               // candidate index i (0-based)
-	Level     Level             // the level it was trained at
-	Guarantee privacy.Guarantee // booked for the run: the learner's guarantee, or Level where that claims less ([CheckLevel])
+	Level     learners.Level    // the level it was trained at
+	Guarantee privacy.Guarantee // booked for the run: the learner's guarantee, or Level where that claims less (learners.CheckLevel)
 	Score     float64           // validation score q(h, V); higher is better
 	// Errors is the loss the exponential mechanism of alphaSplit and
 	// dataSplit ranks: sensitivity 1 in V (the error count of a
@@ -143,8 +143,8 @@ type Account struct {
 	Rule    string            // how Charges compose, citing the theorem
 }
 
-// Selection is the outcome of a Selector on one unit.
-type Selection struct {
+// Outcome is the outcome of a Selector on one unit.
+type Outcome struct {
 	Index   int     // chosen candidate i* (0-based)
 	Fit     Fit     // the released fit
 	Fits    int     // number of training runs
@@ -166,15 +166,15 @@ func (Stability) Name() string { return "stability" }
 func (Stability) StabilityLevel(b Budget) float64 { return b.Alpha / 2 }
 
 // Select implements Selector.
-func (s Stability) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
+func (s Stability) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
 	beta, err := c.StabilityBeta(s.StabilityLevel(b), b.Delta)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	p := &trainer{c: c, selection: "selection: Algorithm 1's noisy argmax of the validation scores", selectionT: true}
 	ch, err := tune.Stability[Fit](rng, p, b.Alpha/2, b.Alpha/2, beta)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	a, err := s.account(b, c.Terms(), ch.Model.Guarantee)
 	return selection(ch, a), err
@@ -206,15 +206,15 @@ type AlphaSplit struct{}
 func (AlphaSplit) Name() string { return "alphaSplit" }
 
 // Select implements Selector.
-func (s AlphaSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
+func (s AlphaSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
 	p := &trainer{c: c, selection: expMechWhat}
 	ch, err := tune.AlphaSplit[Fit](rng, p, b.Alpha)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	train, err := privacy.Compose(privacy.Sequential, s.trainCovers(c.Terms()), p.guarantees()...)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	a, err := splitAccount(b, c.Terms(), train)
 	return selection(ch, a), err
@@ -244,22 +244,22 @@ func (DataSplit) Name() string { return "dataSplit" }
 func (DataSplit) SplitParts(k int) int { return k }
 
 // Select implements Selector. The partition of T is drawn first.
-func (s DataSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
+func (s DataSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
 	k := c.K()
 	if k < 1 {
-		return Selection{}, tune.ErrNoCandidates
+		return Outcome{}, tune.ErrNoCandidates
 	}
 	if err := c.Split(rng, k); err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	p := &trainer{c: c, selection: expMechWhat}
 	ch, err := tune.DataSplit[Fit](rng, p, b.Alpha)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	train, err := privacy.Compose(privacy.Parallel, s.trainCovers(c.Terms()), p.guarantees()...)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	a, err := splitAccount(b, c.Terms(), train)
 	return selection(ch, a), err
@@ -292,11 +292,11 @@ type Random struct{}
 func (Random) Name() string { return "random" }
 
 // Select implements Selector.
-func (s Random) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
+func (s Random) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
 	p := &trainer{c: c}
 	ch, err := tune.Random[Fit](rng, p, b.Alpha)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	a, err := s.account(c.Terms(), ch.Model.Guarantee)
 	return selection(ch, a), err
@@ -325,15 +325,15 @@ type Control struct{}
 func (Control) Name() string { return "control" }
 
 // Select implements Selector.
-func (s Control) Select(rng *rand.Rand, c Candidates, b Budget) (Selection, error) {
+func (s Control) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
 	p := &trainer{c: c}
 	ch, err := tune.Control[Fit](rng, p, b.Alpha)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	train, err := privacy.Compose(privacy.Sequential, s.trainCovers(c.Terms()), p.guarantees()...)
 	if err != nil {
-		return Selection{}, err
+		return Outcome{}, err
 	}
 	a, err := s.account(c.Terms(), train)
 	return selection(ch, a), err
@@ -351,6 +351,13 @@ func (Control) trainCovers(t Terms) string {
 func (Control) account(t Terms, train privacy.Guarantee) (Account, error) {
 	tuning := privacy.NonPrivate("exact argmax of the " + t.Score + " (NOT private)")
 	return account(privacy.Sequential, "not private: reference upper bound", Charge{Training, "T", train}, Charge{Tuning, "V", tuning})
+}
+
+// Compose returns the Account of charges composed under rule, which
+// words state (citing the theorem): the helper for a user's selector to
+// state what its release cost.
+func Compose(rule privacy.Rule, words string, charges ...Charge) (Account, error) {
+	return account(rule, words, charges...)
 }
 
 // account composes charges under rule into an Account.
@@ -383,29 +390,23 @@ type trainer struct {
 // dataSplit.
 const expMechWhat = "selection: exponential mechanism on the validation errors"
 
-// scoper is implemented by the Candidates of this package's kinds: the
-// records a selection reads (V; T and V with withT), for mech.Scope.
+// scoper is implemented by Candidates that name the records a selection
+// reads (V; T and V with withT), for mech.Scope in traced runs (the
+// cv-tuning kinds' candidates do).
 type scoper interface {
-	selectionRecords(withT bool) mech.Records
-}
-
-// union returns the sorted union of two sorted, disjoint index sets.
-func union(a, b []int) []int {
-	out := append(append(make([]int, 0, len(a)+len(b)), a...), b...)
-	slices.Sort(out)
-	return out
+	SelectionRecords(withT bool) mech.Records
 }
 
 func (p *trainer) K() int { return p.c.K() }
 
 func (p *trainer) Train(rng *rand.Rand, i int, epsilon float64, part, parts int) (Fit, error) {
-	f, err := p.c.Train(rng, i, Level{Epsilon: epsilon}, part, parts)
+	f, err := p.c.Train(rng, i, learners.Level{Epsilon: epsilon}, part, parts)
 	if err != nil {
 		return f, err
 	}
 	p.fits = append(p.fits, f)
 	if s, ok := p.c.(scoper); ok && p.selection != "" {
-		mech.Scope(rng, p.selection, s.selectionRecords(p.selectionT))
+		mech.Scope(rng, p.selection, s.SelectionRecords(p.selectionT))
 	}
 	return f, nil
 }
@@ -422,75 +423,33 @@ func (p *trainer) guarantees() []privacy.Guarantee {
 	return gs
 }
 
-func selection(ch tune.Choice[Fit], a Account) Selection {
-	return Selection{Index: ch.Index, Fit: ch.Model, Fits: ch.Fits, Account: a}
+func selection(ch tune.Choice[Fit], a Account) Outcome {
+	return Outcome{Index: ch.Index, Fit: ch.Model, Fits: ch.Fits, Account: a}
 }
 
 // selectors is the selector registry; the built-ins are filled here, in
-// the paper's order, and users add theirs with RegisterSelector.
+// the paper's order, and users add theirs with Register.
 var selectors = registry.New[Selector]("method", nil, Stability{}, AlphaSplit{}, DataSplit{}, Random{}, Control{})
 
-// RegisterSelector adds m to the selector registry under m.Name(), for
+// Register adds m to the selector registry under m.Name(), for
 // specs to name in tuning.methods. Call it from main() before cli.Main.
-// Errors are as for [RegisterLearner] (ErrBadName, ErrDuplicate).
-func RegisterSelector(m Selector) error { return selectors.Register(m) }
+// Errors are as for learners.Register (registry.ErrBadName, registry.ErrDuplicate).
+func Register(m Selector) error { return selectors.Register(m) }
 
-// SelectorNames returns the registered selector names in registration
+// Names returns the registered selector names in registration
 // order (the five built-ins first, in the paper's order).
-func SelectorNames() []string { return selectors.Names() }
+func Names() []string { return selectors.Names() }
 
-// SelectorDeclaredBy returns the name of selector m when it is not one of
+// DeclaredBy returns the name of selector m when it is not one of
 // the five built-ins of Chaudhuri & Vinterbo 2013 but one a user's module
-// registered ([RegisterSelector]): the Account it states (its tuning
+// registered ([Register]): the Account it states (its tuning
 // charge and how it composes the fits) is then its own word, which the
-// harness does not check ("" for a built-in). See [DeclaredBy].
-func SelectorDeclaredBy(m Selector) string {
+// harness does not check ("" for a built-in). See learners.DeclaredBy.
+func DeclaredBy(m Selector) string {
 	if m == nil || selectors.Builtin(m) {
 		return ""
 	}
 	return m.Name()
-}
-
-// columns are the privacy columns of rows.csv from an Account: eps_train
-// and eps_tuning sum the ε of the training and tuning charges (0 when
-// there are none), delta_train and delta_tuning their δ, delta and
-// eps_total are the Total's, private whether the Total is a privacy
-// guarantee.
-type columns struct {
-	train, tuning, delta, total float64
-	trainDelta, tuningDelta     float64
-	private                     bool
-}
-
-func accountColumns(a Account) (columns, error) {
-	var c columns
-	for _, ch := range a.Charges {
-		g := ch.Guarantee
-		if err := g.Validate(); err != nil {
-			return c, err
-		}
-		if g.Notion == privacy.ZCDP {
-			return c, fmt.Errorf("cvtune: %s charge is ρ-zCDP; rows.csv records (ε, δ): convert it with Guarantee.ToApprox", ch.Part)
-		}
-		switch ch.Part {
-		case Training:
-			c.train += g.Epsilon
-			c.trainDelta += g.Delta
-		case Tuning:
-			c.tuning += g.Epsilon
-			c.tuningDelta += g.Delta
-		default:
-			return c, fmt.Errorf("cvtune: charge of unknown part %q", ch.Part)
-		}
-	}
-	if err := a.Total.Validate(); err != nil {
-		return c, err
-	}
-	if a.Total.Notion == privacy.ZCDP {
-		return c, fmt.Errorf("cvtune: total is ρ-zCDP; rows.csv records (ε, δ): convert it with Guarantee.ToApprox")
-	}
-	c.delta, c.total, c.private = a.Total.Delta, a.Total.Epsilon, a.Total.Private()
-	return c, nil
 }
 
 // selectorMechanisms are the mechanisms (mech.Release.Mechanism) the
@@ -503,65 +462,26 @@ var selectorMechanisms = map[string][]string{
 	DataSplit{}.Name():  {"exponential-mechanism"},
 }
 
-// learnerMechanisms are the mechanisms the fits of the built-in learners
-// draw (the non-private learner draws none).
-var learnerMechanisms = map[string][]string{
-	ObjectivePerturbation{}.Name(): {"objective-perturbation"},
-	OutputPerturbation{}.Name():    {"output-perturbation"},
-}
+// Builtin reports whether s is one of the five built-in selectors of
+// Chaudhuri & Vinterbo 2013 (by name: no other selector can take one).
+func Builtin(s Selector) bool { return selectors.Builtin(s) }
 
-// recordSelection records, in a traced run, the selection of a selector
-// that is not built in as a declared release (mech.RecordDeclared): one
-// per tuning charge of its account, or one of ε = 0 when the account has
-// none (a choice that reads no data, as the selector declares), scoped to
-// the records it may read (the built-in selectors' release sites record
-// themselves). A user's selector that draws through the harness's own
-// mechanisms has those releases in the trace as well: its declared charge
-// is what the ledger books.
-func recordSelection(rng *rand.Rand, s Selector, sel Selection, records mech.Records) {
+// Mechanisms returns the mechanisms (mech.Release.Mechanism) the
+// selections of s draw: a built-in's own (none for random and control),
+// and mech.Declared(name) for a selector a user registered, whose noise
+// the harness does not draw.
+func Mechanisms(s Selector) []string {
 	if selectors.Builtin(s) {
-		return
+		return slices.Clone(selectorMechanisms[s.Name()])
 	}
-	mech.Scope(rng, "selection: "+s.Name()+"'s choice of a candidate", records)
-	tuning := 0
-	for _, ch := range sel.Account.Charges {
-		if ch.Part == Tuning {
-			mech.RecordDeclared(rng, s.Name(), ch.Guarantee, 1)
-			tuning++
-		}
-	}
-	if tuning == 0 {
-		mech.RecordDeclared(rng, s.Name(), privacy.EpsDP(0, "declared by the method "+s.Name()+": its choice has no tuning charge"), 1)
-	}
+	return []string{mech.Declared(s.Name())}
 }
 
-// armMechanisms returns the mechanisms the arms' selections and fits
-// (fit: the mechanisms of one fit, by learner) release, sorted, without
-// repeats. A selector that is not built in draws its own noise: it is
-// mech.Declared(name), which a secure run's manifest lists among the
-// releases it cannot vouch for (the run records its selections so).
-func armMechanisms(arms []arm, fit func(arm) []string) []string {
-	var ms []string
-	for _, a := range arms {
-		if selectors.Builtin(a.sel) {
-			ms = append(ms, selectorMechanisms[a.sel.Name()]...)
-		} else {
-			ms = append(ms, mech.Declared(a.sel.Name()))
-		}
-		ms = append(ms, fit(a)...)
-	}
-	slices.Sort(ms)
-	return slices.Compact(ms)
-}
+// Lookup returns the selector called name; an unknown name is an error
+// listing the known ones, with a "did you mean" (there is no default).
+func Lookup(name string) (Selector, error) { return selectors.Get(name) }
 
-// Mechanisms implements runner.Releaser: the mechanisms of the spec's
-// methods (selections) and learners (fits).
-func (e *Experiment) Mechanisms() []string {
-	return armMechanisms(e.arms, func(a arm) []string { return LearnerMechanisms(a.learner) })
-}
-
-// Mechanisms implements runner.Releaser: the mechanisms of the spec's
-// methods and Algorithm 5's noisy counts.
-func (e *Hist) Mechanisms() []string {
-	return armMechanisms(e.arms, func(arm) []string { return []string{"laplace-histogram"} })
-}
+// Unregister removes the selector called name that a user registered
+// ([Register]); a name not registered is ignored. It is for tests that
+// register a selector and undo it; unregistering a built-in panics.
+func Unregister(name string) { selectors.Remove(name) }

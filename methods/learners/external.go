@@ -1,4 +1,4 @@
-package cvtune
+package learners
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/dprepro/dprepro/methods/external"
 )
 
-// ExternalLearner is a Learner served by an external command: a [[methods]]
+// External is a Learner served by an external command: a [[methods]]
 // table of the spec with serves = "learner", speaking the worker protocol
 // (docs/worker-protocol.md). Each Fit is one "fit" call:
 //
@@ -30,7 +30,7 @@ import (
 //	privacy: the guarantee the method claims for this release
 //
 // loss, huber_h and row_norm are the spec's, as the built-in learners get
-// them ([LearnerConfig]): the preconditions a claimed guarantee may rest
+// them ([Config]): the preconditions a claimed guarantee may rest
 // on (a 1-Lipschitz loss of the kind the method implements, ‖x‖₂ ≤ 1). A
 // method whose guarantee needs what a call does not give should refuse
 // the call (an error reply) rather than claim the guarantee.
@@ -43,7 +43,7 @@ import (
 //
 // The level must be finite: JSON has no infinity, so an external learner
 // cannot be handed ε = +Inf (the learner-comparison kind's reference).
-type ExternalLearner struct {
+type External struct {
 	name    string
 	set     *external.Set
 	form    string
@@ -52,14 +52,14 @@ type ExternalLearner struct {
 	rowNorm string
 }
 
-// NewExternalLearner returns the learner that the spec's [[methods]] table
+// NewExternal returns the learner that the spec's [[methods]] table
 // name serves, configured by cfg (its Loss, HuberH and RowNorm go to every
 // fit), starting its first worker to check the handshake.
-func NewExternalLearner(ctx context.Context, set *external.Set, name string, cfg LearnerConfig) (*ExternalLearner, error) {
+func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config) (*External, error) {
 	if _, err := cfg.loss(name); err != nil {
 		return nil, err
 	}
-	l := &ExternalLearner{name: name, set: set, loss: "logistic", rowNorm: cfg.RowNorm}
+	l := &External{name: name, set: set, loss: "logistic", rowNorm: cfg.RowNorm}
 	if cfg.Loss == "huber" {
 		h := cfg.HuberH
 		l.loss, l.huberH = "huber", &h
@@ -73,11 +73,11 @@ func NewExternalLearner(ctx context.Context, set *external.Set, name string, cfg
 }
 
 // Name implements Learner.
-func (l *ExternalLearner) Name() string { return l.name }
+func (l *External) Name() string { return l.name }
 
 // Form returns the privacy form the learner's worker declared in its hello
 // (external.FormPure, FormApprox or FormZCDP).
-func (l *ExternalLearner) Form() string { return l.form }
+func (l *External) Form() string { return l.form }
 
 // externalFit is the params of a "fit" call.
 type externalFit struct {
@@ -92,7 +92,7 @@ type externalFit struct {
 }
 
 // Fit implements Learner through one "fit" call.
-func (l *ExternalLearner) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
+func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda float64, level Level) (Model, privacy.Guarantee, error) {
 	for _, v := range []struct {
 		name string
 		v    float64

@@ -1,4 +1,4 @@
-package cvtune
+package learners
 
 import (
 	"context"
@@ -84,13 +84,13 @@ func CheckLevel(learner string, g privacy.Guarantee, level Level) (LevelCheck, e
 	switch g.Notion {
 	case privacy.Pure, privacy.Approx:
 	case privacy.None:
-		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned a non-private release for the level %v: a learner must release under the level it is handed", learner, level)
+		return LevelCheck{}, fmt.Errorf("learner %s returned a non-private release for the level %v: a learner must release under the level it is handed", learner, level)
 	case privacy.ZCDP:
-		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned %v for the level %v: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; "+
+		return LevelCheck{}, fmt.Errorf("learner %s returned %v for the level %v: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; "+
 			"return the (ε, δ) it implies at a δ within the level: a Go learner converts with privacy.Guarantee.ToApprox(δ); "+
 			`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`, learner, g, level)
 	default:
-		return LevelCheck{}, fmt.Errorf("cvtune: learner %s returned %v for the level %v: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods", learner, g, level)
+		return LevelCheck{}, fmt.Errorf("learner %s returned %v for the level %v: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods", learner, g, level)
 	}
 	v := privacy.CompareLevel(g, level.Epsilon, level.Delta, levelTol)
 	c := LevelCheck{Booked: v.Booked, Over: v.Over, Under: v.Under}
@@ -221,14 +221,14 @@ func LevelWarnings(rows []results.Row, labels []string, over, under string) []st
 
 // Learner is a private learner of the cv-tuning kind: the training
 // procedure T = (G, F) of Chaudhuri & Vinterbo 2013 (NIPS), Section 2, for
-// one candidate parameter λ ∈ Θ. Register one with [RegisterLearner]; a
+// one candidate parameter λ ∈ Θ. Register one with [Register]; a
 // spec runs it by name in tuning.learners.
 //
 // A Learner must be safe for concurrent use: units run in parallel, and
 // each calls Fit with its own rng.
 type Learner interface {
 	// Name is the registry name, as tuning.learners lists it (see
-	// [RegisterLearner] for its form).
+	// [Register] for its form).
 	Name() string
 	// Fit trains on train (rows ±1-labelled, see [Data]) at parameter
 	// lambda (> 0) and privacy level, drawing every random number from
@@ -265,19 +265,19 @@ type StableLearner interface {
 }
 
 // Configurer is implemented by a registered Learner whose variant a spec
-// chooses. [LookupLearner] calls Configure once when a kind loads the spec
+// chooses. [Lookup] calls Configure once when a kind loads the spec
 // and the kind uses the returned learner (whose Name must be unchanged)
 // for every unit.
 type Configurer interface {
-	Configure(c LearnerConfig) (Learner, error)
+	Configure(c Config) (Learner, error)
 }
 
-// LearnerConfig is what a spec says about the variants of the learners it
+// Config is what a spec says about the variants of the learners it
 // names: the training loss and the objective-perturbation
 // parametrization. Every kind that runs learners builds one from its own
 // section (cv-tuning from [tuning], learner-comparison from [comparison])
-// and hands it to [LookupLearner].
-type LearnerConfig struct {
+// and hands it to [Lookup].
+type Config struct {
 	// Table is the spec table the keys below come from ("tuning"), used
 	// to name the key at fault in a Configure error ("tuning.loss").
 	Table string
@@ -293,7 +293,7 @@ type LearnerConfig struct {
 	// RowNorm is the spec's data.row_norm ("l2-max", "l2-clip",
 	// "l2-unit", "l1-max" or "none"): how the rows a learner is handed
 	// were scaled (see [Data]). The built-in learners check the bound
-	// they need on the rows themselves; an [ExternalLearner] is told it
+	// they need on the rows themselves; an [External] is told it
 	// with every fit, beside the loss, since the guarantee it claims may
 	// rest on it.
 	RowNorm string
@@ -301,7 +301,7 @@ type LearnerConfig struct {
 
 // loss returns the erm.Loss of c.Loss for learner name, or an error naming
 // the key.
-func (c LearnerConfig) loss(name string) (erm.Loss, error) {
+func (c Config) loss(name string) (erm.Loss, error) {
 	switch c.Loss {
 	case "", "logistic":
 		return erm.Logistic{}, nil
@@ -382,15 +382,19 @@ type Data struct {
 func NewData(X *mat.Dense, y []float64, idx []int) *Data {
 	r, _ := X.Dims()
 	if len(y) != r {
-		panic(fmt.Sprintf("cvtune: NewData: len(y) = %d, X has %d rows", len(y), r))
+		panic(fmt.Sprintf("learners: NewData: len(y) = %d, X has %d rows", len(y), r))
 	}
 	for k, i := range idx {
 		if i < 0 || i >= r {
-			panic(fmt.Sprintf("cvtune: NewData: idx[%d] = %d out of range [0, %d)", k, i, r))
+			panic(fmt.Sprintf("learners: NewData: idx[%d] = %d out of range [0, %d)", k, i, r))
 		}
 	}
 	return &Data{x: X, y: y, idx: idx}
 }
+
+// Index returns the rows of X that d holds (nil: all of them, in order),
+// as NewData was given them.
+func (d *Data) Index() []int { return d.idx }
 
 // N returns the number of rows.
 func (d *Data) N() int {
@@ -479,7 +483,7 @@ func (ObjectivePerturbation) Name() string { return "objective-perturbation" }
 // "huber" with h = c.HuberH) and the variant from c.ObjPert (the spec keys
 // tuning.loss, tuning.huber_h and tuning.objective_perturbation of the
 // cv-tuning kind).
-func (o ObjectivePerturbation) Configure(c LearnerConfig) (Learner, error) {
+func (o ObjectivePerturbation) Configure(c Config) (Learner, error) {
 	loss, err := c.loss(o.Name())
 	if err != nil {
 		return nil, err
@@ -586,7 +590,7 @@ func (OutputPerturbation) Name() string { return "output-perturbation" }
 
 // Configure implements Configurer: the loss from c.Loss ("logistic", or
 // "huber" with h = c.HuberH).
-func (o OutputPerturbation) Configure(c LearnerConfig) (Learner, error) {
+func (o OutputPerturbation) Configure(c Config) (Learner, error) {
 	loss, err := c.loss(o.Name())
 	if err != nil {
 		return nil, err
@@ -645,7 +649,7 @@ type NonPrivate struct {
 func (NonPrivate) Name() string { return "non-private" }
 
 // Configure implements Configurer: the loss from c.Loss.
-func (np NonPrivate) Configure(c LearnerConfig) (Learner, error) {
+func (np NonPrivate) Configure(c Config) (Learner, error) {
 	loss, err := c.loss(np.Name())
 	if err != nil {
 		return nil, err
@@ -698,13 +702,13 @@ func (m *weightModel) Report() FitReport {
 	}
 }
 
-// learners is the learner registry; the built-ins are filled here, users
-// add theirs with RegisterLearner.
-var learners = registry.New[Learner]("learner", nil, ObjectivePerturbation{}, OutputPerturbation{}, NonPrivate{})
+// registered is the learner registry; the built-ins are filled here, users
+// add theirs with [Register].
+var registered = registry.New[Learner]("learner", nil, ObjectivePerturbation{}, OutputPerturbation{}, NonPrivate{})
 
-// LookupLearner returns the learner that a spec names name, configured
+// Lookup returns the learner that a spec names name, configured
 // for it: the spec's external learner of that name when ext (the spec's
-// [[methods]], see [ExternalLearner]; nil for none) serves one — its first
+// [[methods]], see [External]; nil for none) serves one — its first
 // worker is started and shaken hands with, and cfg's loss and row norm are
 // passed to every fit — else the registered learner,
 // passed through Configure with cfg when it is a [Configurer]. It is the
@@ -714,13 +718,13 @@ var learners = registry.New[Learner]("learner", nil, ObjectivePerturbation{}, Ou
 // learners the harness knows serves every kind. An unknown name is an
 // error listing the known ones (there is no default); callers prefix the
 // spec id and key path.
-func LookupLearner(ext *external.Set, name string, cfg LearnerConfig) (Learner, error) {
+func Lookup(ext *external.Set, name string, cfg Config) (Learner, error) {
 	if ext != nil && ext.Has(name, experiments.ServesLearner) {
-		return NewExternalLearner(context.Background(), ext, name, cfg)
+		return NewExternal(context.Background(), ext, name, cfg)
 	}
-	l, ok := learners.Lookup(name)
+	l, ok := registered.Lookup(name)
 	if !ok {
-		known := LearnerNames()
+		known := Names()
 		if ext != nil {
 			known = append(known, ext.Names(experiments.ServesLearner)...)
 		}
@@ -740,47 +744,47 @@ func LookupLearner(ext *external.Set, name string, cfg LearnerConfig) (Learner, 
 	return cl, nil
 }
 
-// DefaultLearner is the learner a spec without tuning.learners runs.
-const DefaultLearner = "objective-perturbation"
+// Default is the learner a spec without tuning.learners runs.
+const Default = "objective-perturbation"
 
-// RegisterLearner adds l to the learner registry under l.Name(), for
+// Register adds l to the learner registry under l.Name(), for
 // specs to name in tuning.learners. Call it from main() before cli.Main
 // (registration is not meant to race with runs). It returns an error
-// wrapping ErrBadName for a nil l or a name that breaks the registries'
+// wrapping registry.ErrBadName for a nil l or a name that breaks the registries'
 // one rule (registry.CheckName: 1–64 bytes, a letter or digit, then
 // letters, digits, '_', '.' or '-'; names become parts of unit keys and
-// row labels), and one wrapping ErrDuplicate for a name already
+// row labels), and one wrapping registry.ErrDuplicate for a name already
 // registered.
-func RegisterLearner(l Learner) error { return learners.Register(l) }
+func Register(l Learner) error { return registered.Register(l) }
 
-// LearnerNames returns the registered learner names in registration order
+// Names returns the registered learner names in registration order
 // (the built-ins "objective-perturbation", "output-perturbation" and
 // "non-private" first).
-func LearnerNames() []string { return learners.Names() }
+func Names() []string { return registered.Names() }
 
 // DeclaredBy returns the name of learner l when its guarantees are its own
 // word, which the harness does not check: a learner served by an external
-// command ([ExternalLearner]) or one a user's module registered
-// ([RegisterLearner]) — a Go extension is no more audited by the harness
+// command ([External]) or one a user's module registered
+// ([Register]) — a Go extension is no more audited by the harness
 // than a worker is. It returns "" for the built-in learners, whose
 // guarantees rest on the harness's own mechanisms (core/perturb, checked
 // by its tests and privacy audit). The ledgers name such a learner in
 // their charges' declared_by, and the figures' legends say "declared by
 // the method".
 func DeclaredBy(l Learner) string {
-	if l == nil || learners.Builtin(l) {
+	if l == nil || registered.Builtin(l) {
 		return ""
 	}
 	return l.Name()
 }
 
-// recordDeclared records, in a traced run, the fit of a learner whose
+// RecordDeclared records, in a traced run, the fit of a learner whose
 // guarantee is its own word ([DeclaredBy]) as a declared release
 // (mech.RecordDeclared) with the guarantee it declared, unless the
 // learner declares its own mechanisms (a Mechanisms() []string method)
 // or its fit recorded a release of the harness's mechanisms (a Go
 // learner built on OutputPerturbation, say): those record themselves.
-func recordDeclared(rng *rand.Rand, l Learner, g privacy.Guarantee, dim int) {
+func RecordDeclared(rng *rand.Rand, l Learner, g privacy.Guarantee, dim int) {
 	by := DeclaredBy(l)
 	if _, own := l.(interface{ Mechanisms() []string }); by == "" || own {
 		return
@@ -788,18 +792,12 @@ func recordDeclared(rng *rand.Rand, l Learner, g privacy.Guarantee, dim int) {
 	mech.RecordDeclared(rng, by, g, dim)
 }
 
-// RecordDeclared is recordDeclared for the kinds that fit cvtune's
-// learners (learner-comparison).
-func RecordDeclared(rng *rand.Rand, l Learner, g privacy.Guarantee, dim int) {
-	recordDeclared(rng, l, g, dim)
-}
-
-// LearnerMechanisms returns the mechanisms (mech.Release.Mechanism) the
+// Mechanisms returns the mechanisms (mech.Release.Mechanism) the
 // fits of l record: the built-in learners' own, none for the
 // non-private one, those a learner declares with a Mechanisms() []string
 // method, and mech.Declared(name) for any other (an external worker, a
 // user's module), whose noise the harness does not draw.
-func LearnerMechanisms(l Learner) []string {
+func Mechanisms(l Learner) []string {
 	if ms, ok := learnerMechanisms[l.Name()]; ok && DeclaredBy(l) == "" {
 		return ms
 	}
@@ -819,3 +817,15 @@ func minFloat(xs []float64) float64 {
 	}
 	return m
 }
+
+// learnerMechanisms are the mechanisms the fits of the built-in learners
+// draw (the non-private learner draws none).
+var learnerMechanisms = map[string][]string{
+	ObjectivePerturbation{}.Name(): {"objective-perturbation"},
+	OutputPerturbation{}.Name():    {"output-perturbation"},
+}
+
+// Unregister removes the learner called name that a user registered
+// ([Register]); a name not registered is ignored. It is for tests that
+// register a learner and undo it; unregistering a built-in panics.
+func Unregister(name string) { registered.Remove(name) }
