@@ -77,4 +77,3 @@ func ExampleRegister() {
 	// name already registered: learner "mean-difference"
 	// [3 -3] not private
 }
-
