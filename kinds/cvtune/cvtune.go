@@ -326,14 +326,11 @@ func (e *Experiment) Columns() []string {
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, err := runner.As[unit](ru)
+	u, err := runner.Begin[unit](ctx, ru)
 	if err != nil {
 		return nil, err
 	}
 	key := u.key
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	ds := e.data[u.ds]
 	a := e.arms[u.arm]
 	train, val, test := roles(e.folds[foldKey(ds.Name, u.rep)], u.fold)
@@ -629,13 +626,7 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 }
 
 // Datasets implements runner.Experiment.
-func (e *Experiment) Datasets() []results.DatasetInfo {
-	var out []results.DatasetInfo
-	for _, ds := range e.data {
-		out = append(out, specdata.Info(e.spec.Spec, ds))
-	}
-	return out
-}
+func (e *Experiment) Datasets() []results.DatasetInfo { return specdata.Infos(e.spec.Spec, e.data) }
 
 // Warnings implements runner.Experiment: the datasets' notes and those of
 // the learners ([learners.Warner]).
@@ -820,7 +811,7 @@ func maxNaN(a, b float64) float64 {
 // of the rows, the repetition and fold, at one dataset and α; the paper's
 // claims comparing two methods are decided on differences paired by them
 // (every method sees the same folds).
-func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
+func (e *Experiment) PairKey() []string { return Kind.PairKey() }
 
 // PairKey implements runner.Pairer, as Experiment.PairKey.
-func (e *Hist) PairKey() []string { return HistKind{}.PairKey() }
+func (e *Hist) PairKey() []string { return HistKind.PairKey() }

@@ -233,14 +233,11 @@ func values(x []float64, idx []int) []float64 {
 
 // RunUnit implements runner.Experiment.
 func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, err := runner.As[histUnit](ru)
+	u, err := runner.Begin[histUnit](ctx, ru)
 	if err != nil {
 		return nil, err
 	}
 	key := u.key
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	s := e.sources[u.src]
 	trainIdx, valIdx, testIdx := roles(s.folds[u.rep-1], u.fold)
 	train, val, test := values(s.x, trainIdx), values(s.x, valIdx), values(s.x, testIdx)

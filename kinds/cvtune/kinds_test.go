@@ -5,7 +5,7 @@ import "github.com/dprepro/dprepro/runner"
 // testKinds is the registry the tests load specs with: this package's
 // kinds.
 var testKinds = func() *runner.Registry {
-	r, err := runner.NewRegistry(Kind{}, HistKind{})
+	r, err := runner.NewRegistry(Kind, HistKind)
 	if err != nil {
 		panic(err)
 	}

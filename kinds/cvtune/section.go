@@ -22,46 +22,27 @@ const (
 	HistName = "histogram-tuning"
 )
 
-// Kind is the cv-tuning experiment kind (runner.Kind).
-type Kind struct{}
-
-// Name implements runner.Kind.
-func (Kind) Name() string { return Name }
-
-// PairKey implements runner.Pairer for the kind: the rows.csv columns that
-// identify a replicate at one dataset and x (see the Experiment's).
-func (Kind) PairKey() []string { return []string{"rep", "fold"} }
-
-// NewSection implements runner.Kind: the [cv] and [tuning] tables with
-// their defaults.
-func (Kind) NewSection() experiments.Section {
-	return &Section{CV: defaultCV(), Tuning: defaultTuning()}
+// Kind is the cv-tuning experiment kind: the [cv] and [tuning] tables
+// with their defaults, paired by (rep, fold) (see the Experiment's
+// PairKey).
+var Kind = runner.KindDef[*Section]{
+	KindName: Name,
+	Defaults: func() *Section { return &Section{CV: defaultCV(), Tuning: defaultTuning()} },
+	Build: func(spec *experiments.Spec, _ *Section, data runner.DataOptions) (runner.Experiment, error) {
+		return New(spec, data)
+	},
+	Pairs: []string{"rep", "fold"},
 }
 
-// New implements runner.Kind.
-func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return New(spec, data)
-}
-
-// HistKind is the histogram-tuning experiment kind (runner.Kind).
-type HistKind struct{}
-
-// Name implements runner.Kind.
-func (HistKind) Name() string { return HistName }
-
-// PairKey implements runner.Pairer for the kind: the rows.csv columns that
-// identify a replicate at one dataset and x (see the Experiment's).
-func (HistKind) PairKey() []string { return []string{"rep", "fold"} }
-
-// NewSection implements runner.Kind: the [cv], [tuning] and [histogram]
-// tables with their defaults.
-func (HistKind) NewSection() experiments.Section {
-	return &HistSection{CV: defaultCV(), Tuning: defaultTuning()}
-}
-
-// New implements runner.Kind.
-func (HistKind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return NewHist(spec, data)
+// HistKind is the histogram-tuning experiment kind: the [cv], [tuning]
+// and [histogram] tables with their defaults, paired by (rep, fold).
+var HistKind = runner.KindDef[*HistSection]{
+	KindName: HistName,
+	Defaults: func() *HistSection { return &HistSection{CV: defaultCV(), Tuning: defaultTuning()} },
+	Build: func(spec *experiments.Spec, _ *HistSection, data runner.DataOptions) (runner.Experiment, error) {
+		return NewHist(spec, data)
+	},
+	Pairs: []string{"rep", "fold"},
 }
 
 func defaultCV() CVSpec { return CVSpec{Repetitions: 10, Folds: 10} }

@@ -213,7 +213,7 @@ func (e *Experiment) Columns() []string { return Columns }
 // for a learner that needs ‖x‖ ≤ 1), an invalid guarantee or one that
 // cannot be checked against the level fails the unit.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, err := runner.As[unit](ru)
+	u, err := runner.Begin[unit](ctx, ru)
 	if err != nil {
 		return nil, err
 	}
@@ -405,13 +405,7 @@ var learnerStyles = map[string]plots.Style{
 }
 
 // Datasets implements runner.Experiment.
-func (e *Experiment) Datasets() []results.DatasetInfo {
-	var out []results.DatasetInfo
-	for _, ds := range e.data {
-		out = append(out, specdata.Info(e.spec.Spec, ds))
-	}
-	return out
-}
+func (e *Experiment) Datasets() []results.DatasetInfo { return specdata.Infos(e.spec.Spec, e.data) }
 
 // Warnings implements runner.Experiment: the datasets' notes and those of
 // the learners (learners.Warner).
@@ -595,7 +589,7 @@ func rowGuarantee(r results.Row) privacy.Guarantee {
 // of the learner-comparison rows: the repetition and fold, at one dataset and x;
 // the paper's claims comparing two methods are decided on differences
 // paired by them.
-func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
+func (e *Experiment) PairKey() []string { return Kind.PairKey() }
 
 // Mechanisms implements runner.Releaser: the mechanisms the fits of
 // comparison.learners and the reference release (mech.Release.Mechanism),

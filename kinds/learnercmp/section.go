@@ -14,30 +14,23 @@ import (
 // repeated cross-validation folds across a privacy grid.
 const Name = "learner-comparison"
 
-// Kind is the learner-comparison experiment kind (runner.Kind).
-type Kind struct{}
-
-// Name implements runner.Kind.
-func (Kind) Name() string { return Name }
-
-// PairKey implements runner.Pairer for the kind: the rows.csv columns that
-// identify a replicate at one dataset and x (see the Experiment's).
-func (Kind) PairKey() []string { return []string{"repetition", "fold"} }
-
-// NewSection implements runner.Kind: the [cv] and [comparison] tables
-// with their defaults.
-func (Kind) NewSection() experiments.Section {
-	return &Section{
-		CV: CVSpec{Repetitions: 10, Folds: 10},
-		Comparison: ComparisonSpec{
-			Reference: learners.NonPrivate{}.Name(), Loss: "logistic", HuberH: 0.5, ObjPert: "cms11",
-		},
-	}
-}
-
-// New implements runner.Kind.
-func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return New(spec, data)
+// Kind is the learner-comparison experiment kind: the [cv] and
+// [comparison] tables with their defaults, paired by (repetition, fold)
+// (see the Experiment's PairKey).
+var Kind = runner.KindDef[*Section]{
+	KindName: Name,
+	Defaults: func() *Section {
+		return &Section{
+			CV: CVSpec{Repetitions: 10, Folds: 10},
+			Comparison: ComparisonSpec{
+				Reference: learners.NonPrivate{}.Name(), Loss: "logistic", HuberH: 0.5, ObjPert: "cms11",
+			},
+		}
+	},
+	Build: func(spec *experiments.Spec, _ *Section, data runner.DataOptions) (runner.Experiment, error) {
+		return New(spec, data)
+	},
+	Pairs: []string{"repetition", "fold"},
 }
 
 // Section is the learner-comparison kind's part of a spec.

@@ -276,14 +276,11 @@ func run(ctx context.Context, rng *rand.Rand, m mechanism, eps float64, cells []
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, err := runner.As[unit](ru)
+	u, err := runner.Begin[unit](ctx, ru)
 	if err != nil {
 		return nil, err
 	}
 	key := u.key
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	p := e.spec.Mechanisms
 	m := mechanisms(p)[u.mech]
 	cells := m.Cells(u.eps, p.Levels)

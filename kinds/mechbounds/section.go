@@ -14,20 +14,16 @@ import (
 // mechanisms against the review's accuracy bounds.
 const Name = "mechanism-bounds"
 
-// Kind is the mechanism-bounds experiment kind (runner.Kind).
-type Kind struct{}
-
-// Name implements runner.Kind.
-func (Kind) Name() string { return Name }
-
-// NewSection implements runner.Kind: the kind's table with its defaults.
-func (Kind) NewSection() experiments.Section {
-	return &Section{Mechanisms: MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5}}
-}
-
-// New implements runner.Kind.
-func (Kind) New(spec *experiments.Spec, _ runner.DataOptions) (runner.Experiment, error) {
-	return New(spec)
+// Kind is the mechanism-bounds experiment kind: its table with its
+// defaults.
+var Kind = runner.KindDef[*Section]{
+	KindName: Name,
+	Defaults: func() *Section {
+		return &Section{Mechanisms: MechanismsSpec{Dim: 10, Candidates: 100, GaussianDelta: 1e-5}}
+	},
+	Build: func(spec *experiments.Spec, _ *Section, _ runner.DataOptions) (runner.Experiment, error) {
+		return New(spec)
+	},
 }
 
 // Section is the mechanism-bounds kind's part of a spec.

@@ -19,7 +19,7 @@ import (
 // 1 − (1 − c)/m for the m audits of correct mechanisms (opts.Family,
 // Bonferroni, "-family"), so that a false alarm anywhere in the run has
 // probability at most 1 − c.
-func (Kind) PrepareAudit(s *experiments.Spec, opts runner.AuditOptions) (*runner.Audit, error) {
+func (auditKind) PrepareAudit(s *experiments.Spec, opts runner.AuditOptions) (*runner.Audit, error) {
 	sec, ok := s.Section.(*Section)
 	if !ok {
 		return nil, fmt.Errorf("spec %s: kind %q is not %s", s.ID, s.Kind, Name)

@@ -167,14 +167,11 @@ func (e *Experiment) Columns() []string { return Columns }
 // RunUnit implements runner.Experiment: one audit (selection, then
 // measurement) of one mechanism in one variant at one ε.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, err := runner.As[unit](ru)
+	u, err := runner.Begin[unit](ctx, ru)
 	if err != nil {
 		return nil, err
 	}
 	key := u.key
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	a := e.spec.Audit
 	t := e.targets[u.mech]
 	sample, err := t.sampler(u.x, u.variant, a.Delta)

@@ -15,20 +15,20 @@ import (
 // (core/audit).
 const Name = "privacy-audit"
 
-// Kind is the privacy-audit experiment kind (runner.Kind).
-type Kind struct{}
+// Kind is the privacy-audit experiment kind (runner.Kind, and
+// runner.Auditor for `dprepro audit`): its table with its defaults.
+var Kind = auditKind{runner.KindDef[*Section]{
+	KindName: Name,
+	Defaults: func() *Section { return &Section{Audit: AuditSpec{Delta: 1e-5, Confidence: 0.95}} },
+	Build: func(spec *experiments.Spec, _ *Section, _ runner.DataOptions) (runner.Experiment, error) {
+		return New(spec)
+	},
+}}
 
-// Name implements runner.Kind.
-func (Kind) Name() string { return Name }
-
-// NewSection implements runner.Kind: the kind's table with its defaults.
-func (Kind) NewSection() experiments.Section {
-	return &Section{Audit: AuditSpec{Delta: 1e-5, Confidence: 0.95}}
-}
-
-// New implements runner.Kind.
-func (Kind) New(spec *experiments.Spec, _ runner.DataOptions) (runner.Experiment, error) {
-	return New(spec)
+// auditKind is the privacy-audit kind's type: a runner.KindDef with the
+// audit hook ([auditKind.PrepareAudit]).
+type auditKind struct {
+	runner.KindDef[*Section]
 }
 
 // Section is the privacy-audit kind's part of a spec.

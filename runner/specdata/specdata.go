@@ -197,6 +197,17 @@ func publicBounds(ds *datasets.Dataset) *results.PublicBounds {
 	return b
 }
 
+// Infos returns the provenance of the datasets a spec's experiment uses,
+// in order ([Info] of each): the Datasets method of a kind that loads
+// its data with [Load].
+func Infos(spec *experiments.Spec, data []*datasets.Dataset) []results.DatasetInfo {
+	var out []results.DatasetInfo // nil for none, as the manifest has always written it
+	for _, ds := range data {
+		out = append(out, Info(spec, ds))
+	}
+	return out
+}
+
 // Warnings returns the stderr warnings of the datasets: one for each that
 // runs on a synthetic stand-in (because the spec asks for it, or because
 // the real file is not available) or on data a Go provider computed, and the
