@@ -40,7 +40,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	s, err := loadSpec(*specFile, f.profile)
+	s, err := loadSpec(*specFile, f.profile, experiments.LoadOptions{})
 	if err != nil {
 		return usageError{err}
 	}

@@ -40,6 +40,38 @@ type runFlags struct {
 	secure   bool     // --secure-noise
 	trace    bool     // --trace-privacy
 	report   bool     // write OUT/report/ at the end (reproduce)
+	set      []string // --set key=value (run), in order
+	only     string   // --only m1,m2 (run)
+}
+
+// options returns the spec changes of --set and --only.
+func (f *runFlags) options() experiments.LoadOptions {
+	var o experiments.LoadOptions
+	o.Set = f.set
+	for _, m := range strings.Split(f.only, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.Only = append(o.Only, m)
+		}
+	}
+	return o
+}
+
+// repeated is a flag.Value that collects every use of a repeatable flag.
+type repeated struct{ vals *[]string }
+
+func (r repeated) String() string {
+	if r.vals == nil {
+		return ""
+	}
+	return strings.Join(*r.vals, " ")
+}
+
+func (r repeated) Set(v string) error { *r.vals = append(*r.vals, v); return nil }
+
+// registerOverrides registers run's --set and --only.
+func (f *runFlags) registerOverrides(fs *flag.FlagSet) {
+	fs.Var(repeated{&f.set}, "set", "change the spec for this run: `key=value`, a dotted key and a TOML value (e.g. tuning.epsilons=[0.1,1], cv.folds=5); repeatable; validated like the file; the run's profile becomes <profile>.set-<hash>")
+	fs.StringVar(&f.only, "only", "", "run only these `methods` (comma-separated names from the spec's method lists, e.g. its learners); the run's profile becomes <profile>.set-<hash>")
 }
 
 // registerRun registers the flags every running command has.
@@ -186,12 +218,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	f.registerRun(fs)
 	f.registerData(fs)
 	f.registerShard(fs)
+	f.registerOverrides(fs)
 	names, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(names) == 0 {
 		return usagef("run: name at least one spec file or built-in spec id (see dprepro list)")
+	}
+	if !f.options().Empty() && len(names) > 1 {
+		return usagef("run: --set and --only change one spec: name one (got %d)", len(names))
 	}
 	return runSpecs(ctx, names, &f, stdout, stderr)
 }
@@ -235,12 +271,12 @@ func specFiles(dir string) ([]string, error) {
 
 // loadSpec loads a spec named on the command line: a file when one exists
 // at that path, else the built-in spec of that id.
-func loadSpec(name, profile string) (*experiments.Spec, error) {
+func loadSpec(name, profile string, o experiments.LoadOptions) (*experiments.Spec, error) {
 	if st, err := os.Stat(name); err == nil && !st.IsDir() {
-		return runner.Kinds.Load(name, profile)
+		return runner.Kinds.LoadWith(name, profile, o)
 	}
 	if experiments.IsBuiltin(name) {
-		return runner.Kinds.LoadBuiltin(name, profile)
+		return runner.Kinds.LoadBuiltinWith(name, profile, o)
 	}
 	return nil, fmt.Errorf("spec: %s: no such file, and no built-in spec of that id (built in: %s)%s", name, strings.Join(experiments.BuiltinIDs(), ", "), experiments.Hint(name, experiments.BuiltinIDs()))
 }
@@ -251,7 +287,7 @@ func loadSpecs(names []string, f *runFlags, seed int64, stderr io.Writer) ([]*ex
 	var specs []*experiments.Spec
 	ids := map[string]string{}
 	for _, name := range names {
-		s, err := loadSpec(name, f.profile)
+		s, err := loadSpec(name, f.profile, f.options())
 		if err != nil {
 			return nil, usageError{err}
 		}

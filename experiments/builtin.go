@@ -31,12 +31,18 @@ func BuiltinFiles() []string {
 // without .toml) at the named profile, with the experiment kinds kinds
 // (see [Parse]).
 func LoadBuiltin(name, profile string, kinds Kinds) (*Spec, error) {
+	return LoadBuiltinWith(name, profile, kinds, LoadOptions{})
+}
+
+// LoadBuiltinWith is [LoadBuiltin] with the changes of o applied to the
+// chosen profile (see [LoadOptions]).
+func LoadBuiltinWith(name, profile string, kinds Kinds, o LoadOptions) (*Spec, error) {
 	file := strings.TrimSuffix(path.Base(name), ".toml") + ".toml"
 	src, err := builtin.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("spec: no built-in spec %q (built in: %s)%s", name, strings.Join(BuiltinIDs(), ", "), Hint(name, BuiltinIDs()))
 	}
-	return Parse(BuiltinPrefix+file, src, profile, kinds)
+	return ParseWith(BuiltinPrefix+file, src, profile, kinds, o)
 }
 
 // BuiltinIDs returns the ids of the built-in specs (their file names

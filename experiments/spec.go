@@ -102,6 +102,10 @@ type Spec struct {
 	// ProfileFallback reports that the profile "quick" was asked for and
 	// the file has none, so the spec runs as written (set by Load).
 	ProfileFallback bool `toml:"-"`
+	// Overrides are the command-line changes applied after the profile
+	// (`--set key=value`, `--only m1,m2`; see LoadOptions), as given; nil
+	// for a spec run as its file says. Set by Load.
+	Overrides []string `toml:"-"`
 
 	Data   DataSpec   `toml:"data"`
 	Output OutputSpec `toml:"output"`
@@ -282,6 +286,30 @@ func Load(path, profile string, kinds Kinds) (*Spec, error) {
 
 // Parse is Load on the bytes src; name is used in messages.
 func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) {
+	return ParseWith(name, src, profile, kinds, LoadOptions{})
+}
+
+// LoadWith is [Load] with the changes of o (`dprepro run --set`,
+// `--only`) applied to the chosen profile; see [LoadOptions].
+func LoadWith(path, profile string, kinds Kinds, o LoadOptions) (*Spec, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	s, err := ParseWith(path, src, profile, kinds, o)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		s.Source.Abs = abs
+	}
+	return s, nil
+}
+
+// ParseWith is [Parse] with the changes of o applied to the chosen
+// profile, validated like the file; their errors name the option
+// ("--set tuning.epsilons=…: …").
+func ParseWith(name string, src []byte, profile string, kinds Kinds, o LoadOptions) (*Spec, error) {
 	base := filepath.Base(name)
 	lines := newKeyLines(string(src))
 	decodeErr := func(err error) error {
@@ -472,6 +500,9 @@ func Parse(name string, src []byte, profile string, kinds Kinds) (*Spec, error) 
 	}
 	s.Profile = profile
 	s.ProfileFallback = fallback
+	if err := s.applyOptions(base, lines, o); err != nil {
+		return nil, fmt.Errorf("%s: %w", base, err)
+	}
 	sum := sha256.Sum256(src)
 	s.Source = &SourceInfo{Path: name, SHA256: hex.EncodeToString(sum[:])}
 	s.lines = lines

@@ -94,6 +94,11 @@ type SpecInfo struct {
 	// design hash estimate the same quantities. Empty in manifests written
 	// before it existed.
 	DesignHash string `json:"design_sha256"`
+	// Overrides are the command-line changes the run applied to the
+	// spec after its profile (`--set key=value`, `--only m1,m2`), as
+	// given; the run's profile then ends in ".set-<h>" and spec.toml
+	// holds the resolved result. Absent for a spec run as its file says.
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 // UnitCounts counts replicate units.

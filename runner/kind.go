@@ -116,6 +116,17 @@ func (r *Registry) Load(path, profile string) (*experiments.Spec, error) {
 	return experiments.Load(path, profile, r)
 }
 
+// LoadWith is Load with the changes of o (experiments.LoadOptions:
+// `dprepro run --set`, `--only`).
+func (r *Registry) LoadWith(path, profile string, o experiments.LoadOptions) (*experiments.Spec, error) {
+	return experiments.LoadWith(path, profile, r, o)
+}
+
+// LoadBuiltinWith is LoadBuiltin with the changes of o.
+func (r *Registry) LoadBuiltinWith(name, profile string, o experiments.LoadOptions) (*experiments.Spec, error) {
+	return experiments.LoadBuiltinWith(name, profile, r, o)
+}
+
 // LoadBuiltin loads a built-in spec (experiments.LoadBuiltin) with this
 // registry's kinds.
 func (r *Registry) LoadBuiltin(name, profile string) (*experiments.Spec, error) {

@@ -762,7 +762,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	m := results.Manifest{
 		Tool: "dprepro",
 		Spec: results.SpecInfo{
-			ID: spec.ID, Title: spec.Title, Paper: spec.Paper, Kind: spec.Kind, Hash: spec.Hash(), DesignHash: spec.DesignHash(),
+			ID: spec.ID, Title: spec.Title, Paper: spec.Paper, Kind: spec.Kind, Hash: spec.Hash(), DesignHash: spec.DesignHash(), Overrides: spec.Overrides,
 		},
 		Seed: spec.Seed, Profile: spec.Profile, Workers: workers,
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),

@@ -403,3 +403,31 @@ func (c *HistSection) Workload(s *experiments.Spec) experiments.Workload {
 	add(experiments.Term("histogram.bins", sum*8+most*16+maxN*8, true, "Σ bins × 8 bytes of candidate histograms, 16 bytes per bin of the largest, and the unit's n × 8 bytes of points, per unit in flight"))
 	return w
 }
+
+// Only implements experiments.MethodFilter (`dprepro run --only`): the
+// names may be selection methods (tuning.methods) and learners
+// (tuning.learners; the default learner when the spec lists none).
+func (c *Section) Only(names []string) error {
+	return onlyMethods(&c.Tuning, names)
+}
+
+// Only implements experiments.MethodFilter: the names are selection
+// methods (tuning.methods).
+func (c *HistSection) Only(names []string) error {
+	return experiments.FilterMethods(names, experiments.MethodList{Key: "tuning.methods", Names: &c.Tuning.Methods})
+}
+
+func onlyMethods(t *TuningSpec, names []string) error {
+	lists := []experiments.MethodList{{Key: "tuning.methods", Names: &t.Methods}}
+	if len(t.Learners) > 0 {
+		lists = append(lists, experiments.MethodList{Key: "tuning.learners", Names: &t.Learners})
+	} else {
+		// The one learner of a spec without tuning.learners is always
+		// kept; naming it is not an error.
+		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == learners.Default })
+		if len(names) == 0 {
+			return nil
+		}
+	}
+	return experiments.FilterMethods(names, lists...)
+}

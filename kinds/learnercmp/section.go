@@ -253,3 +253,14 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	}
 	return w
 }
+
+// Only implements experiments.MethodFilter (`dprepro run --only`): the
+// names are learners of comparison.learners; the reference
+// (comparison.reference) is always fit.
+func (c *Section) Only(names []string) error {
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == c.Comparison.Reference })
+	if len(names) == 0 {
+		return nil
+	}
+	return experiments.FilterMethods(names, experiments.MethodList{Key: "comparison.learners", Names: &c.Comparison.Learners})
+}
