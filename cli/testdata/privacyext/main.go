@@ -21,7 +21,7 @@ import (
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/kinds/cvtune"
-	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/methods/generators"
 )
 
 // scaled is a learner releasing the exact regularized fit (no noise: its
@@ -54,7 +54,7 @@ func main() {
 	for _, err := range []error{
 		cvtune.RegisterLearner(scaled{"go-tenth", 0.1}),
 		cvtune.RegisterLearner(scaled{"go-double", 2}),
-		expostsweep.RegisterGenerator(hundredth{}),
+		generators.Register(hundredth{}),
 	} {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "privacyext:", err)
