@@ -16,7 +16,7 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/kinds/cicoverage"
-	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/methods/generators"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/runner"
@@ -123,7 +123,7 @@ func extensionPoints() []extensionPoint {
 		{"dataset (see above)", "data.datasets", datasets.Names()},
 		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners", learners.Names()},
 		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", selection.Names()},
-		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", expostsweep.GeneratorNames()},
+		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", generators.Names()},
 		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cicoverage.MethodNames()},
 	}
 }

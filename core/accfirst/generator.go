@@ -68,6 +68,11 @@ type Setting struct {
 // call one generator from several goroutines, each with its own rng. All
 // randomness comes from rng, drawn in a fixed order, so that a trial
 // reproduces bit for bit.
+//
+// Package methods/generators is the extension point's home: its registry
+// (generators.Register) holds [Covariance] and [Output] and whatever a
+// user's module adds, and its adapter serves a generator from an external
+// command (generators.External).
 type Generator interface {
 	// Name is the name a spec gives (accuracy_first.generator), e.g.
 	// "covariance". It must follow the registries' name rule

@@ -26,11 +26,12 @@
 // # Generators
 //
 // The private ERM method that the searches drive (accuracy_first.generator)
-// is an [accfirst.Generator] looked up in this package's registry:
-// "covariance" and "output" are built in, and [RegisterGenerator] adds
-// others. A spec may also name a [[methods]] table with serves =
-// "hypothesis": an [ExternalGenerator], a program speaking the worker
-// protocol, whose guarantees the ledger reports as declared by the method.
+// is a [generators.Generator] looked up in the registry of package
+// methods/generators: "covariance" and "output" are built in, and
+// [generators.Register] adds others. A spec may also name a [[methods]]
+// table with serves = "hypothesis": a [generators.External], a program
+// speaking the worker protocol, whose guarantees the ledger reports as
+// declared by the method.
 // A generator declares its tasks and returns every release's privacy
 // guarantee as a value; every privacy column of the rows and every charge
 // of the ledger is computed from those values, never from a name. Each
@@ -43,7 +44,7 @@
 // of …"), the manifest's warnings and stderr ([Experiment.RowWarnings]);
 // the ledger shows the claim beside the booking. A generator that is not
 // built in (external, or registered by a user's module) is labelled
-// "declared by the method" ([DeclaredBy]).
+// "declared by the method" ([generators.DeclaredBy]).
 //
 // The ε grid's scale E comes from a utility theorem
 // (accuracy_first.grid_generator, default the spec's generator). A method
@@ -70,6 +71,7 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/generators"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -213,7 +215,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 				name, af.EpsMaxFactor, af.EpsMaxFactor*eTop, aMin, af.Lambda)
 		}
 		for _, g := range gl.ext {
-			if x, ok := g.(*ExternalGenerator); ok {
+			if x, ok := g.(*generators.External); ok {
 				x.Bind(pr, fmt.Sprintf("dataset%d", len(e.data)), ds.X, ds.Y)
 			}
 		}
@@ -257,7 +259,7 @@ func startGenerators(es *experiments.Spec, af *AccuracyFirstSpec, set *external.
 			gl.ext[name] = pendingGenerator(name)
 			continue
 		}
-		g, err := NewExternalGenerator(context.Background(), set, name)
+		g, err := generators.NewExternal(context.Background(), set, name)
 		if err != nil {
 			var f *external.Fault
 			if errors.As(err, &f) {
@@ -485,7 +487,7 @@ func (e *Experiment) Warnings() []string {
 // Where the rows report releases whose claimed guarantee differs from the
 // level the method asked for (levelNotes), the generating charge says so
 // in Claimed beside what it books; a generator that is not built in is
-// named in DeclaredBy ([DeclaredBy]).
+// named in DeclaredBy ([generators.DeclaredBy]).
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	type agg struct {
 		hyp, test, total    float64
@@ -537,7 +539,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		}
 		charge("generating", m.generating, a.hyp)
 		gen := &le.Components[0]
-		gen.DeclaredBy = DeclaredBy(m.gen)
+		gen.DeclaredBy = generators.DeclaredBy(m.gen)
 		var claims []string
 		if a.over > 0 {
 			claims = append(claims, fmt.Sprintf("%s in %d of %d trials; booked as returned", a.overNote, a.over, a.rows))

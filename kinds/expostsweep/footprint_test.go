@@ -9,6 +9,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/generators"
 )
 
 // oldWorkloadTerms are the two noise-reduction memory terms as the kind
@@ -84,7 +85,7 @@ func TestWorkload_GeneratorFootprint(t *testing.T) {
 	small := footprintGen{plainGen{"fp-small"}, accfirst.Footprint{Chains: 3, Coordinates: 7}}
 	silent := plainGen{"fp-silent"}
 	for _, g := range []accfirst.Generator{small, silent} {
-		if err := RegisterGenerator(g); err != nil {
+		if err := generators.Register(g); err != nil {
 			t.Fatal(err)
 		}
 	}

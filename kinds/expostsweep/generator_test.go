@@ -17,6 +17,7 @@ import (
 	"github.com/dprepro/dprepro/core/noisered"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/generators"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -143,7 +144,7 @@ var (
 	fakeLogistic  = &recordingGen{name: "fake-zero", tasks: []accfirst.Task{accfirst.TaskLogistic, accfirst.TaskRidge}}
 	fakeRidgeOnly = &recordingGen{name: "fake-ridge-only", tasks: []accfirst.Task{accfirst.TaskRidge}}
 	registerFakes = sync.OnceValue(func() error {
-		return errors.Join(RegisterGenerator(fakeLogistic), RegisterGenerator(fakeRidgeOnly))
+		return errors.Join(generators.Register(fakeLogistic), generators.Register(fakeRidgeOnly))
 	})
 )
 
@@ -375,52 +376,12 @@ func (g plainGen) Independent(context.Context, *rand.Rand, accfirst.Setting, flo
 	return nil, privacy.Guarantee{}, errors.New("unused")
 }
 
-// TestRegisterGenerator_Refuses checks the names and declarations the
-// registry refuses, and that a refusal leaves it unchanged.
-func TestRegisterGenerator_Refuses(t *testing.T) {
-	before := GeneratorNames()
-	tests := []struct {
-		name    string
-		g       accfirst.Generator
-		wantErr string
-	}{
-		{"nil", nil, "nil generator"},
-		{"empty name", plainGen{""}, `bad name: generator name ""`},
-		{"slash", plainGen{"a/b"}, "bad name"},
-		{"comma", plainGen{"a,b"}, "bad name"},
-		{"space", plainGen{"a b"}, "bad name"},
-		{"leading dot", plainGen{".hidden"}, "bad name"},
-		{"duplicate built-in", plainGen{"output"}, "already registered"},
-		{"no task", &recordingGen{name: "no-task"}, "declares no task"},
-		{"unknown task", &recordingGen{name: "svm-gen", tasks: []accfirst.Task{"svm"}}, `unknown task "svm"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := RegisterGenerator(tt.g)
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("error %v, want %q", err, tt.wantErr)
-			}
-		})
-	}
-	if err := RegisterGenerator(accfirst.Covariance{}); !errors.Is(err, ErrDuplicateGenerator) {
-		t.Errorf("duplicate: %v, want ErrDuplicateGenerator", err)
-	}
-	if got := GeneratorNames(); !slices.Equal(got, before) {
-		t.Errorf("names %v after refusals, want %v", got, before)
-	}
-	for _, b := range []string{"covariance", "output"} {
-		if !slices.Contains(before, b) {
-			t.Errorf("built-in %q not registered (names %v)", b, before)
-		}
-	}
-}
-
 // TestNew_GeneratorWithoutTheory: the ε grid needs E (ε_max =
 // eps_max_factor·E), so a generator without a utility theorem is refused
 // as the spec's generator, and as the generator of a theory method.
 func TestNew_GeneratorWithoutTheory(t *testing.T) {
 	g := plainGen{"fake-no-theory"}
-	if err := RegisterGenerator(g); err != nil && !errors.Is(err, ErrDuplicateGenerator) {
+	if err := generators.Register(g); err != nil && !errors.Is(err, generators.ErrDuplicate) {
 		t.Fatal(err)
 	}
 	_, err := loadWith(t, "paper", g.name)
@@ -464,7 +425,7 @@ func (s *scaledSeq) Guarantee() privacy.Guarantee {
 	return privacy.EpsDP(s.factor*s.eps[s.t-1], "scaled prefix")
 }
 
-var registerHundredth = sync.OnceValue(func() error { return RegisterGenerator(scaledGen{"fake-hundredth", 0.01}) })
+var registerHundredth = sync.OnceValue(func() error { return generators.Register(scaledGen{"fake-hundredth", 0.01}) })
 
 // TestGenerator_UnderLevel: a generator whose releases claim ε/100 of the
 // ε they were asked for is flagged as one over its level is — the row's

@@ -14,6 +14,7 @@ import (
 	"github.com/dprepro/dprepro/core/noisered"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/generators"
 )
 
 // trial is what a method needs to run one trial.
@@ -264,7 +265,7 @@ func (gl genLookup) lookup(name string) (accfirst.Generator, bool) {
 }
 
 // names returns the registered names, then the external ones.
-func (gl genLookup) names() []string { return append(GeneratorNames(), gl.order...) }
+func (gl genLookup) names() []string { return append(generators.Names(), gl.order...) }
 
 // methodPrefixes are the kind's methods that take a generator suffix,
 // "<method>-<generator>": the method run with another generator on the
@@ -362,12 +363,33 @@ func resolveNames(af *AccuracyFirstSpec, gl genLookup, bad func(key, path, msg s
 			badf(mKey, key, "method %q needs a utility theorem, and generator %q has none (accfirst.TheoryGenerator)", name, mg.Name())
 			continue
 		}
-		if d, ok := mg.(declared); ok {
-			m = d.declaredMethod(base, m)
+		if x, ok := mg.(*generators.External); ok {
+			m = declaredMethod(x.Name(), base, m)
 		}
 		out[name] = resolved{method: m, gen: mg}
 	}
 	return g, grid, out
+}
+
+// declaredMethod returns m, the kind's method base run with the external
+// generator name ([generators.External]), with the ledger's texts saying
+// that its guarantees are the method's word: the generating release, and
+// for noise reduction the prefix property the rule relies on.
+func declaredMethod(name, base string, m method) method {
+	m.generating += fmt.Sprintf(" — guarantee declared by the external method %s", name)
+	if base == "noise-reduction" {
+		m.rule += fmt.Sprintf("; the prefix property (θ¹…θᵗ is εₜ-DP) is declared by %s, not checked", name)
+	}
+	return m
+}
+
+// taskNames returns the known tasks (accfirst.KnownTasks), for messages.
+func taskNames() []string {
+	var s []string
+	for _, t := range accfirst.KnownTasks() {
+		s = append(s, string(t))
+	}
+	return s
 }
 
 // unsupported says that g is not defined for task.

@@ -1,13 +1,18 @@
 package expostsweep
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
 	"github.com/dprepro/dprepro/core/accfirst"
+	"github.com/dprepro/dprepro/core/expost"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/generators"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -68,7 +73,7 @@ type AccuracyFirstSpec struct {
 	// doubling method drive: "covariance" (ridge only; Algorithm 3),
 	// "output" (Algorithm 5), another registered generator, or the name of
 	// a [[methods]] table with serves = "hypothesis" (an external
-	// generator, [ExternalGenerator]).
+	// generator, [generators.External]).
 	Generator string `toml:"generator"`
 	// GridGenerator names the generator whose utility theorem gives E, the
 	// scale of the ε grid (ε_max = EpsMaxFactor·E, Appendix B.1) and the
@@ -184,13 +189,28 @@ func (c *Section) Produces(s *experiments.Spec) experiments.Produced {
 // and reports to p a [[methods]] table that shadows a registered
 // generator.
 func specGenerators(s *experiments.Spec, p *experiments.Problems) genLookup {
-	registered := GeneratorNames()
+	registered := generators.Names()
 	gl := genLookup{ext: map[string]accfirst.Generator{}}
 	for _, name := range s.WithMethods(p, experiments.ServesHypothesis, registered)[len(registered):] {
 		gl.ext[name] = pendingGenerator(name)
 		gl.order = append(gl.order, name)
 	}
 	return gl
+}
+
+// pendingGenerator stands for an external generator while a spec is
+// validated (its worker not started): it accepts every task, which New
+// checks against the hello (generators.NewExternal), and has no utility
+// theorem.
+type pendingGenerator string
+
+func (p pendingGenerator) Name() string           { return string(p) }
+func (p pendingGenerator) Tasks() []accfirst.Task { return accfirst.KnownTasks() }
+func (p pendingGenerator) Sequence(context.Context, *rand.Rand, accfirst.Setting, []float64) (expost.Sequence, error) {
+	return nil, fmt.Errorf("expostsweep: external generator %s was not started", string(p))
+}
+func (p pendingGenerator) Independent(context.Context, *rand.Rand, accfirst.Setting, float64) (expost.Hypothesis, privacy.Guarantee, error) {
+	return nil, privacy.Guarantee{}, fmt.Errorf("expostsweep: external generator %s was not started", string(p))
 }
 
 // Limits implements experiments.Section.

@@ -20,7 +20,7 @@ import (
 	"github.com/dprepro/dprepro/core/accfirst"
 	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/privacy"
-	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/methods/generators"
 	"github.com/dprepro/dprepro/methods/learners"
 )
 
@@ -54,7 +54,7 @@ func main() {
 	for _, err := range []error{
 		learners.Register(scaled{"go-tenth", 0.1}),
 		learners.Register(scaled{"go-double", 2}),
-		expostsweep.RegisterGenerator(hundredth{}),
+		generators.Register(hundredth{}),
 	} {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "privacyext:", err)

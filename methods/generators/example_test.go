@@ -1,4 +1,4 @@
-package expostsweep_test
+package generators_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/dprepro/dprepro/core/accfirst"
-	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/methods/generators"
 )
 
 // outputCopy is output perturbation (Ligett et al. 2017, Algorithm 5 and
@@ -21,19 +21,21 @@ func (outputCopy) Name() string { return "output-copy" }
 // Register a hypothesis generator so that a spec can name it in
 // accuracy_first.generator; a name is refused twice, so a program
 // registers once, before loading specs.
-func ExampleRegisterGenerator() {
-	err := expostsweep.RegisterGenerator(outputCopy{})
-	if err != nil && !errors.Is(err, expostsweep.ErrDuplicateGenerator) {
+func ExampleRegister() {
+	err := generators.Register(outputCopy{})
+	if err != nil && !errors.Is(err, generators.ErrDuplicate) {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("registered:", slices.Contains(expostsweep.GeneratorNames(), "output-copy"))
+	fmt.Println("registered:", slices.Contains(generators.Names(), "output-copy"))
 	fmt.Println("tasks:", outputCopy{}.Tasks())
+	fmt.Println("declared by:", generators.DeclaredBy(outputCopy{}))
 
 	// A second registration of a name is refused.
-	fmt.Println(expostsweep.RegisterGenerator(accfirst.Covariance{}))
+	fmt.Println(generators.Register(accfirst.Covariance{}))
 	// Output:
 	// registered: true
 	// tasks: [logistic ridge]
+	// declared by: output-copy
 	// name already registered: generator "covariance"
 }

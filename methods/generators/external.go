@@ -1,4 +1,4 @@
-package expostsweep
+package generators
 
 import (
 	"context"
@@ -13,15 +13,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/accfirst"
-	"github.com/dprepro/dprepro/core/expost"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/external"
 )
 
-// ExternalGenerator is an [accfirst.Generator] served by an external
-// command: a [[methods]] table of the spec with serves = "hypothesis",
-// speaking the worker protocol (docs/worker-protocol.md). A spec names it
-// in accuracy_first.generator, or as the suffix of a method
+// External is a [Generator] served by an external command: a [[methods]]
+// table of the spec with serves = "hypothesis", speaking the worker
+// protocol (docs/worker-protocol.md). A spec names it in
+// accuracy_first.generator, or as the suffix of a method
 // ("noise-reduction-<name>", "doubling-<name>").
 //
 // Its hello must declare the "pure" privacy form (the ex-post analyses of
@@ -56,32 +55,33 @@ import (
 // answering the op, that releasing the prefix θ¹…θᵗ is εₜ-DP for every t
 // (noise reduction, Ligett et al. 2017 Algorithm 1 / Theorem 2.7: the
 // hypotheses share correlated noise, not independent draws). Its claim is
-// the whole sequence's, ε_T; the kind requires exactly that (to a relative
-// 10⁻⁹) and books the prefix it actually tests and releases, up to the
-// accepted t, at εₜ, trusting the declared property; the ledger says the
-// guarantee was declared by the method. An independent release's claim is
-// checked against the ε it was asked for, as every generator's is: a
-// claim above it is booked as claimed, one below it (ε/100 of the ε
-// asked) at the ε asked, which is what the search spends, and either is
-// flagged in the row's status, the manifest's warnings and stderr
-// ([Experiment.RowWarnings]).
+// the whole sequence's, ε_T; External requires exactly that (to a
+// relative 10⁻⁹), and the expost-sweep kind books the prefix it actually
+// tests and releases, up to the accepted t, at εₜ, trusting the declared
+// property; the ledger says the guarantee was declared by the method
+// ([DeclaredBy]). An independent release's claim is checked by the kind
+// against the ε it was asked for, as every generator's is: a claim above
+// it is booked as claimed, one below it (ε/100 of the ε asked) at the ε
+// asked, which is what the search spends, and either is flagged in the
+// row's status, the manifest's warnings and stderr
+// (expostsweep.Experiment.RowWarnings).
 //
 // A reply with the wrong number of hypotheses, a wrong dimension, a
 // non-finite coordinate or a hypothesis outside the ball (beyond a relative
 // 10⁻⁹, which is rescaled away) fails the unit with an
 // [external.FaultOutput]. The worker computes all T hypotheses in one call;
-// only the tested prefix is used. It has no utility theorem (it is not an
-// [accfirst.TheoryGenerator]): the theory methods are unavailable with it,
-// and the ε grid comes from accuracy_first.grid_generator.
+// only the tested prefix is used. It has no utility theorem (it is not a
+// [TheoryGenerator]): the theory methods are unavailable with it, and the
+// ε grid comes from accuracy_first.grid_generator.
 //
 // It is safe for concurrent use (each call takes a worker of the pool).
-type ExternalGenerator struct {
+type External struct {
 	name  string
 	set   *external.Set
-	tasks []accfirst.Task
+	tasks []Task
 
 	mu     sync.Mutex
-	inputs map[accfirst.Problem]genInput
+	inputs map[Problem]genInput
 }
 
 // genInput is the data a problem was built from, for the scratch files.
@@ -91,12 +91,14 @@ type genInput struct {
 	y   []float64
 }
 
-var _ accfirst.Generator = (*ExternalGenerator)(nil)
+var _ Generator = (*External)(nil)
 
-// NewExternalGenerator returns the generator that the spec's [[methods]]
-// table name serves, starting its first worker to check the handshake: a
-// "pure" privacy form and a non-empty "tasks" attribute of known tasks.
-func NewExternalGenerator(ctx context.Context, set *external.Set, name string) (*ExternalGenerator, error) {
+// NewExternal returns the generator that the spec's [[methods]] table
+// name serves (a method of set), starting its first worker to check the
+// handshake: a "pure" privacy form and a non-empty "tasks" attribute of
+// known tasks. Its calls need the data of each problem ([External.Bind])
+// and set opened for a run (external.Set.Open: the scratch area).
+func NewExternal(ctx context.Context, set *external.Set, name string) (*External, error) {
 	_, h, err := set.Pool(ctx, name)
 	if err != nil {
 		return nil, err
@@ -108,10 +110,10 @@ func NewExternalGenerator(ctx context.Context, set *external.Set, name string) (
 	if !ok || len(raw) == 0 {
 		return nil, fmt.Errorf(`external generator %s: the hello's attributes must list the tasks it is defined for, e.g. "attributes": {"tasks": ["logistic"]} (known: %s)`, name, taskList())
 	}
-	g := &ExternalGenerator{name: name, set: set, inputs: map[accfirst.Problem]genInput{}}
+	g := &External{name: name, set: set, inputs: map[Problem]genInput{}}
 	for _, v := range raw {
 		s, _ := v.(string)
-		t := accfirst.Task(s)
+		t := Task(s)
 		if !slices.Contains(accfirst.KnownTasks(), t) {
 			return nil, fmt.Errorf("external generator %s: the hello declares unknown task %v (known: %s)", name, v, taskList())
 		}
@@ -122,17 +124,18 @@ func NewExternalGenerator(ctx context.Context, set *external.Set, name string) (
 	return g, nil
 }
 
-// Name implements accfirst.Generator: the [[methods]] name.
-func (g *ExternalGenerator) Name() string { return g.name }
+// Name implements Generator: the [[methods]] name.
+func (g *External) Name() string { return g.name }
 
-// Tasks implements accfirst.Generator: the tasks of the worker's hello.
-func (g *ExternalGenerator) Tasks() []accfirst.Task { return slices.Clone(g.tasks) }
+// Tasks implements Generator: the tasks of the worker's hello.
+func (g *External) Tasks() []Task { return slices.Clone(g.tasks) }
 
 // Bind tells g the data problem pr was built from (x n×d, y n targets);
 // key names them in the run's scratch directory (a safe file name, one per
-// dataset of the run). The kind binds every problem of a run before its
-// units start.
-func (g *ExternalGenerator) Bind(pr accfirst.Problem, key string, x *mat.Dense, y []float64) {
+// dataset of the run). The expost-sweep kind binds every problem of a
+// run before its units start; a call on a problem that was not bound
+// fails. Safe for concurrent use.
+func (g *External) Bind(pr Problem, key string, x *mat.Dense, y []float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inputs[pr] = genInput{key: key, x: x, y: y}
@@ -159,15 +162,15 @@ type independentParams struct {
 }
 
 // call makes one call of op with the setting's problem and data.
-func (g *ExternalGenerator) call(ctx context.Context, rng *rand.Rand, s accfirst.Setting, op string, params func(problemParams) any) (external.Reply, error) {
+func (g *External) call(ctx context.Context, rng *rand.Rand, s Setting, op string, params func(problemParams) any) (external.Reply, error) {
 	if s.Problem == nil {
-		return external.Reply{}, fmt.Errorf("expostsweep: external generator %s: no problem", g.name)
+		return external.Reply{}, fmt.Errorf("generators: external generator %s: no problem", g.name)
 	}
 	g.mu.Lock()
 	in, ok := g.inputs[s.Problem]
 	g.mu.Unlock()
 	if !ok {
-		return external.Reply{}, fmt.Errorf("expostsweep: external generator %s: the problem was not bound to its data (ExternalGenerator.Bind)", g.name)
+		return external.Reply{}, fmt.Errorf("generators: external generator %s: the problem was not bound to its data (External.Bind)", g.name)
 	}
 	pool, _, err := g.set.Pool(ctx, g.name)
 	if err != nil {
@@ -198,7 +201,7 @@ func (g *ExternalGenerator) call(ctx context.Context, rng *rand.Rand, s accfirst
 
 // theta checks one hypothesis of an output: d finite numbers in the ball
 // of radius r (rescaled onto it within a relative 10⁻⁹ of round-off).
-func (g *ExternalGenerator) theta(op, what string, th []float64, d int, r float64) error {
+func (g *External) theta(op, what string, th []float64, d int, r float64) error {
 	if len(th) != d {
 		return external.OutputFault(g.name, op, "%s has %d coordinates for d = %d", what, len(th), d)
 	}
@@ -217,23 +220,22 @@ func (g *ExternalGenerator) theta(op, what string, th []float64, d int, r float6
 	return nil
 }
 
-// Sequence implements accfirst.Generator through one "sequence" call,
-// made under ctx (the unit's: an interrupted run ends the calls in
-// flight).
-func (g *ExternalGenerator) Sequence(ctx context.Context, rng *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
+// Sequence implements Generator through one "sequence" call, made under
+// ctx (the unit's: an interrupted run ends the calls in flight).
+func (g *External) Sequence(ctx context.Context, rng *rand.Rand, s Setting, eps []float64) (Sequence, error) {
 	return g.sequence(ctx, rng, s, eps)
 }
 
-// Independent implements accfirst.Generator through one "independent"
-// call, made under ctx.
-func (g *ExternalGenerator) Independent(ctx context.Context, rng *rand.Rand, s accfirst.Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+// Independent implements Generator through one "independent" call, made
+// under ctx.
+func (g *External) Independent(ctx context.Context, rng *rand.Rand, s Setting, epsilon float64) (Hypothesis, privacy.Guarantee, error) {
 	return g.independent(ctx, rng, s, epsilon)
 }
 
-func (g *ExternalGenerator) sequence(ctx context.Context, rng *rand.Rand, s accfirst.Setting, eps []float64) (expost.Sequence, error) {
+func (g *External) sequence(ctx context.Context, rng *rand.Rand, s Setting, eps []float64) (Sequence, error) {
 	const op = "sequence"
 	if len(eps) == 0 {
-		return nil, errors.New("expostsweep: external generator: no privacy levels")
+		return nil, errors.New("generators: external generator: no privacy levels")
 	}
 	rep, err := g.call(ctx, rng, s, op, func(p problemParams) any { return sequenceParams{p, eps} })
 	if err != nil {
@@ -265,7 +267,7 @@ func (g *ExternalGenerator) sequence(ctx context.Context, rng *rand.Rand, s accf
 	return &extSeq{name: g.name, pr: s.Problem, eps: eps, thetas: out.Thetas}, nil
 }
 
-func (g *ExternalGenerator) independent(ctx context.Context, rng *rand.Rand, s accfirst.Setting, epsilon float64) (expost.Hypothesis, privacy.Guarantee, error) {
+func (g *External) independent(ctx context.Context, rng *rand.Rand, s Setting, epsilon float64) (Hypothesis, privacy.Guarantee, error) {
 	const op = "independent"
 	rep, err := g.call(ctx, rng, s, op, func(p problemParams) any { return independentParams{p, epsilon} })
 	if err != nil {
@@ -287,26 +289,10 @@ func (g *ExternalGenerator) independent(ctx context.Context, rng *rand.Rand, s a
 	return &extHyp{pr: s.Problem, theta: out.Theta}, gu, nil
 }
 
-// declared is implemented by generators whose guarantees are their own
-// word (external ones): the ledger's texts of the kind's method base say
-// so.
-type declared interface {
-	declaredMethod(base string, m method) method
-}
-
-// declaredMethod implements declared.
-func (g *ExternalGenerator) declaredMethod(base string, m method) method {
-	m.generating += fmt.Sprintf(" — guarantee declared by the external method %s", g.name)
-	if base == "noise-reduction" {
-		m.rule += fmt.Sprintf("; the prefix property (θ¹…θᵗ is εₜ-DP) is declared by %s, not checked", g.name)
-	}
-	return m
-}
-
 // extHyp is a hypothesis released by an external generator; its excess
-// risk is computed by the kind, on the problem.
+// risk and bounds are computed on the problem (Problem.Excess, Bounds).
 type extHyp struct {
-	pr    accfirst.Problem
+	pr    Problem
 	theta []float64
 }
 
@@ -318,13 +304,13 @@ func (h *extHyp) Theta() ([]float64, error) { return h.theta, nil }
 // in one reply; the search uses (releases) the prefix it tests.
 type extSeq struct {
 	name   string
-	pr     accfirst.Problem
+	pr     Problem
 	eps    []float64
 	thetas [][]float64
 	t      int // hypotheses returned so far
 }
 
-func (s *extSeq) Next() (expost.Hypothesis, bool, error) {
+func (s *extSeq) Next() (Hypothesis, bool, error) {
 	if s.t == len(s.thetas) {
 		return nil, false, nil
 	}
@@ -340,17 +326,3 @@ func (s *extSeq) Guarantee() privacy.Guarantee {
 }
 
 func (s *extSeq) Len() int { return len(s.thetas) }
-
-// pendingGenerator stands for an external generator while a spec is
-// validated (its worker not started): it accepts every task, which New
-// checks against the hello, and has no utility theorem.
-type pendingGenerator string
-
-func (p pendingGenerator) Name() string           { return string(p) }
-func (p pendingGenerator) Tasks() []accfirst.Task { return accfirst.KnownTasks() }
-func (p pendingGenerator) Sequence(context.Context, *rand.Rand, accfirst.Setting, []float64) (expost.Sequence, error) {
-	return nil, fmt.Errorf("expostsweep: external generator %s was not started", string(p))
-}
-func (p pendingGenerator) Independent(context.Context, *rand.Rand, accfirst.Setting, float64) (expost.Hypothesis, privacy.Guarantee, error) {
-	return nil, privacy.Guarantee{}, fmt.Errorf("expostsweep: external generator %s was not started", string(p))
-}
