@@ -284,14 +284,11 @@ func (e *Experiment) Columns() []string { return Columns }
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, err := runner.As[unit](ru)
+	u, err := runner.Begin[unit](ctx, ru)
 	if err != nil {
 		return nil, err
 	}
 	key := u.key
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	af := e.spec.AccuracyFirst
 	ds, pr, set := e.data[u.ds], e.probs[u.ds], e.sets[u.ds]
 	m, ok := e.methods[u.method]
@@ -459,13 +456,7 @@ func withRiskFactorOfMean(sum []results.SummaryRow) []results.SummaryRow {
 }
 
 // Datasets implements runner.Experiment.
-func (e *Experiment) Datasets() []results.DatasetInfo {
-	var out []results.DatasetInfo
-	for _, ds := range e.data {
-		out = append(out, specdata.Info(e.spec.Spec, ds))
-	}
-	return out
-}
+func (e *Experiment) Datasets() []results.DatasetInfo { return specdata.Infos(e.spec.Spec, e.data) }
 
 // Warnings implements runner.Experiment.
 func (e *Experiment) Warnings() []string {
@@ -646,4 +637,4 @@ func maxFloat(xs []float64) float64 {
 // of the expost-sweep rows: the trial, at one dataset and x;
 // the paper's claims comparing two methods are decided on differences
 // paired by them.
-func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
+func (e *Experiment) PairKey() []string { return Kind.PairKey() }

@@ -314,7 +314,7 @@ func (e *Experiment) Calibration() string { return e.spec.AccuracyFirst.Calibrat
 const AcrossFolder = "af17-figures"
 
 // AcrossFolder implements runner.AcrossKind (not shown in the report).
-func (Kind) AcrossFolder() (folder, reportTitle string) { return AcrossFolder, "" }
+func (sweepKind) AcrossFolder() (folder, reportTitle string) { return AcrossFolder, "" }
 
 // Across implements runner.AcrossRuns: the run joins Ligett et al.'s
 // Figures 1–4 drawn across the runs of its calibration.

@@ -20,28 +20,34 @@ import (
 // accuracy-first searches.
 const Name = "expost-sweep"
 
-// Kind is the expost-sweep experiment kind (runner.Kind).
-type Kind struct{}
+// Kind is the expost-sweep experiment kind (runner.Kind): the
+// [accuracy_first] table with its defaults, paired by trial (see the
+// Experiment's PairKey); its runs are drawn across runs
+// ([sweepKind.AcrossFolder]).
+var Kind = sweepKind{runner.KindDef[*Section]{
+	KindName: Name,
+	Defaults: func() *Section {
+		return &Section{AccuracyFirst: AccuracyFirstSpec{
+			Generator: "output", Calibration: "authors-code",
+			Lambda: 0.005, Gamma: 0.1, Steps: 1000, EpsMaxFactor: 4,
+		}}
+	},
+	Build: func(spec *experiments.Spec, _ *Section, data runner.DataOptions) (runner.Experiment, error) {
+		return New(spec, data)
+	},
+	Pairs: []string{"trial"},
+}}
 
-// Name implements runner.Kind.
-func (Kind) Name() string { return Name }
-
-// PairKey implements runner.Pairer for the kind: the rows.csv columns that
-// identify a replicate at one dataset and x (see the Experiment's).
-func (Kind) PairKey() []string { return []string{"trial"} }
-
-// NewSection implements runner.Kind: the [accuracy_first] table with its
-// defaults.
-func (Kind) NewSection() experiments.Section {
-	return &Section{AccuracyFirst: AccuracyFirstSpec{
-		Generator: "output", Calibration: "authors-code",
-		Lambda: 0.005, Gamma: 0.1, Steps: 1000, EpsMaxFactor: 4,
-	}}
+// sweepKind is the expost-sweep kind's type: a runner.KindDef with the
+// hook of the figures across runs (runner.AcrossKind).
+type sweepKind struct {
+	runner.KindDef[*Section]
 }
 
-// New implements runner.Kind.
-func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return New(spec, data)
+// Only implements experiments.MethodFilter (`dprepro run --only`): the
+// names are methods of accuracy_first.methods.
+func (sec *Section) Only(names []string) error {
+	return experiments.FilterMethods(names, experiments.MethodList{Key: "accuracy_first.methods", Names: &sec.AccuracyFirst.Methods})
 }
 
 // Section is the expost-sweep kind's part of a spec.
