@@ -15,9 +15,9 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/kinds/cicoverage"
 	"github.com/dprepro/dprepro/kinds/cvtune"
 	"github.com/dprepro/dprepro/kinds/expostsweep"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -123,7 +123,7 @@ func extensionPoints() []extensionPoint {
 		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners", cvtune.LearnerNames()},
 		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", cvtune.SelectorNames()},
 		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", expostsweep.GeneratorNames()},
-		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cicoverage.MethodNames()},
+		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cimethods.Names()},
 	}
 }
 
