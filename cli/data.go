@@ -15,7 +15,7 @@ import (
 
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
-	"github.com/dprepro/dprepro/kinds/cicoverage"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/methods/generators"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/methods/selection"
@@ -124,7 +124,7 @@ func extensionPoints() []extensionPoint {
 		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners", learners.Names()},
 		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", selection.Names()},
 		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", generators.Names()},
-		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cicoverage.MethodNames()},
+		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cimethods.Names()},
 	}
 }
 

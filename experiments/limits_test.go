@@ -2,7 +2,6 @@ package experiments_test
 
 import (
 	"errors"
-
 	"math"
 	"path/filepath"
 	"regexp"
@@ -19,6 +18,7 @@ import (
 	"github.com/dprepro/dprepro/kinds/learnercmp"
 	"github.com/dprepro/dprepro/kinds/mechbounds"
 	"github.com/dprepro/dprepro/kinds/privaudit"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/methods/selection"
 )
 
@@ -323,7 +323,7 @@ func TestEstimateMemory_AtLimits(t *testing.T) {
 				c.Values[i] = 1e8
 			}
 			c.Sweep = "n"
-			c.Methods = cicoverage.MethodNames()
+			c.Methods = cimethods.Names()
 		case *cvtune.Section:
 			sec.CV.Repetitions, sec.CV.Folds = 1e4, 1e5
 			sec.Tuning.Lambdas, sec.Tuning.Alphas, sec.Tuning.Methods = make([]float64, 1e4), make([]float64, 1e4), selection.Names()

@@ -81,7 +81,7 @@ func TestOutputPerturbation_Refuses(t *testing.T) {
 // TestPython_NotConverged runs the examples' functions in Python with the
 // Newton solvers cut to one step: output perturbation raises instead of
 // releasing an unconverged fit; the ci method releases nothing (status
-// only, as kinds/cicoverage accepts) and still claims the declared cost;
+// only, as methods/cimethods accepts) and still claims the declared cost;
 // noise reduction raises. It also checks that the .npy caches keep 8 paths.
 func TestPython_NotConverged(t *testing.T) {
 	t.Setenv("PATH", pyenv.Require(t))

@@ -6,20 +6,23 @@
 //
 // # Methods
 //
-// A confidence-interval method is a [Method]: it fits θ̃ privately on a
+// A confidence-interval method is a [cimethods.Method] (package
+// methods/cimethods, the extension point): it fits θ̃ privately on a
 // bootstrap replicate, releases per-coordinate intervals, fits θ̃ alone for
 // the variability interval, and states its privacy cost as
-// [privacy.Guarantee] values ([Cost]). A spec's
-// confidence_intervals.methods are names in the registry ([MethodNames],
-// [LookupMethod]); an unknown name is an error. The registry holds the
-// paper's eight methods ([NewWKLMethod]: dp|zcdp × obj|output × lr|svm,
-// e.g. "dp-obj-lr") and whatever [RegisterMethod] adds; a spec may also
-// name its own [[methods]] tables with serves = "ci", methods in another
-// language served over the worker protocol ([ExternalMethod]), which get
-// the (sub)dataset as a file and each replicate as counts over its records
-// ([Records]). Rows, tables and figures label and group methods by their
-// [Attributes]; the manifest's privacy ledger composes the costs the
-// methods state (an external method's as declared by it).
+// [privacy.Guarantee] values ([cimethods.Cost]). A spec's
+// confidence_intervals.methods are names in its registry
+// ([cimethods.Names], [cimethods.Lookup]); an unknown name is an error.
+// The registry holds the paper's eight methods ([cimethods.NewWKL]:
+// dp|zcdp × obj|output × lr|svm, e.g. "dp-obj-lr") and whatever
+// [cimethods.Register] adds; a spec may also name its own [[methods]]
+// tables with serves = "ci", methods in another language served over the
+// worker protocol ([cimethods.External]), which get the (sub)dataset as a
+// file and each replicate as counts over its records
+// ([cimethods.Records], which the kind builds: [cimethods.NewRecords]).
+// Rows, tables and figures label and group methods by their
+// [cimethods.Attributes]; the manifest's privacy ledger composes the costs
+// the methods state (an external method's as declared by it).
 //
 // # Data
 //
@@ -37,36 +40,36 @@
 //
 //   - coverage: over k bootstrap replicates (n records drawn with
 //     replacement, as weights) a private CI per replicate and method
-//     ([Method.Interval]; for the built-ins Algorithms 3 and 5); the
-//     fraction of (replicate, coordinate) pairs whose interval holds θ₀[j].
-//     The coordinates are all d' = d+1 of θ₀, the constant's included, as in
-//     the paper's formula ("d' is the dimensionality of θ₀");
-//     coverage_features in rows.csv leaves the constant out.
+//     ([cimethods.Method.Interval]; for the built-ins Algorithms 3 and 5);
+//     the fraction of (replicate, coordinate) pairs whose interval holds
+//     θ₀[j]. The coordinates are all d' = d+1 of θ₀, the constant's
+//     included, as in the paper's formula ("d' is the dimensionality of
+//     θ₀"); coverage_features in rows.csv leaves the constant out.
 //   - ci_length and vi_length: when d is swept, the length of the first
 //     coordinate's interval; otherwise the mean length over all coordinates
-//     (Section 7.3). The variability interval is, per coordinate, the α/2 and
-//     1−α/2 quantiles of m private fits ([Method.Fit], budget φ₁ only) on
-//     bootstrap replicates.
+//     (Section 7.3). The variability interval is, per coordinate, the α/2
+//     and 1−α/2 quantiles of m private fits ([cimethods.Method.Fit], budget
+//     φ₁ only) on bootstrap replicates.
 //
 // # Shared work
 //
 // All methods of one model share each replicate (one "resample" draw).
 // Within a replicate one non-private fit θ̂ serves the DP and zCDP output
 // perturbations (their noise differs), and one objective-perturbation fit
-// serves the DP and zCDP objective-perturbation methods: with ρ₁ = ε₁²/2 both
-// run Algorithm 1 at the same ε₁ (Theorem 2), so the mechanism is identical
-// ([Shared], [Share]). The Hessian and covariance releases (Algorithm 2) and
-// the Monte Carlo intervals are drawn per privacy notion. The variability
-// intervals share the same way, and across the swept values too where those
-// do not change them: a VI spends only φ₁ on the (sub)dataset, so an ε₂ or
-// ε₃ sweep (Tables 5 and 6) has one VI per model, reported at every x. Every
-// step draws from its own stream keyed by (seed, dataset, x, model,
-// replicate, step) — for a VI fit (seed, dataset, n, d, ε₁, model, fit,
-// step) — so results do not depend on the worker count, the block size,
-// which other methods are requested, or whether a method is computed in
-// units of its own (an external method is, so that its worker's faults
-// fail its units only). Each method's variability interval
-// counts the non-converged fits of its own fits only.
+// serves the DP and zCDP objective-perturbation methods: with ρ₁ = ε₁²/2
+// both run Algorithm 1 at the same ε₁ (Theorem 2), so the mechanism is
+// identical ([cimethods.Shared], [cimethods.Share]). The Hessian and
+// covariance releases (Algorithm 2) and the Monte Carlo intervals are drawn
+// per privacy notion. The variability intervals share the same way, and
+// across the swept values too where those do not change them: a VI spends
+// only φ₁ on the (sub)dataset, so an ε₂ or ε₃ sweep (Tables 5 and 6) has
+// one VI per model, reported at every x. Every step draws from its own
+// stream keyed by (seed, dataset, x, model, replicate, step) — for a VI fit
+// (seed, dataset, n, d, ε₁, model, fit, step) — so results do not depend on
+// the worker count, the block size, which other methods are requested, or
+// whether a method is computed in units of its own (an external method is,
+// so that its worker's faults fail its units only). Each method's
+// variability interval counts the non-converged fits of its own fits only.
 package cicoverage
 
 import (
@@ -89,6 +92,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
@@ -116,8 +120,8 @@ type Experiment struct {
 	spec          *Spec
 	data          []*datasets.Dataset
 	points        []*point
-	methods       []Method     // the spec's, in its order
-	models        []dpci.Model // the methods' models, in order of first appearance
+	methods       []cimethods.Method // the spec's, in its order
+	models        []dpci.Model       // the methods' models, in order of first appearance
 	units         []string
 	byKey         map[string]unit
 	external.Runs // the spec's external methods: runner.Opener and Versioner
@@ -134,7 +138,7 @@ type point struct {
 	eps    [3]float64
 	// costs[i] is the cost of one interval of methods[i] at eps, and
 	// totals[i] its composition: the ledger.
-	costs  []Cost
+	costs  []cimethods.Cost
 	totals []privacy.Guarantee
 	// viKey names what a variability interval depends on: the records, the
 	// features and ε₁ (not ε₂, ε₃, which it does not spend). Points with the
@@ -276,21 +280,21 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 // run time, so that a method registered by another module is accepted
 // here. The spec's external methods (ext) are started and shaken hands
 // with.
-func lookupMethods(spec *experiments.Spec, names []string, ext *external.Set) ([]Method, error) {
+func lookupMethods(spec *experiments.Spec, names []string, ext *external.Set) ([]cimethods.Method, error) {
 	const key = "confidence_intervals.methods"
 	var errs []error
 	if len(names) == 0 {
-		errs = append(errs, spec.Errorf(key, "must list at least one method (known: %s)", strings.Join(MethodNames(), ", ")))
+		errs = append(errs, spec.Errorf(key, "must list at least one method (known: %s)", strings.Join(cimethods.Names(), ", ")))
 	}
-	var ms []Method
+	var ms []cimethods.Method
 	for i, name := range names {
 		path := fmt.Sprintf("%s[%d]", key, i)
-		var m Method
+		var m cimethods.Method
 		var err error
 		if ext != nil && ext.Has(name, experiments.ServesCI) {
-			m, err = NewExternalMethod(context.Background(), ext, name)
+			m, err = cimethods.NewExternal(context.Background(), ext, name)
 		} else {
-			m, err = LookupMethod(name)
+			m, err = cimethods.Lookup(name)
 		}
 		var se *experiments.SpecError
 		switch {
@@ -308,12 +312,14 @@ func lookupMethods(spec *experiments.Spec, names []string, ext *external.Set) ([
 }
 
 // budget is the spec's budget at pt.
-func (pt *point) budget() Budget { return Budget{Eps1: pt.eps[0], Eps2: pt.eps[1], Eps3: pt.eps[2]} }
+func (pt *point) budget() cimethods.Budget {
+	return cimethods.Budget{Eps1: pt.eps[0], Eps2: pt.eps[1], Eps3: pt.eps[2]}
+}
 
 // cost fills pt.costs and pt.totals: what one interval of each method
 // costs at pt's budget, and its composition. An invalid or uncomposable
 // cost is an error (a method's bug).
-func (pt *point) cost(ms []Method) error {
+func (pt *point) cost(ms []cimethods.Method) error {
 	for _, m := range ms {
 		c := m.Cost(pt.budget())
 		if len(c.Charges) == 0 {
@@ -341,7 +347,7 @@ type sample struct {
 	base *erm.Rows // each distinct (x, y) once, unweighted
 	full *erm.Rows // base weighted by the multiplicities of the n records
 	rec  []int32   // rec[i] is the row of base that record i equals
-	key  string    // names the (sub)dataset (Records.Key)
+	key  string    // names the (sub)dataset (cimethods.Records.Key)
 }
 
 // distinct builds the sample of the n records (x, y).
@@ -467,17 +473,14 @@ func dot(a, b []float64) float64 {
 
 // problem returns the ERM problem and interval settings of the spec, with
 // solver options fit.
-func (e *Experiment) problem(fit erm.FitOptions) Problem {
+func (e *Experiment) problem(fit erm.FitOptions) cimethods.Problem {
 	ci := e.spec.ConfidenceIntervals
 	var floor float64
 	if ci.SigmaFloor != nil {
 		floor = *ci.SigmaFloor
 	}
-	return Problem{C: ci.C, H: ci.H, Alpha: ci.Alpha, MCSamples: ci.MCSamples, SigmaFloor: floor, Fit: fit}
+	return cimethods.Problem{C: ci.C, H: ci.H, Alpha: ci.Alpha, MCSamples: ci.MCSamples, SigmaFloor: floor, Fit: fit}
 }
-
-// rho is the ρ = ε²/2 that Section 7 pairs with ε ("we set ρ = ε²/2").
-func rho(eps float64) float64 { return eps * eps / 2 }
 
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
@@ -496,24 +499,15 @@ func (e *Experiment) Variant() bool {
 func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
 
 // Mechanisms implements runner.Releaser: the mechanisms the spec's methods
-// release, from the methods: objective perturbation (Algorithm 1,
-// "objective-perturbation-wkl") or output perturbation (Algorithm 4,
-// "output-perturbation-wkl-dp" or "-zcdp") and the two PrivSPDMat
-// matrices (Algorithm 2, "privspdmat-dp" or "-zcdp") of the built-ins. A
-// method that is not one of the paper's is listed as mech.Declared(NAME),
-// as a traced run records an external method's releases: the manifest
-// cannot vouch for its noise.
+// release, as each states them ([cimethods.Mechanisms]): for the built-ins
+// objective perturbation (Algorithm 1) or output perturbation (Algorithm
+// 4) and the two PrivSPDMat matrices (Algorithm 2); a method that is not
+// one of the paper's as mech.Declared(NAME), as a traced run records an
+// external method's releases: the manifest cannot vouch for its noise.
 func (e *Experiment) Mechanisms() []string {
 	var out []string
 	for _, m := range e.methods {
-		switch m := m.(type) {
-		case objPert:
-			out = append(out, "objective-perturbation-wkl", "privspdmat-"+string(m.privacy))
-		case outPert:
-			out = append(out, "output-perturbation-wkl-"+string(m.privacy), "privspdmat-"+string(m.privacy))
-		default:
-			out = append(out, mech.Declared(m.Name()))
-		}
+		out = append(out, cimethods.Mechanisms(m)...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -541,16 +535,16 @@ type resampler struct {
 	counts []int32
 	dst    erm.Rows
 	// records, when set, also counts the draws per record (for the
-	// methods that read the records, [RecordUser]).
-	records *Records
+	// methods that read the records, [cimethods.RecordUser]).
+	records *cimethods.Records
 }
 
 // newResampler returns the resampler of s; with records it also counts
-// every replicate per record into a Records of s (Data.Records).
+// every replicate per record into a Records of s (cimethods.Data.Records).
 func newResampler(s *sample, records bool) *resampler {
 	r := &resampler{s: s, counts: make([]int32, s.base.N())}
 	if records {
-		r.records = &Records{s: s, Counts: make([]int32, len(s.rec))}
+		r.records = cimethods.NewRecords(s.key, s.base, s.rec)
 	}
 	return r
 }
@@ -583,7 +577,7 @@ func (r *resampler) draw(rng *rand.Rand) *erm.Rows {
 // reads the replicate record by record.
 func (e *Experiment) usesRecords(ms []int) bool {
 	for _, i := range ms {
-		if ru, ok := e.methods[i].(RecordUser); ok && ru.UsesRecords() {
+		if ru, ok := e.methods[i].(cimethods.RecordUser); ok && ru.UsesRecords() {
 			return true
 		}
 	}
@@ -628,7 +622,7 @@ type unitGroup struct {
 // unitGroups splits the methods of model into the groups that units
 // compute: the in-process methods (built-in or registered) together, as
 // the paper's share each replicate's fits, and each external method
-// ([ExternalMethod]) in units of its own, keyed "…/<name>", so that a
+// ([cimethods.External]) in units of its own, keyed "…/<name>", so that a
 // fault of its worker (a reply the harness refuses) fails that method's
 // units and not the others' (whose rows are checkpointed). The draws do
 // not depend on the grouping: every stream is keyed by the replicate and
@@ -639,7 +633,7 @@ func (e *Experiment) unitGroups(model dpci.Model) []unitGroup {
 	var out []unitGroup
 	in := -1 // the index in out of the in-process group
 	for _, i := range e.sel(model) {
-		if m, ok := e.methods[i].(*ExternalMethod); ok {
+		if m, ok := e.methods[i].(*cimethods.External); ok {
 			out = append(out, unitGroup{ms: []int{i}, suffix: "/" + m.Name()})
 			continue
 		}
@@ -658,7 +652,7 @@ const resampleStep = "resample"
 
 // streams returns the Streams of a replicate or variability fit: step
 // names are passed to stream.
-func streams(stream func(step string) *rand.Rand) Streams {
+func streams(stream func(step string) *rand.Rand) cimethods.Streams {
 	return func(step string) *rand.Rand {
 		if step == resampleStep {
 			panic("cicoverage: a method asked for the stream " + resampleStep + ", which draws the replicate")
@@ -680,12 +674,12 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d := Data{
+		d := cimethods.Data{
 			Rows:    rs.draw(e.stream(env, pt, u.model, "ci", rep, resampleStep)),
 			Records: rs.records,
 			Problem: prob,
 			Streams: streams(func(step string) *rand.Rand { return e.stream(env, pt, u.model, "ci", rep, step) }),
-			Shared:  new(Shared),
+			Shared:  new(cimethods.Shared),
 			Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("ci replicate %d", rep+1), N: pt.n},
 		}
 		for _, i := range ms { // rows in the spec's method order
@@ -710,9 +704,9 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 	return out, nil
 }
 
-// runVI computes the variability intervals of one model: per method, VIFits
-// private fits (Method.Fit, budget ε₁ only) on bootstrap replicates, and
-// per coordinate the α/2 and 1−α/2 quantiles of the fits.
+// runVI computes the variability intervals of one model: per method,
+// VIFits private fits (cimethods.Method.Fit, budget ε₁ only) on bootstrap
+// replicates, and per coordinate the α/2 and 1−α/2 quantiles of the fits.
 func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // before allocating vi_fits samples per coordinate
@@ -742,12 +736,12 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d := Data{
+		d := cimethods.Data{
 			Rows:    rs.draw(e.viStream(env, pt, u.model, i, resampleStep)),
 			Records: rs.records,
 			Problem: prob,
 			Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, u.model, i, step) }),
-			Shared:  new(Shared),
+			Shared:  new(cimethods.Shared),
 			Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("vi fit %d", i+1), N: pt.n},
 		}
 		for k, mi := range ms {
@@ -836,7 +830,7 @@ func (e *Experiment) reported(mean, first float64) float64 {
 	return mean
 }
 
-func (e *Experiment) baseRow(key string, pt *point, m Method, rowType string, rep int) results.Row {
+func (e *Experiment) baseRow(key string, pt *point, m cimethods.Method, rowType string, rep int) results.Row {
 	ci := e.spec.ConfidenceIntervals
 	ds := e.data[pt.ds]
 	a := m.Attributes()
@@ -860,7 +854,7 @@ func (e *Experiment) baseRow(key string, pt *point, m Method, rowType string, re
 	r.SetFloat("h", ci.H)
 	for i, name := range []string{"1", "2", "3"} {
 		r.SetFloat("eps"+name, pt.eps[i])
-		r.SetFloat("rho"+name, rho(pt.eps[i]))
+		r.SetFloat("rho"+name, cimethods.Rho(pt.eps[i]))
 	}
 	r.SetInt("mc_samples", ci.MCSamples)
 	r.SetInt("vi_fits", ci.VIFits)
@@ -869,7 +863,7 @@ func (e *Experiment) baseRow(key string, pt *point, m Method, rowType string, re
 
 // ciRow records one replicate's interval: coverage of θ₀ over all d+1
 // coordinates (the paper's d') and over the d features.
-func (e *Experiment) ciRow(key string, pt *point, m Method, rep int, iv dpci.Interval, theta0 []float64, ep float64, status string) results.Row {
+func (e *Experiment) ciRow(key string, pt *point, m cimethods.Method, rep int, iv dpci.Interval, theta0 []float64, ep float64, status string) results.Row {
 	r := e.baseRow(key, pt, m, "ci", rep+1)
 	dim := len(theta0)
 	covered, lens := 0, make([]float64, dim)
@@ -897,7 +891,7 @@ func (e *Experiment) ciRow(key string, pt *point, m Method, rep int, iv dpci.Int
 	return r
 }
 
-func (e *Experiment) failRow(key string, pt *point, m Method, rep int, ep float64, status string) results.Row {
+func (e *Experiment) failRow(key string, pt *point, m cimethods.Method, rep int, ep float64, status string) results.Row {
 	r := e.baseRow(key, pt, m, "ci", rep+1)
 	for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first", "vi_length", "vi_length_mean", "vi_length_first"} {
 		r.SetFloat(c, math.NaN())
@@ -980,7 +974,7 @@ var lengthLabels = map[string]string{"ci_length": "CI length", "vi_length": "VI 
 // and in Figure 1 that the two variability intervals are one.
 func lengthCaption(c comparison) plots.Caption {
 	cap := plots.Caption{Bars: "±1 sd of the CI length over the replicates (the paper's); a VI is one interval per x, no bar"}
-	if c.sides[0].perturbation == c.sides[1].perturbation && c.sides[0].perturbation == ObjPert {
+	if c.sides[0].perturbation == c.sides[1].perturbation && c.sides[0].perturbation == cimethods.ObjPert {
 		cap.Note = "DP and zCDP objective perturbation share one fit at ε1 (Algorithm 1 is ε1²/2-zCDP, Theorem 2), " +
 			"so their variability intervals coincide by construction: the zCDP VI (dashed) lies on the DP VI."
 	}
@@ -992,10 +986,10 @@ func lengthCaption(c comparison) plots.Caption {
 // perturbation (DP obj blue, zCDP obj red, DP output green, zCDP output
 // orange), the marker by model (LR ring, SVM triangle). Methods with other
 // attributes get the figures' free palette styles.
-func figureStyles(ms []Method) map[string]plots.Style {
+func figureStyles(ms []cimethods.Method) map[string]plots.Style {
 	colour := map[[2]string]int{
-		{string(dpci.DP), string(ObjPert)}: 0, {string(dpci.ZCDP), string(ObjPert)}: 1,
-		{string(dpci.DP), string(OutPert)}: 2, {string(dpci.ZCDP), string(OutPert)}: 3,
+		{string(dpci.DP), string(cimethods.ObjPert)}: 0, {string(dpci.ZCDP), string(cimethods.ObjPert)}: 1,
+		{string(dpci.DP), string(cimethods.OutPert)}: 2, {string(dpci.ZCDP), string(cimethods.OutPert)}: 3,
 	}
 	shape := map[dpci.Model]int{dpci.LR: 0, dpci.SVM: 2}
 	out := map[string]plots.Style{}
@@ -1014,10 +1008,10 @@ func figureStyles(ms []Method) map[string]plots.Style {
 // the attributes (privacy, perturbation) of the two sides compared, each
 // drawn for every model.
 var comparisons = []comparison{
-	{"figure1-dp-vs-zcdp-obj", "Figure 1", "DP vs zCDP, objective perturbation", [2]side{{dpci.DP, ObjPert}, {dpci.ZCDP, ObjPert}}},
-	{"figure2-dp-vs-zcdp-output", "Figure 2", "DP vs zCDP, output perturbation", [2]side{{dpci.DP, OutPert}, {dpci.ZCDP, OutPert}}},
-	{"figure3-obj-vs-output-dp", "Figure 3", "objective vs output perturbation, DP", [2]side{{dpci.DP, ObjPert}, {dpci.DP, OutPert}}},
-	{"figure4-obj-vs-output-zcdp", "Figure 4", "objective vs output perturbation, zCDP", [2]side{{dpci.ZCDP, ObjPert}, {dpci.ZCDP, OutPert}}},
+	{"figure1-dp-vs-zcdp-obj", "Figure 1", "DP vs zCDP, objective perturbation", [2]side{{dpci.DP, cimethods.ObjPert}, {dpci.ZCDP, cimethods.ObjPert}}},
+	{"figure2-dp-vs-zcdp-output", "Figure 2", "DP vs zCDP, output perturbation", [2]side{{dpci.DP, cimethods.OutPert}, {dpci.ZCDP, cimethods.OutPert}}},
+	{"figure3-obj-vs-output-dp", "Figure 3", "objective vs output perturbation, DP", [2]side{{dpci.DP, cimethods.ObjPert}, {dpci.DP, cimethods.OutPert}}},
+	{"figure4-obj-vs-output-zcdp", "Figure 4", "objective vs output perturbation, zCDP", [2]side{{dpci.ZCDP, cimethods.ObjPert}, {dpci.ZCDP, cimethods.OutPert}}},
 }
 
 type comparison struct {
@@ -1028,13 +1022,13 @@ type comparison struct {
 // side is one side of a comparison: the methods with these attributes.
 type side struct {
 	privacy      dpci.Privacy
-	perturbation Perturbation
+	perturbation cimethods.Perturbation
 }
 
 // pick returns the names of the methods of ms on either side of c: per
 // model (in the registry's order of models: LR, then SVM), the first
 // side's then the second's, each in the order of ms.
-func (c comparison) pick(ms []Method) []string {
+func (c comparison) pick(ms []cimethods.Method) []string {
 	var out []string
 	for _, model := range registryModels() {
 		for _, s := range c.sides {
@@ -1052,7 +1046,7 @@ func (c comparison) pick(ms []Method) []string {
 // first registration.
 func registryModels() []dpci.Model {
 	var models []dpci.Model
-	for _, m := range methods.All() {
+	for _, m := range cimethods.All() {
 		if model := m.Attributes().Model; !slices.Contains(models, model) {
 			models = append(models, model)
 		}
@@ -1070,7 +1064,7 @@ func registryModels() []dpci.Model {
 // compares; methods a run did not request are simply absent.
 func PaperFigures() []plots.FigureSpec {
 	var figs []plots.FigureSpec
-	all := methods.All()
+	all := cimethods.All()
 	for _, f := range comparisons {
 		layout := PaperPanels[f.name]
 		keys := make([]string, len(layout))
@@ -1155,7 +1149,7 @@ var PaperPanels = map[string][]PaperPanel{
 // in (none when its dataset, model and sweep are not one of them).
 func paperPanelOf(layout []PaperPanel, r results.SummaryRow) []string {
 	name, _, _ := strings.Cut(r.Method, ":")
-	m, _, ok := methods.Rank(name)
+	m, _, ok := cimethods.Rank(name)
 	if !ok {
 		return nil
 	}
@@ -1174,11 +1168,11 @@ func paperPanelOf(layout []PaperPanel, r results.SummaryRow) []string {
 // own name.
 func modelPanel(r results.SummaryRow) string {
 	name, _, _ := strings.Cut(r.Method, ":")
-	m, _, ok := methods.Rank(name)
+	m, _, ok := cimethods.Rank(name)
 	if !ok {
 		return r.Dataset + ", " + name
 	}
-	_, _, model := m.Attributes().labels()
+	_, _, model := m.Attributes().Labels()
 	return r.Dataset + ", " + model
 }
 
@@ -1188,7 +1182,7 @@ func (e *Experiment) modelPanel(r results.SummaryRow) string {
 	name, _, _ := strings.Cut(r.Method, ":")
 	for _, m := range e.methods {
 		if m.Name() == name {
-			_, _, model := m.Attributes().labels()
+			_, _, model := m.Attributes().Labels()
 			return r.Dataset + ", " + model
 		}
 	}
@@ -1219,21 +1213,21 @@ func (e *Experiment) Warnings() []string {
 }
 
 // Ledger implements runner.Experiment: per method and x, the cost of one
-// released interval as the method states it ([Method.Cost]; for the
-// built-ins Theorem 2 or Theorem 4 of Wang, Kifer & Lee 2019), each charge
-// with what it covers, and their sequential composition
+// released interval as the method states it ([cimethods.Method.Cost];
+// for the built-ins Theorem 2 or Theorem 4 of Wang, Kifer & Lee 2019),
+// each charge with what it covers, and their sequential composition
 // ([privacy.Compose]), each with its notion (results.NewCharge): a zCDP
 // charge or total is recorded as its ρ (rho; epsilon "nan"), not converted
 // ([privacy.Guarantee.ToApprox] converts it to (ε, δ) at a δ of the
 // reader's choice). A method that is not one of the paper's is named in
-// its charges' DeclaredBy ([DeclaredBy]).
+// its charges' DeclaredBy ([cimethods.DeclaredBy]).
 func (e *Experiment) Ledger([]results.Row) []results.LedgerEntry {
 	var out []results.LedgerEntry
 	for _, pt := range e.points {
 		for i, m := range e.methods {
 			c, total := pt.costs[i], pt.totals[i]
 			le := results.LedgerEntry{Method: m.Name(), Setting: fmt.Sprintf("dataset=%s %s=%s", e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep, results.FormatFloat(pt.x))}
-			declared := DeclaredBy(m)
+			declared := cimethods.DeclaredBy(m)
 			for _, ch := range c.Charges {
 				lc := results.NewCharge(ch.Part, ch.Guarantee.Covers, "D", ch.Guarantee)
 				lc.DeclaredBy = declared

@@ -18,6 +18,7 @@ import (
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -105,7 +106,7 @@ func checkTables(t *testing.T, dir string, e *Experiment) {
 	}
 	// The order check holds for registered methods (external ones come
 	// last, in the spec's order).
-	registered := !slices.ContainsFunc(e.methods, func(m Method) bool { _, ok := m.(*ExternalMethod); return ok })
+	registered := !slices.ContainsFunc(e.methods, func(m cimethods.Method) bool { _, ok := m.(*cimethods.External); return ok })
 	prev := ""
 	for _, rec := range recs[1:] {
 		key := rec[0] + "/" + rec[1] + "/" + rec[2]

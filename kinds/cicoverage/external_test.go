@@ -20,6 +20,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -300,7 +301,7 @@ func TestExternalMethod_WeightsAreReplicateCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	m, ok := e.methods[0].(*ExternalMethod)
+	m, ok := e.methods[0].(*cimethods.External)
 	if !ok {
 		t.Fatalf("methods[0] is a %T", e.methods[0])
 	}
@@ -325,9 +326,9 @@ func TestExternalMethod_WeightsAreReplicateCounts(t *testing.T) {
 		if !slices.Equal(merged, counted.counts) || total != pt.n || rowsPlain.SumWeights() != float64(pt.n) {
 			t.Fatalf("replicate %d: per-record counts (Σ %d) do not merge into the replicate's (n = %d)", rep, total, pt.n)
 		}
-		d := Data{Rows: rows, Records: counted.records, Problem: e.problem(erm.FitOptions{}), Shared: new(Shared),
+		d := cimethods.Data{Rows: rows, Records: counted.records, Problem: e.problem(erm.FitOptions{}), Shared: new(cimethods.Shared),
 			Streams: streams(func(step string) *rand.Rand { return rand.New(rand.NewPCG(1, uint64(rep))) })}
-		rel, err := m.Interval(context.Background(), d, Budget{0.5, 0.25, 0.25})
+		rel, err := m.Interval(context.Background(), d, cimethods.Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +346,7 @@ func TestExternalMethod_WeightsAreReplicateCounts(t *testing.T) {
 				t.Errorf("replicate %d: θ̃[%d] = %v from the worker's weights, want the replicate's weighted mean %v", rep, j, rel.Theta[j], want[j])
 			}
 		}
-		if rel.Status != "ok" || !rel.Cost.Equal(m.Cost(Budget{0.5, 0.25, 0.25})) || !math.IsNaN(rel.EpsilonPrime) {
+		if rel.Status != "ok" || !rel.Cost.Equal(m.Cost(cimethods.Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25})) || !math.IsNaN(rel.EpsilonPrime) {
 			t.Errorf("release status %q, ε′ %v, cost %+v", rel.Status, rel.EpsilonPrime, rel.Cost)
 		}
 	}

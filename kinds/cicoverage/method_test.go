@@ -16,6 +16,7 @@ import (
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -40,36 +41,36 @@ const halfWidth = 1000
 
 type recorder struct {
 	mu       sync.Mutex
-	budgets  []Budget
+	budgets  []cimethods.Budget
 	fitEps1s []float64
 }
 
 func (m fixedWidth) Name() string { return m.name }
 
-func (m fixedWidth) Attributes() Attributes {
-	return Attributes{Privacy: "fake", Perturbation: "zero-noise", Model: dpci.LR}
+func (m fixedWidth) Attributes() cimethods.Attributes {
+	return cimethods.Attributes{Privacy: "fake", Perturbation: "zero-noise", Model: dpci.LR}
 }
 
-func (m fixedWidth) Cost(b Budget) Cost {
+func (m fixedWidth) Cost(b cimethods.Budget) cimethods.Cost {
 	second := privacy.EpsDeltaDP(b.Eps2, 1e-6, "the interval (test fake)")
 	if m.mixed {
 		second = privacy.Rho(b.Eps2, "the interval (test fake)")
 	}
-	return Cost{Charges: []Charge{
+	return cimethods.Cost{Charges: []cimethods.Charge{
 		{Part: "training", Guarantee: privacy.EpsDP(b.Eps1, "θ̂ (test fake)")},
 		{Part: "interval", Guarantee: second},
 	}, Rule: "test fake, sequential composition", Covers: "one interval of the test fake"}
 }
 
-func (m fixedWidth) fit(d Data) ([]float64, error) {
-	res, err := Share(d.Shared, "test/hat", func() ([]float64, error) {
+func (m fixedWidth) fit(d cimethods.Data) ([]float64, error) {
+	res, err := cimethods.Share(d.Shared, "test/hat", func() ([]float64, error) {
 		r, err := dpci.FitNonPrivate(d.Rows, dpci.Params{Model: dpci.LR, C: d.Problem.C}, d.Problem.Fit)
 		return r.W, err
 	})
 	return res, err
 }
 
-func (m fixedWidth) Interval(ctx context.Context, d Data, b Budget) (Release, error) {
+func (m fixedWidth) Interval(ctx context.Context, d cimethods.Data, b cimethods.Budget) (cimethods.Release, error) {
 	if m.rec != nil {
 		m.rec.mu.Lock()
 		m.rec.budgets = append(m.rec.budgets, b)
@@ -77,7 +78,7 @@ func (m fixedWidth) Interval(ctx context.Context, d Data, b Budget) (Release, er
 	}
 	theta, err := m.fit(d)
 	if err != nil {
-		return Release{}, err
+		return cimethods.Release{}, err
 	}
 	iv := dpci.Interval{Lo: make([]float64, len(theta)), Hi: make([]float64, len(theta))}
 	for j, v := range theta {
@@ -85,12 +86,12 @@ func (m fixedWidth) Interval(ctx context.Context, d Data, b Budget) (Release, er
 	}
 	c := m.Cost(b)
 	if m.lie {
-		c = m.Cost(Budget{Eps1: b.Eps1 / 2, Eps2: b.Eps2, Eps3: b.Eps3})
+		c = m.Cost(cimethods.Budget{Eps1: b.Eps1 / 2, Eps2: b.Eps2, Eps3: b.Eps3})
 	}
-	return Release{Theta: theta, Interval: iv, Status: "ok", EpsilonPrime: math.NaN(), Cost: c}, nil
+	return cimethods.Release{Theta: theta, Interval: iv, Status: "ok", EpsilonPrime: math.NaN(), Cost: c}, nil
 }
 
-func (m fixedWidth) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error) {
+func (m fixedWidth) Fit(ctx context.Context, d cimethods.Data, eps1 float64) (cimethods.Estimate, error) {
 	if m.rec != nil {
 		m.rec.mu.Lock()
 		m.rec.fitEps1s = append(m.rec.fitEps1s, eps1)
@@ -98,9 +99,9 @@ func (m fixedWidth) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, er
 	}
 	theta, err := m.fit(d)
 	if err != nil {
-		return Estimate{}, err
+		return cimethods.Estimate{}, err
 	}
-	return Estimate{Theta: theta, Status: "ok", EpsilonPrime: math.NaN()}, nil
+	return cimethods.Estimate{Theta: theta, Status: "ok", EpsilonPrime: math.NaN()}, nil
 }
 
 var fakeRec = new(recorder)
@@ -108,9 +109,9 @@ var fakeRec = new(recorder)
 // errFakes registers the fakes once per test binary (a variable
 // initializer, as a user's module would).
 var errFakes = errors.Join(
-	RegisterMethod(fixedWidth{name: "test-fixed-lr", rec: fakeRec}),
-	RegisterMethod(fixedWidth{name: "test-liar-lr", lie: true}),
-	RegisterMethod(fixedWidth{name: "test-mixed-lr", mixed: true}),
+	cimethods.Register(fixedWidth{name: "test-fixed-lr", rec: fakeRec}),
+	cimethods.Register(fixedWidth{name: "test-liar-lr", lie: true}),
+	cimethods.Register(fixedWidth{name: "test-mixed-lr", mixed: true}),
 )
 
 // tinySpec is a one-value run on 400 Adult records (the labelled stand-in
@@ -207,7 +208,7 @@ func TestFakeMethod_ThroughKind(t *testing.T) {
 	}
 	fakeRec.mu.Lock()
 	for _, got := range fakeRec.budgets {
-		if got != (Budget{0.5, 0.25, 0.25}) {
+		if got != (cimethods.Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25}) {
 			t.Errorf("Interval got budget %+v, want the spec's (0.5, 0.25, 0.25)", got)
 		}
 	}
@@ -297,129 +298,6 @@ func TestRunUnit_CostMismatch(t *testing.T) {
 	}
 }
 
-// TestRegisterMethod_Errors checks the names and attributes the registry
-// refuses.
-func TestRegisterMethod_Errors(t *testing.T) {
-	ok := fixedWidth{name: "x"}
-	cases := []struct {
-		name string
-		m    Method
-		want string
-	}{
-		{"nil", nil, "nil method"},
-		{"empty", fixedWidth{name: ""}, "method name"},
-		{"space", fixedWidth{name: "dp obj"}, "method name"},
-		{"slash", fixedWidth{name: "a/b"}, "method name"},
-		{"comma", fixedWidth{name: "a,b"}, "method name"},
-		{"colon", fixedWidth{name: "a:b"}, "method name"},
-		{"leading dash", fixedWidth{name: "-a"}, "method name"},
-		{"too long", fixedWidth{name: strings.Repeat("a", 65)}, "method name"},
-		{"duplicate built-in", fixedWidth{name: "dp-obj-lr"}, "already registered"},
-		{"no privacy", attrs{ok, Attributes{Perturbation: "p", Model: dpci.LR}}, "need a privacy"},
-		{"unknown model", attrs{ok, Attributes{Privacy: "p", Perturbation: "p", Model: "ridge"}}, "unknown model"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := RegisterMethod(c.m)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %v, want it to contain %q", err, c.want)
-			}
-		})
-	}
-	if err := RegisterMethod(fixedWidth{name: "dp-obj-lr"}); !errors.Is(err, ErrDuplicateMethod) {
-		t.Errorf("duplicate: %v, want ErrDuplicateMethod", err)
-	}
-	if slices.Contains(MethodNames(), "x") {
-		t.Error("a refused method was registered")
-	}
-}
-
-// attrs overrides the attributes of a Method.
-type attrs struct {
-	Method
-	a Attributes
-}
-
-func (m attrs) Attributes() Attributes { return m.a }
-
-// TestBuiltins_NamesAndCosts checks the eight built-ins: their names (the
-// spec names of before, in the paper's table order), that each is the
-// method its parts build, and that their costs are the paper's: Theorem 2
-// and Theorem 4 give ε₁ + ε₂ + ε₃ under DP; under zCDP, with Section 7's
-// ρᵢ = εᵢ²/2, both give Σεᵢ²/2 (objective perturbation's ε₁-DP run counts
-// ε₁²/2, Proposition 1). The budgets are those of Table 2's caption (ε₁ =
-// 0.5, ρ₁ = 0.125, ε₂ = ε₃ = 0.25, ρ₂ = ρ₃ = 0.03125), exact in binary, so
-// the sums are compared exactly.
-func TestBuiltins_NamesAndCosts(t *testing.T) {
-	want := []string{"dp-obj-lr", "dp-obj-svm", "dp-output-lr", "dp-output-svm",
-		"zcdp-obj-lr", "zcdp-obj-svm", "zcdp-output-lr", "zcdp-output-svm"}
-	if got := MethodNames()[:8]; !slices.Equal(got, want) {
-		t.Fatalf("built-in names %v, want %v", got, want)
-	}
-	b := Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25}
-	i := 0
-	for _, priv := range []dpci.Privacy{dpci.DP, dpci.ZCDP} {
-		for _, pert := range []Perturbation{ObjPert, OutPert} {
-			for _, model := range []dpci.Model{dpci.LR, dpci.SVM} {
-				name := want[i]
-				i++
-				t.Run(name, func(t *testing.T) {
-					built, err := NewWKLMethod(priv, pert, model)
-					if err != nil {
-						t.Fatal(err)
-					}
-					m, err := LookupMethod(name)
-					if err != nil {
-						t.Fatal(err)
-					}
-					a := m.Attributes()
-					if built.Name() != name || a != built.Attributes() || a.Privacy != string(priv) || a.Perturbation != string(pert) || a.Model != model {
-						t.Errorf("registered %s %+v, built %s %+v", m.Name(), a, built.Name(), built.Attributes())
-					}
-					c := m.Cost(b)
-					total, err := c.Total()
-					if err != nil {
-						t.Fatal(err)
-					}
-					var parts []string
-					for _, ch := range c.Charges {
-						parts = append(parts, ch.Part)
-					}
-					if !slices.Equal(parts, []string{"training", "hessian", "covariance"}) {
-						t.Errorf("parts %v", parts)
-					}
-					switch priv {
-					case dpci.DP:
-						if total.Notion != privacy.Pure || total.Epsilon != 0.5+0.25+0.25 || total.Delta != 0 {
-							t.Errorf("total %v, want ε = 1", total)
-						}
-					case dpci.ZCDP:
-						if total.Notion != privacy.ZCDP || total.Rho != 0.125+0.03125+0.03125 {
-							t.Errorf("total %v, want ρ = 0.1875", total)
-						}
-					}
-					theorem := map[Perturbation]string{ObjPert: "Theorem 2", OutPert: "Theorem 4"}[pert]
-					if !strings.Contains(c.Rule, theorem) {
-						t.Errorf("rule %q, want %s", c.Rule, theorem)
-					}
-				})
-			}
-		}
-	}
-	for _, bad := range []struct {
-		priv  dpci.Privacy
-		pert  Perturbation
-		model dpci.Model
-	}{{"rdp", ObjPert, dpci.LR}, {dpci.DP, "input", dpci.LR}, {dpci.DP, ObjPert, "ridge"}} {
-		if _, err := NewWKLMethod(bad.priv, bad.pert, bad.model); err == nil {
-			t.Errorf("NewWKLMethod(%q, %q, %q): no error", bad.priv, bad.pert, bad.model)
-		}
-	}
-	if _, err := LookupMethod("dp-obj-ridge"); err == nil || !strings.Contains(err.Error(), "known: dp-obj-lr") {
-		t.Errorf("LookupMethod of an unknown name: %v", err)
-	}
-}
-
 // TestPaperFigures_Methods checks that the cross-run figures select the
 // built-ins by attributes in the order they were drawn by name before
 // (per model LR then SVM, the two compared sides), and not the fakes.
@@ -442,28 +320,6 @@ func TestPaperFigures_Methods(t *testing.T) {
 	if got := modelPanel(results.SummaryRow{Dataset: "adult", Method: "test-fixed-lr: ci_length"}); got != "adult, LR" {
 		t.Errorf("modelPanel of the fake = %q, want %q", got, "adult, LR")
 	}
-}
-
-// TestShare checks that shared work is computed once per key, errors
-// included, and that a type clash panics.
-func TestShare(t *testing.T) {
-	var s Shared
-	calls := 0
-	f := func() (int, error) { calls++; return 7, errors.New("boom") }
-	for range 2 {
-		if v, err := Share(&s, "k", f); v != 7 || err == nil {
-			t.Errorf("Share = %v, %v", v, err)
-		}
-	}
-	if calls != 1 {
-		t.Errorf("%d calls, want 1", calls)
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for a type clash")
-		}
-	}()
-	Share(&s, "k", func() (string, error) { return "", nil })
 }
 
 // TestStreams_Resample checks that a method cannot draw from the

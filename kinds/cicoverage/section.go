@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -63,11 +64,12 @@ func ciSpec(spec *experiments.Spec) (*Spec, error) {
 // private confidence intervals of Algorithms 3 and 5 against the
 // variability interval.
 type CISpec struct {
-	// Methods are names of registered CI methods (MethodNames): the
+	// Methods are names of registered CI methods (cimethods.Names): the
 	// built-ins "<privacy>-<perturbation>-<model>" with privacy dp or zcdp,
 	// perturbation obj or output, model lr or svm, any method a module
-	// registered with RegisterMethod, and the spec's [[methods]] with
-	// serves = "ci" (ExternalMethod), which may not take a registered name.
+	// registered with cimethods.Register, and the spec's [[methods]] with
+	// serves = "ci" (cimethods.External), which may not take a registered
+	// name.
 	Methods []string `toml:"methods"`
 	// Alpha is the CI level 1−α; in (0, 1). Default 0.05.
 	Alpha float64 `toml:"alpha"`
@@ -139,7 +141,7 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 	if s.Data.Subsample != 0 {
 		p.Add("data.subsample", "data.subsample", "must be 0 for ci-coverage; use confidence_intervals.n1 (got %d)", s.Data.Subsample)
 	}
-	known := s.WithMethods(p, experiments.ServesCI, MethodNames())
+	known := s.WithMethods(p, experiments.ServesCI, cimethods.Names())
 	if len(c.Methods) == 0 {
 		p.Add(k("methods"), k("methods"), "must list at least one method (known: %s)", strings.Join(known, ", "))
 	}
@@ -215,7 +217,7 @@ func (sec *Section) validateCI(s *experiments.Spec, p *experiments.Problems) {
 
 // Serves implements experiments.Server: confidence_intervals.methods may
 // name external CI methods ([[methods]] with serves = "ci",
-// [ExternalMethod]).
+// [cimethods.External]).
 func (sec *Section) Serves() []string { return []string{experiments.ServesCI} }
 
 // Produces implements experiments.Producer: the rows' datasets are
@@ -266,7 +268,7 @@ func (sec *Section) Limits(*experiments.Spec) []experiments.Limit {
 func ciModels(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if m, err := LookupMethod(n); err == nil && !slices.Contains(out, string(m.Attributes().Model)) {
+		if m, err := cimethods.Lookup(n); err == nil && !slices.Contains(out, string(m.Attributes().Model)) {
 			out = append(out, string(m.Attributes().Model))
 		}
 	}
@@ -339,11 +341,11 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	for _, model := range ciModels(c.Methods) {
 		v, obj := 0.0, false
 		for _, name := range c.Methods {
-			m, err := LookupMethod(name)
+			m, err := cimethods.Lookup(name)
 			if err != nil || string(m.Attributes().Model) != model {
 				continue
 			}
-			if m.Attributes().Perturbation == string(ObjPert) {
+			if m.Attributes().Perturbation == string(cimethods.ObjPert) {
 				obj = true
 			} else {
 				v++

@@ -12,6 +12,7 @@ import (
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/randx"
 	"github.com/dprepro/dprepro/internal/stattest"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -46,14 +47,14 @@ func TestReplicate_IndependentStreams(t *testing.T) {
 		for rep := range 2 {
 			calls := map[string]int{}
 			rs := newResampler(pt.data, false)
-			d := Data{
+			d := cimethods.Data{
 				Rows:    rs.draw(e.stream(env, pt, model, "ci", rep, resampleStep)),
 				Problem: prob,
 				Streams: streams(func(step string) *rand.Rand {
 					calls[step]++
 					return e.stream(env, pt, model, "ci", rep, step)
 				}),
-				Shared: new(Shared),
+				Shared: new(cimethods.Shared),
 			}
 			for _, i := range e.sel(model) {
 				if _, err := e.methods[i].Interval(context.Background(), d, pt.budget()); err != nil {
@@ -88,57 +89,29 @@ func TestReplicate_IndependentStreams(t *testing.T) {
 }
 
 // TestZCDP_RhoIsHalfEpsilonSquared pins the conversion ρ = ε²/2 of Wang,
-// Kifer & Lee's Section 7 ("we set ρ = ε²/2") in the coverage experiment,
-// in the parameters the zCDP methods hand to dpci and in the noise they
-// draw.
-//
-// Parameters: at the budget (ε₁, ε₂, ε₃) = (0.5, 0.25, 0.25) every zCDP
-// method calls dpci with ϕ₂ = ε₂²/2, ϕ₃ = ε₃²/2, and output perturbation
-// with ϕ₁ = ε₁²/2 (objective perturbation runs Algorithm 1 at ε₁ itself).
-//
-// Noise: zcdp-output-lr's θ̃ − θ̂ is N(0, σ²I) with σ = 1/(n·c·√(2ρ₁)) =
+// Kifer & Lee's Section 7 ("we set ρ = ε²/2") in the noise the coverage
+// experiment draws (the parameters the zCDP methods hand to dpci are
+// pinned beside the methods, methods/cimethods TestWKL_ZCDPParams):
+// zcdp-output-lr's θ̃ − θ̂ is N(0, σ²I) with σ = 1/(n·c·√(2ρ₁)) =
 // 1/(n·c·ε₁) (Algorithm 4). Over R releases of the d+1 coordinates (m
 // values), the mean of (θ̃ − θ̂)² is σ² within z·σ²·√(2/m) (χ²: Var = 2σ⁴),
 // z = ZCrit(1); ρ = ε² would halve σ², ρ = ε²/4 double it.
 func TestZCDP_RhoIsHalfEpsilonSquared(t *testing.T) {
-	b := Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25}
-	reg := builtinRegistry()
-	for _, name := range builtinNames {
-		m, _ := reg.Lookup(name)
-		var p dpci.Params
-		var obj bool
-		switch m := m.(type) {
-		case objPert:
-			p, obj = m.params(b, Problem{}), true
-		case outPert:
-			p = m.params(b, Problem{})
-		default:
-			t.Fatalf("%s: unexpected type %T", name, m)
-		}
-		want := [3]float64{b.Eps1, b.Eps2, b.Eps3}
-		if p.Privacy == dpci.ZCDP {
-			for i, e := range want {
-				want[i] = e * e / 2
-			}
-		}
-		got := [3]float64{p.Phi1, p.Phi2, p.Phi3}
-		if obj {
-			got[0], want[0] = b.Eps1, b.Eps1 // Algorithm 1 is run at ε₁ (objPert.fit)
-		}
-		if got != want {
-			t.Errorf("%s: ϕ = %v, want %v", name, got, want)
-		}
-	}
-
+	b := cimethods.Budget{Eps1: 0.5, Eps2: 0.25, Eps3: 0.25}
 	e, err := newWith(t, "zcdp-output-lr")
 	if err != nil {
 		t.Fatal(err)
 	}
 	pt := e.points[0]
 	rows := newResampler(pt.data, false).draw(randx.New(5, "rho", "resample"))
-	d := Data{Rows: rows, Problem: e.problem(erm.FitOptions{Init: pt.theta0[dpci.LR]}), Shared: new(Shared)}
-	m, _ := reg.Lookup("zcdp-output-lr")
-	hat, err := m.(outPert).hat(d)
+	d := cimethods.Data{Rows: rows, Problem: e.problem(erm.FitOptions{Init: pt.theta0[dpci.LR]}), Shared: new(cimethods.Shared)}
+	m, err := cimethods.Lookup("zcdp-output-lr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// θ̂ of Eq. 7, fitted as the method fits it (deterministic: the same
+	// rows, problem and warm start).
+	hat, err := dpci.FitNonPrivate(d.Rows, dpci.Params{Model: dpci.LR, H: d.Problem.H, C: d.Problem.C}, d.Problem.Fit)
 	if err != nil {
 		t.Fatal(err)
 	}

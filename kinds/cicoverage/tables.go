@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -18,16 +19,16 @@ import (
 // perturbation (obj, output) × model (LR, SVM), then other methods in the
 // order they were registered, then the spec's external methods in its
 // order.
-func paperOrder(ms []Method) []Method {
+func paperOrder(ms []cimethods.Method) []cimethods.Method {
 	out := slices.Clone(ms)
-	rank := func(m Method) int {
-		_, k, ok := methods.Rank(m.Name())
+	rank := func(m cimethods.Method) int {
+		_, k, ok := cimethods.Rank(m.Name())
 		if !ok {
 			return math.MaxInt32
 		}
 		return k
 	}
-	slices.SortStableFunc(out, func(a, b Method) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(out, func(a, b cimethods.Method) int { return rank(a) - rank(b) })
 	return out
 }
 
@@ -145,7 +146,7 @@ func (e *Experiment) tables(out map[string][]byte, prefix string, summary []resu
 			return err
 		}
 		for _, m := range rows {
-			priv, pert, model := m.Attributes().labels()
+			priv, pert, model := m.Attributes().Labels()
 			fmt.Fprintf(&md, "| %s | %s | %s |", priv, pert, model)
 			rec := []string{priv, pert, model}
 			for _, x := range xs {

@@ -13,6 +13,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/internal/tracetest"
+	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -323,7 +324,7 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 			}
 			want[i] = v
 		}
-		if row["status"] == statusEpsilonPrime {
+		if row["status"] == cimethods.StatusEpsilonPrime {
 			continue // Algorithm 1 refused: nothing drawn (the ledger books it all the same)
 		}
 		if row["row_type"] == "vi" {

@@ -1,4 +1,4 @@
-package cicoverage
+package cimethods
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/dprepro/dprepro/methods/external"
 )
 
-// ExternalMethod is a Method served by an external command: a [[methods]]
+// External is a Method served by an external command: a [[methods]]
 // table of the spec with serves = "ci", speaking the worker protocol
 // (docs/worker-protocol.md, package external), named in
 // confidence_intervals.methods like a registered method (it may not take a
@@ -22,13 +22,14 @@ import (
 // # Data
 //
 // The harness writes the (sub)dataset of each dataset and swept setting
-// once per run into the run's scratch directory, as the kind builds it: x
-// is the n × (d+1) design matrix of its n records (float64, the d features
-// then the constant, rows scaled per data.row_norm, so ‖xᵢ‖₂ ≤ 1) and y
-// their n labels ±1. A bootstrap replicate travels with each call as
-// weights, not as a copy: weights[i] is how often record i was drawn (Σ =
-// n), the same draws as the built-in methods' replicate. A (sub)dataset
-// keeps its path for the whole run, so a worker may cache by path.
+// once per run into the run's scratch directory, as the ci-coverage kind
+// (kinds/cicoverage) builds it ([Records]): x is the n × (d+1) design
+// matrix of its n records (float64, the d features then the constant, rows
+// scaled per data.row_norm, so ‖xᵢ‖₂ ≤ 1) and y their n labels ±1. A
+// bootstrap replicate travels with each call as weights, not as a copy:
+// weights[i] is how often record i was drawn (Σ = n), the same draws as
+// the built-in methods' replicate. A (sub)dataset keeps its path for the
+// whole run, so a worker may cache by path.
 //
 // # Operations
 //
@@ -72,7 +73,7 @@ import (
 // A method that never releases an interval (every reply a status) is no
 // fault: its rows carry the statuses, the run's warnings (the manifest,
 // stderr, the report) say it released none, and its table cells say "no
-// interval in N of N replicates" ([Experiment.RowWarnings]).
+// interval in N of N replicates" (the kind's Experiment.RowWarnings).
 //
 // # Attributes and cost
 //
@@ -86,7 +87,7 @@ import (
 //
 // Any other attribute is an error. The privacy column is "dp" for a
 // method declaring the "pure" form and "zcdp" for "zcdp". The cost of an
-// interval ([ExternalMethod.Cost]) is composed from the declared parts, in
+// interval ([External.Cost]) is composed from the declared parts, in
 // the declared form, independent of the data: under "pure" εᵢ-DP per
 // spent part, under "zcdp" ρᵢ = εᵢ²/2 per part, as the paper's zCDP methods
 // pair them (Section 7, "we set ρ = ε²/2"); composed sequentially. The
@@ -99,7 +100,7 @@ import (
 // other claim fails the unit ("claimed …, declared …"). The harness does
 // not check that the method keeps its word: the ledger labels every charge
 // "declared by the method".
-type ExternalMethod struct {
+type External struct {
 	name   string
 	set    *external.Set
 	form   string
@@ -114,15 +115,15 @@ var externalAttributes = []string{"model", "spends", "perturbation", "privacy_la
 // the ledger's names of the releases the paper spends them on.
 var budgetParts = [3]struct{ key, part string }{{"eps1", "training"}, {"eps2", "hessian"}, {"eps3", "covariance"}}
 
-// NewExternalMethod returns the method that the spec's [[methods]] table
+// NewExternal returns the method that the spec's [[methods]] table
 // name serves, starting its first worker to read the handshake's privacy
 // form and attributes.
-func NewExternalMethod(ctx context.Context, set *external.Set, name string) (*ExternalMethod, error) {
+func NewExternal(ctx context.Context, set *external.Set, name string) (*External, error) {
 	_, h, err := set.Pool(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	m := &ExternalMethod{name: name, set: set, form: h.Privacy}
+	m := &External{name: name, set: set, form: h.Privacy}
 	switch h.Privacy {
 	case external.FormPure:
 		m.attrs.Privacy, m.attrs.PrivacyLabel = string(dpci.DP), "DP"
@@ -138,7 +139,7 @@ func NewExternalMethod(ctx context.Context, set *external.Set, name string) (*Ex
 }
 
 // readAttributes sets m's attributes and budget parts from a hello's.
-func (m *ExternalMethod) readAttributes(attrs map[string]any) error {
+func (m *External) readAttributes(attrs map[string]any) error {
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	str := func(key string) (string, bool) {
@@ -215,29 +216,29 @@ func (m *ExternalMethod) readAttributes(attrs map[string]any) error {
 }
 
 // Name implements Method.
-func (m *ExternalMethod) Name() string { return m.name }
+func (m *External) Name() string { return m.name }
 
 // Attributes implements Method: from the hello (see the type's doc).
-func (m *ExternalMethod) Attributes() Attributes { return m.attrs }
+func (m *External) Attributes() Attributes { return m.attrs }
 
 // UsesRecords implements RecordUser: the replicate goes to the worker as
 // counts over the records.
-func (m *ExternalMethod) UsesRecords() bool { return true }
+func (m *External) UsesRecords() bool { return true }
 
-func (m *ExternalMethod) String() string { return m.name }
+func (m *External) String() string { return m.name }
 
 // declared is the guarantee the method declares for spending eps on one
 // part, in its form.
-func (m *ExternalMethod) declared(eps float64, covers string) privacy.Guarantee {
+func (m *External) declared(eps float64, covers string) privacy.Guarantee {
 	if m.form == external.FormZCDP {
-		return privacy.Rho(rho(eps), covers)
+		return privacy.Rho(Rho(eps), covers)
 	}
 	return privacy.EpsDP(eps, covers)
 }
 
 // Cost implements Method: the declared parts of b in the declared form
 // (see the type's doc), each labelled as the method's declaration.
-func (m *ExternalMethod) Cost(b Budget) Cost {
+func (m *External) Cost(b Budget) Cost {
 	eps := [3]float64{b.Eps1, b.Eps2, b.Eps3}
 	var c Cost
 	for _, i := range m.spends {
@@ -283,11 +284,11 @@ type externalOutput struct {
 
 // call makes one call of op on d's replicate and decodes its output,
 // checking the claim against want.
-func (m *ExternalMethod) call(ctx context.Context, op string, d Data, params any, want privacy.Guarantee) (externalOutput, error) {
+func (m *External) call(ctx context.Context, op string, d Data, params any, want privacy.Guarantee) (externalOutput, error) {
 	var out externalOutput
 	r := d.Records
 	if r == nil {
-		panic("cicoverage: an external method got a replicate without its records")
+		panic("cimethods: an external method got a replicate without its records")
 	}
 	pool, _, err := m.set.Pool(ctx, m.name)
 	if err != nil {
@@ -350,7 +351,7 @@ func claimString(g privacy.Guarantee) string {
 	return fmt.Sprintf("ε = %v", g.Epsilon)
 }
 
-func (m *ExternalMethod) spendsString() string {
+func (m *External) spendsString() string {
 	var s []string
 	for _, i := range m.spends {
 		s = append(s, budgetParts[i].key)
@@ -359,7 +360,7 @@ func (m *ExternalMethod) spendsString() string {
 }
 
 // checkVector returns an output fault unless v has dim finite numbers.
-func (m *ExternalMethod) checkVector(op, name string, v []float64, dim int) error {
+func (m *External) checkVector(op, name string, v []float64, dim int) error {
 	if len(v) != dim {
 		return external.OutputFault(m.name, op, "%s has %d numbers for the d+1 = %d coefficients", name, len(v), dim)
 	}
@@ -379,7 +380,7 @@ func epsilonPrime(out externalOutput) float64 {
 }
 
 // Interval implements Method through one "interval" call.
-func (m *ExternalMethod) Interval(ctx context.Context, d Data, b Budget) (Release, error) {
+func (m *External) Interval(ctx context.Context, d Data, b Budget) (Release, error) {
 	const op = "interval"
 	cost := m.Cost(b)
 	total, err := cost.Total()
@@ -425,7 +426,7 @@ func (m *ExternalMethod) Interval(ctx context.Context, d Data, b Budget) (Releas
 }
 
 // Fit implements Method through one "estimate" call.
-func (m *ExternalMethod) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error) {
+func (m *External) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error) {
 	const op = "estimate"
 	want := m.declared(eps1, fmt.Sprintf("declared by the method %s: θ̃ at eps1 on D", m.name))
 	pr := d.Problem

@@ -1,4 +1,4 @@
-package cicoverage
+package cimethods
 
 import (
 	"context"
@@ -16,20 +16,21 @@ import (
 	"github.com/dprepro/dprepro/methods/registry"
 )
 
-// Method is a private confidence-interval method of the ci-coverage kind:
-// the extension point for what Wang, Kifer & Lee, "Differentially Private
-// Confidence Intervals for Empirical Risk Minimization" (JPC 9(1), 2019;
-// [arXiv:1804.03794]) compare in Section 7. Given one bootstrap replicate
-// of the (sub)dataset it fits θ̃ privately and releases per-coordinate
-// (1 − α) intervals for θ₀, as Algorithms 3 and 5 do; given the same
-// replicate it can also fit θ̃ alone, the private fit whose spread is the
-// variability interval of Section 7.1. It states its privacy cost as data
-// ([Cost]), from which the run's ledger is composed.
+// Method is a private confidence-interval method: the extension point of
+// the ci-coverage kind (kinds/cicoverage), for what Wang, Kifer & Lee,
+// "Differentially Private Confidence Intervals for Empirical Risk
+// Minimization" (JPC 9(1), 2019; [arXiv:1804.03794]) compare in Section 7.
+// Given one bootstrap replicate of the (sub)dataset it fits θ̃ privately
+// and releases per-coordinate (1 − α) intervals for θ₀, as Algorithms 3
+// and 5 do; given the same replicate it can also fit θ̃ alone, the private
+// fit whose spread is the variability interval of Section 7.1. It states
+// its privacy cost as data ([Cost]), from which the run's ledger is
+// composed.
 //
-// The eight methods of the paper ([NewWKLMethod]) are registered under
+// The eight methods of the paper ([NewWKL]) are registered under
 // "<privacy>-<perturbation>-<model>" names (dp|zcdp × obj|output × lr|svm);
-// [RegisterMethod] adds others, and a spec's [[methods]] tables with
-// serves = "ci" add its own ([ExternalMethod]). A spec names methods in
+// [Register] adds others, and a spec's [[methods]] tables with
+// serves = "ci" add its own ([External]). A spec names methods in
 // confidence_intervals.methods.
 //
 // A Method is called from several goroutines at once (one per unit), each
@@ -38,7 +39,7 @@ import (
 // [arXiv:1804.03794]: https://arxiv.org/abs/1804.03794
 type Method interface {
 	// Name is the name a spec uses, unique in the registry: lowercase
-	// letters, digits, '.', '_' and '-' (see RegisterMethod).
+	// letters, digits, '.', '_' and '-' (see Register).
 	Name() string
 	// Attributes describe the method for rows.csv, the tables and the
 	// figures; the kind groups methods by them, never by the name.
@@ -84,7 +85,10 @@ type Attributes struct {
 	PrivacyLabel, PerturbationLabel, ModelLabel string
 }
 
-func (a Attributes) labels() (privacy, perturbation, model string) {
+// Labels returns the labels of the paper-layout tables and figure panels:
+// PrivacyLabel, PerturbationLabel and ModelLabel, or where empty Privacy,
+// Perturbation and the upper-cased Model.
+func (a Attributes) Labels() (privacy, perturbation, model string) {
 	privacy, perturbation, model = a.PrivacyLabel, a.PerturbationLabel, a.ModelLabel
 	if privacy == "" {
 		privacy = a.Privacy
@@ -106,6 +110,10 @@ func (a Attributes) labels() (privacy, perturbation, model string) {
 type Budget struct {
 	Eps1, Eps2, Eps3 float64
 }
+
+// Rho returns the ρ = ε²/2 that Section 7 pairs with ε ("we set
+// ρ = ε²/2"): the zCDP budget of a budget part ε.
+func Rho(eps float64) float64 { return eps * eps / 2 }
 
 // Problem is the ERM problem and interval settings of a run (the spec's
 // confidence_intervals section): minimise (1/n)Σᵢ[f(xᵢ, yᵢ, θ) + c‖θ‖²]
@@ -158,10 +166,10 @@ type Data struct {
 
 // RecordUser is implemented by a Method that reads a replicate record by
 // record (Data.Records) rather than, or besides, as weighted distinct rows
-// (Data.Rows): [ExternalMethod], which hands the records to another
-// process as a file and the replicate as counts over them. The kind then
-// counts each replicate per record too, from the same draws, so the other
-// methods' results do not change.
+// (Data.Rows): [External], which hands the records to another process as
+// a file and the replicate as counts over them. The kind then counts each
+// replicate per record too, from the same draws, so the other methods'
+// results do not change.
 type RecordUser interface {
 	UsesRecords() bool
 }
@@ -173,24 +181,36 @@ type RecordUser interface {
 // drawn, summing to n. Data.Rows holds the same replicate with equal
 // records merged.
 type Records struct {
-	s *sample
+	key  string
+	base *erm.Rows // each distinct record once, unweighted
+	rec  []int32   // rec[i] is the row of base that record i equals
 	// Counts are the draws per record; len(Counts) = n. Read only.
 	Counts []int32
 }
 
+// NewRecords returns the Records of a (sub)dataset of n = len(rec) records
+// stored as its distinct records, for the kind to fill per replicate:
+// record i equals row rec[i] of base (each distinct record once,
+// unweighted, the constant feature last), and key names the (sub)dataset
+// ([Records.Key]). Counts is zero, of length n. base and rec are kept, not
+// copied, and must not change while the Records is in use.
+func NewRecords(key string, base *erm.Rows, rec []int32) *Records {
+	return &Records{key: key, base: base, rec: rec, Counts: make([]int32, len(rec))}
+}
+
 // Key names the (sub)dataset: a safe file name, the same for every
 // replicate of it and different for every other (sub)dataset of the run.
-func (r *Records) Key() string { return r.s.key }
+func (r *Records) Key() string { return r.key }
 
 // N returns the number n of records.
-func (r *Records) N() int { return len(r.s.rec) }
+func (r *Records) N() int { return len(r.rec) }
 
 // X returns the records' design matrix, n × (d+1) with the constant
 // feature last (a new matrix on every call).
 func (r *Records) X() *mat.Dense {
-	base := r.s.base
-	x := mat.NewDense(len(r.s.rec), base.D(), nil)
-	for i, u := range r.s.rec {
+	base := r.base
+	x := mat.NewDense(len(r.rec), base.D(), nil)
+	for i, u := range r.rec {
 		row := x.RawRowView(i)
 		cols, vals := base.Row(int(u))
 		for k, j := range cols {
@@ -202,9 +222,9 @@ func (r *Records) X() *mat.Dense {
 
 // Y returns the records' labels, ±1 (a new slice on every call).
 func (r *Records) Y() []float64 {
-	ys := r.s.base.Y()
-	y := make([]float64, len(r.s.rec))
-	for i, u := range r.s.rec {
+	ys := r.base.Y()
+	y := make([]float64, len(r.rec))
+	for i, u := range r.rec {
 		y[i] = ys[u]
 	}
 	return y
@@ -216,8 +236,8 @@ func (r *Records) Y() []float64 {
 // returns a fresh generator; methods that name the same step draw the same
 // numbers, which is how the paper's DP and zCDP objective perturbation
 // share one Algorithm 1 run ("obj-fit"). A method of its own should name
-// its steps after itself. The kind draws the replicate from the step
-// "resample"; a Streams panics when a method asks for it.
+// its steps after itself. The ci-coverage kind draws the replicate from
+// the step "resample"; its Streams panic when a method asks for it.
 type Streams func(step string) *rand.Rand
 
 // Release is what Method.Interval releases for one replicate.
@@ -231,7 +251,7 @@ type Release struct {
 	// Status is the rows.csv status: "ok"; "fit <solver status>" when the
 	// fit did not converge (the privacy proof assumes the exact
 	// minimizer); or, with no interval, the reason (the built-ins:
-	// "epsilon-prime<=0").
+	// [StatusEpsilonPrime]).
 	Status string
 	// EpsilonPrime is ε′ of Algorithm 1 (rows.csv epsilon_prime); NaN for
 	// a method without one.
@@ -321,7 +341,7 @@ func Share[T any](s *Shared, key string, f func() (T, error)) (T, error) {
 	}
 	v, ok := sv.v.(T)
 	if !ok {
-		panic(fmt.Sprintf("cicoverage: shared %q holds a %T, not a %T", key, sv.v, v))
+		panic(fmt.Sprintf("cimethods: shared %q holds a %T, not a %T", key, sv.v, v))
 	}
 	return v, sv.err
 }
@@ -330,20 +350,20 @@ func Share[T any](s *Shared, key string, f func() (T, error)) (T, error) {
 // package is initialised (a variable initializer, not init).
 var methods = builtinRegistry()
 
-// ErrDuplicateMethod is returned (wrapped) by RegisterMethod for a name
-// already registered: registry.ErrDuplicate.
-var ErrDuplicateMethod = registry.ErrDuplicate
+// ErrDuplicate is returned (wrapped) by Register for a name already
+// registered: registry.ErrDuplicate.
+var ErrDuplicate = registry.ErrDuplicate
 
-// RegisterMethod adds m to the methods a spec can name. It returns an error
-// for a nil m or a name that breaks the registries' one rule
+// Register adds m to the methods a spec can name. It returns an error for
+// a nil m or a name that breaks the registries' one rule
 // (registry.CheckName: 1–64 bytes, a letter or digit, then letters,
 // digits, '_', '.' or '-'; the name appears in CSV cells, Markdown tables,
 // the ledger and figure legends), a name already registered
-// ([ErrDuplicateMethod]), or attributes without privacy or perturbation or
-// with a model dpci does not know. Register before loading the specs that
-// name m (for example from a package-level variable initializer of the
-// module that defines it). Safe for concurrent use.
-func RegisterMethod(m Method) error {
+// ([ErrDuplicate]), or attributes without privacy or perturbation or with
+// a model dpci does not know. Register before loading the specs that name
+// m (for example from a package-level variable initializer of the module
+// that defines it). Safe for concurrent use.
+func Register(m Method) error {
 	return methods.Register(m)
 }
 
@@ -352,37 +372,43 @@ func RegisterMethod(m Method) error {
 func checkAttributes(m Method) error {
 	a := m.Attributes()
 	if a.Privacy == "" || a.Perturbation == "" {
-		return fmt.Errorf("cicoverage: register %s: attributes need a privacy and a perturbation (got %+v)", m.Name(), a)
+		return fmt.Errorf("cimethods: register %s: attributes need a privacy and a perturbation (got %+v)", m.Name(), a)
 	}
 	if _, err := (dpci.Params{Model: a.Model, H: 1}).Loss(); err != nil {
-		return fmt.Errorf("cicoverage: register %s: %w", m.Name(), err)
+		return fmt.Errorf("cimethods: register %s: %w", m.Name(), err)
 	}
 	return nil
 }
 
-// MethodNames returns the names of the registered methods in registration
+// Names returns the names of the registered methods in registration
 // order: the eight built-ins first, in the row order of the paper's Tables
 // 2–6 (DP before zCDP, obj before output, LR before SVM).
-func MethodNames() []string { return methods.Names() }
+func Names() []string { return methods.Names() }
 
-// LookupMethod returns the registered method called name, or an error
-// listing the known names; an unknown name never falls back to a default.
-func LookupMethod(name string) (Method, error) { return methods.Get(name) }
+// Lookup returns the registered method called name, or an error listing
+// the known names; an unknown name never falls back to a default.
+func Lookup(name string) (Method, error) { return methods.Get(name) }
+
+// Rank returns the registered method called name and its place in
+// registration order ([Names]), or false when none is called name.
+func Rank(name string) (Method, int, bool) { return methods.Rank(name) }
+
+// All returns the registered methods in registration order ([Names]).
+func All() []Method { return methods.All() }
 
 // DeclaredBy returns the name of method m when the cost it states is its
 // own word, which the harness does not check: a method served by an
-// external command ([ExternalMethod]) or one a user's module registered
-// ([RegisterMethod]) — a Go extension is no more audited by the harness
-// than a worker is. It returns "" for the paper's eight methods
-// ([NewWKLMethod]), whose guarantees rest on core/dpci (checked by the
-// harness's tests and privacy audit). The ledger names such a method in
-// its charges' declared_by, and the figures' legends say "declared by
-// the method".
+// external command ([External]) or one a user's module registered
+// ([Register]) — a Go extension is no more audited by the harness than a
+// worker is. It returns "" for the paper's eight methods ([NewWKL]), whose
+// guarantees rest on core/dpci (checked by the harness's tests and privacy
+// audit). The ledger names such a method in its charges' declared_by, and
+// the figures' legends say "declared by the method".
 func DeclaredBy(m Method) string {
 	if m == nil {
 		return ""
 	}
-	if _, ext := m.(*ExternalMethod); !ext && methods.Builtin(m) {
+	if _, ext := m.(*External); !ext && methods.Builtin(m) {
 		return ""
 	}
 	return m.Name()

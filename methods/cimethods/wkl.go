@@ -1,4 +1,4 @@
-package cicoverage
+package cimethods
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 	OutPert Perturbation = "output"
 )
 
-// NewWKLMethod returns the method of Wang, Kifer & Lee, "Differentially
+// NewWKL returns the method of Wang, Kifer & Lee, "Differentially
 // Private Confidence Intervals for Empirical Risk Minimization" (JPC 9(1),
 // 2019; [arXiv:1804.03794]) for privacy (dpci.DP or dpci.ZCDP),
 // perturbation and model (dpci.LR or dpci.SVM), named
@@ -54,16 +54,16 @@ const (
 // know.
 //
 // [arXiv:1804.03794]: https://arxiv.org/abs/1804.03794
-func NewWKLMethod(privacy dpci.Privacy, perturbation Perturbation, model dpci.Model) (Method, error) {
+func NewWKL(privacy dpci.Privacy, perturbation Perturbation, model dpci.Model) (Method, error) {
 	var privLabel string
 	var phi func(eps float64) float64
 	switch privacy {
 	case dpci.DP:
 		privLabel, phi = "DP", func(eps float64) float64 { return eps }
 	case dpci.ZCDP:
-		privLabel, phi = "zCDP", rho // ρ = ε²/2 (Section 7)
+		privLabel, phi = "zCDP", Rho // ρ = ε²/2 (Section 7)
 	default:
-		return nil, fmt.Errorf("cicoverage: unknown privacy %q (want %q or %q)", privacy, dpci.DP, dpci.ZCDP)
+		return nil, fmt.Errorf("cimethods: unknown privacy %q (want %q or %q)", privacy, dpci.DP, dpci.ZCDP)
 	}
 	var modelLabel string
 	switch model {
@@ -72,7 +72,7 @@ func NewWKLMethod(privacy dpci.Privacy, perturbation Perturbation, model dpci.Mo
 	case dpci.SVM:
 		modelLabel = "SVM"
 	default:
-		return nil, fmt.Errorf("cicoverage: unknown model %q (want %q or %q)", model, dpci.LR, dpci.SVM)
+		return nil, fmt.Errorf("cimethods: unknown model %q (want %q or %q)", model, dpci.LR, dpci.SVM)
 	}
 	w := wkl{
 		name:    fmt.Sprintf("%s-%s-%s", privacy, perturbation, model),
@@ -86,7 +86,7 @@ func NewWKLMethod(privacy dpci.Privacy, perturbation Perturbation, model dpci.Mo
 	case OutPert:
 		return outPert{w}, nil
 	}
-	return nil, fmt.Errorf("cicoverage: unknown perturbation %q (want %q or %q)", perturbation, ObjPert, OutPert)
+	return nil, fmt.Errorf("cimethods: unknown perturbation %q (want %q or %q)", perturbation, ObjPert, OutPert)
 }
 
 // builtinRegistry returns a registry holding the paper's eight methods in
@@ -96,15 +96,33 @@ func builtinRegistry() *registry.Registry[Method] {
 	for _, privacy := range []dpci.Privacy{dpci.DP, dpci.ZCDP} {
 		for _, pert := range []Perturbation{ObjPert, OutPert} {
 			for _, model := range []dpci.Model{dpci.LR, dpci.SVM} {
-				m, err := NewWKLMethod(privacy, pert, model)
+				m, err := NewWKL(privacy, pert, model)
 				if err != nil {
-					panic("cicoverage: built-in method: " + err.Error())
+					panic("cimethods: built-in method: " + err.Error())
 				}
 				builtins = append(builtins, m)
 			}
 		}
 	}
 	return registry.New("method", checkAttributes, builtins...)
+}
+
+// Mechanisms returns the mechanisms (mech.Release.Mechanism) that the
+// releases of m record, for a run's manifest: for the paper's methods
+// ([NewWKL]) objective perturbation (Algorithm 1,
+// "objective-perturbation-wkl") or output perturbation (Algorithm 4,
+// "output-perturbation-wkl-dp" or "-zcdp") and the two PrivSPDMat matrices
+// (Algorithm 2, "privspdmat-dp" or "-zcdp"); for any other method
+// mech.Declared(NAME), as a traced run records an external method's
+// releases: the manifest cannot vouch for its noise.
+func Mechanisms(m Method) []string {
+	switch m := m.(type) {
+	case objPert:
+		return []string{"objective-perturbation-wkl", "privspdmat-" + string(m.privacy)}
+	case outPert:
+		return []string{"output-perturbation-wkl-" + string(m.privacy), "privspdmat-" + string(m.privacy)}
+	}
+	return []string{mech.Declared(m.Name())}
 }
 
 // wkl holds what the paper's methods have in common.
@@ -141,9 +159,10 @@ func status(s string) string {
 	return "ok"
 }
 
-// statusEpsilonPrime is the status of an objective perturbation whose
-// budget cannot absorb the curvature term ([dpci.ErrEpsilonPrime]).
-const statusEpsilonPrime = "epsilon-prime<=0"
+// StatusEpsilonPrime is the Release and Estimate status of the paper's
+// objective perturbation when its budget cannot absorb the curvature term
+// (ε′ ≤ 0 in Algorithm 1, [dpci.ErrEpsilonPrime]): nothing is released.
+const StatusEpsilonPrime = "epsilon-prime<=0"
 
 // covers is what the composed guarantee of a built-in method protects.
 const covers = "one interval release (θ̃, H̃, Σ̃ and the intervals computed from them) on the replicate D; neighbouring datasets differ in one record"
@@ -195,7 +214,7 @@ func (m objPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	cost := m.Cost(b)
 	f, err := m.fit(d, b.Eps1)
 	if errors.Is(err, dpci.ErrEpsilonPrime) {
-		return Release{Status: statusEpsilonPrime, EpsilonPrime: f.ep, Cost: cost}, nil
+		return Release{Status: StatusEpsilonPrime, EpsilonPrime: f.ep, Cost: cost}, nil
 	}
 	if err != nil {
 		return Release{}, err
@@ -218,7 +237,7 @@ func (m objPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 func (m objPert) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error) {
 	f, err := m.fit(d, eps1)
 	if errors.Is(err, dpci.ErrEpsilonPrime) {
-		return Estimate{Status: statusEpsilonPrime, EpsilonPrime: f.ep}, nil
+		return Estimate{Status: StatusEpsilonPrime, EpsilonPrime: f.ep}, nil
 	}
 	if err != nil {
 		return Estimate{}, err
