@@ -27,7 +27,7 @@ import (
 // them.
 func Builtin() []runner.Kind {
 	return []runner.Kind{
-		cvtune.Kind, expostsweep.Kind, cicoverage.Kind{}, cvtune.HistKind, mechbounds.Kind, privaudit.Kind, learnercmp.Kind,
+		cvtune.Kind, expostsweep.Kind, cicoverage.Kind, cvtune.HistKind, mechbounds.Kind, privaudit.Kind, learnercmp.Kind,
 	}
 }
 

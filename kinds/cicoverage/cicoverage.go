@@ -586,11 +586,8 @@ func (e *Experiment) usesRecords(ms []int) bool {
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
-	u, err := runner.As[unit](ru)
+	u, err := runner.Begin[unit](ctx, ru)
 	if err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, err // before a VI unit allocates room for all its fits
 	}
 	key := u.key
@@ -1190,13 +1187,7 @@ func (e *Experiment) modelPanel(r results.SummaryRow) string {
 }
 
 // Datasets implements runner.Experiment.
-func (e *Experiment) Datasets() []results.DatasetInfo {
-	var out []results.DatasetInfo
-	for _, ds := range e.data {
-		out = append(out, specdata.Info(e.spec.Spec, ds))
-	}
-	return out
-}
+func (e *Experiment) Datasets() []results.DatasetInfo { return specdata.Infos(e.spec.Spec, e.data) }
 
 // Warnings implements runner.Experiment.
 func (e *Experiment) Warnings() []string {
@@ -1342,4 +1333,4 @@ func (e *Experiment) RowWarnings(rows []results.Row) []string {
 // of the rows, the bootstrap replicate and the row type (interval or
 // variability fit), at one dataset and x; the paper's claims comparing two
 // methods are decided on differences paired by them.
-func (e *Experiment) PairKey() []string { return Kind{}.PairKey() }
+func (e *Experiment) PairKey() []string { return Kind.PairKey() }

@@ -15,27 +15,33 @@ import (
 // length of private confidence intervals.
 const Name = "ci-coverage"
 
-// Kind is the ci-coverage experiment kind (runner.Kind).
-type Kind struct{}
+// Kind is the ci-coverage experiment kind (runner.Kind): the
+// [confidence_intervals] table with its defaults, paired by (replicate,
+// row_type) (see the Experiment's PairKey); its runs are drawn across runs
+// ([coverageKind.AcrossFolder]).
+var Kind = coverageKind{runner.KindDef[*Section]{
+	KindName: Name,
+	Defaults: func() *Section {
+		return &Section{ConfidenceIntervals: CISpec{
+			Alpha: 0.05, C: 0.001, H: 1, Eps1: 0.5, Eps2: 0.25, Eps3: 0.25, BlockSize: 50,
+		}}
+	},
+	Build: func(spec *experiments.Spec, _ *Section, data runner.DataOptions) (runner.Experiment, error) {
+		return New(spec, data)
+	},
+	Pairs: []string{"replicate", "row_type"},
+}}
 
-// Name implements runner.Kind.
-func (Kind) Name() string { return Name }
-
-// PairKey implements runner.Pairer for the kind: the rows.csv columns that
-// identify a replicate at one dataset and x (see the Experiment's).
-func (Kind) PairKey() []string { return []string{"replicate", "row_type"} }
-
-// NewSection implements runner.Kind: the [confidence_intervals] table with
-// its defaults.
-func (Kind) NewSection() experiments.Section {
-	return &Section{ConfidenceIntervals: CISpec{
-		Alpha: 0.05, C: 0.001, H: 1, Eps1: 0.5, Eps2: 0.25, Eps3: 0.25, BlockSize: 50,
-	}}
+// coverageKind is the ci-coverage kind's type: a runner.KindDef with the
+// hook of the figures across runs (runner.AcrossKind).
+type coverageKind struct {
+	runner.KindDef[*Section]
 }
 
-// New implements runner.Kind.
-func (Kind) New(spec *experiments.Spec, data runner.DataOptions) (runner.Experiment, error) {
-	return New(spec, data)
+// Only implements experiments.MethodFilter (`dprepro run --only`): the
+// names are methods of confidence_intervals.methods.
+func (sec *Section) Only(names []string) error {
+	return experiments.FilterMethods(names, experiments.MethodList{Key: "confidence_intervals.methods", Names: &sec.ConfidenceIntervals.Methods})
 }
 
 // Section is the ci-coverage kind's part of a spec.

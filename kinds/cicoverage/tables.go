@@ -181,7 +181,7 @@ func (e *Experiment) tables(out map[string][]byte, prefix string, summary []resu
 const AcrossFolder = "wkl-figures"
 
 // AcrossFolder implements runner.AcrossKind.
-func (Kind) AcrossFolder() (folder, reportTitle string) {
+func (coverageKind) AcrossFolder() (folder, reportTitle string) {
 	return AcrossFolder, "Figures 1–4 across the runs"
 }
 

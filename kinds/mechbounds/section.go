@@ -185,3 +185,9 @@ func (sec *Section) Workload(*experiments.Spec) experiments.Workload {
 	return experiments.Workload{Units: units, Rows: units * float64(len(m.Levels)), UnitKey: key,
 		Terms: []experiments.MemTerm{experiments.Term("mechanisms.candidates", pos(m.Candidates)*16, true, "candidates × 16 bytes of scores and weights per unit in flight")}}
 }
+
+// Only implements experiments.MethodFilter (`dprepro run --only`): the
+// names are mechanisms of mechanisms.mechanisms.
+func (sec *Section) Only(names []string) error {
+	return experiments.FilterMethods(names, experiments.MethodList{Key: "mechanisms.mechanisms", Names: &sec.Mechanisms.Mechanisms})
+}

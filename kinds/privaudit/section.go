@@ -166,3 +166,10 @@ func (sec *Section) Workload(*experiments.Spec) experiments.Workload {
 		experiments.Term("audit.fit_draws", experiments.Pos(a.FitDraws)*260, true, "fit_draws × 260 bytes of released statistics per unit in flight (the largest fitting target draws 5× as many)"),
 	}}
 }
+
+// Only implements experiments.MethodFilter (`dprepro run --only`): the
+// names are mechanisms of audit.mechanisms (`dprepro audit NAME…` does
+// the same for the audit command).
+func (sec *Section) Only(names []string) error {
+	return experiments.FilterMethods(names, experiments.MethodList{Key: "audit.mechanisms", Names: &sec.Audit.Mechanisms})
+}
