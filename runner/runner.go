@@ -24,7 +24,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/dprepro/dprepro/core/mech"
 	"io"
 	"io/fs"
 	"os"
@@ -35,6 +34,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dprepro/dprepro/comparison"
+	"github.com/dprepro/dprepro/core/mech"
 
 	"golang.org/x/sync/errgroup"
 
@@ -99,6 +101,19 @@ type FigureMarker interface {
 type Tabler interface {
 	// Tables returns file names (plain, no directories) and contents.
 	Tables(summary []results.SummaryRow) (map[string][]byte, error)
+}
+
+// Comparer is implemented by an experiment whose spec may name a
+// baseline method: the run then compares every other method with it,
+// paired by replicate (package comparison), and writes comparison.csv,
+// tables/comparison.md and one figure per metric, "comparison-<metric>"
+// (the difference method − baseline against x with its interval and a
+// line at zero), laid out like fig (its XLabel, LogX, Styles, Columns;
+// Name, Title, Metric, YLabel and RefLines are the runner's).
+type Comparer interface {
+	// Comparison returns what to compare and the figures' layout, or
+	// false when the spec names no baseline.
+	Comparison() (o comparison.Options, fig plots.FigureSpec, ok bool)
 }
 
 // Workspace is what Run lends an experiment that implements [Opener]
@@ -300,7 +315,7 @@ var ErrFinishedRun = errors.New("runner: refusing to shard into a finished run")
 // that no file of the old run is left beside the new one. manifest.json
 // goes first, so that a crash midway never leaves a manifest beside mixed
 // files, and is written last.
-var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", "spec.toml", "figures", "tables", TraceFile}
+var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", ComparisonFile, "spec.toml", "figures", "tables", TraceFile}
 
 // MaxShownFailures is how many failed units the message of a
 // [UnitsFailedError] names; its Failures hold every one.
@@ -694,14 +709,27 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		if tables, err = t.Tables(summary); err != nil {
 			return fmt.Errorf("runner: tables: %w", err)
 		}
-		for name := range tables {
-			if name == "" || strings.ContainsAny(name, `/\`) {
-				return fmt.Errorf("runner: table name %q must be a plain file name", name)
-			}
-			tableNames = append(tableNames, name)
-		}
-		sort.Strings(tableNames)
 	}
+	comp, err := compareBaseline(exp, rows)
+	if err != nil {
+		return err
+	}
+	if comp != nil {
+		if tables == nil {
+			tables = map[string][]byte{}
+		}
+		if _, dup := tables[ComparisonTable]; dup {
+			return fmt.Errorf("runner: the kind's tables include %s, the comparison's", ComparisonTable)
+		}
+		tables[ComparisonTable] = comp.table
+	}
+	for name := range tables {
+		if name == "" || strings.ContainsAny(name, `/\`) {
+			return fmt.Errorf("runner: table name %q must be a plain file name", name)
+		}
+		tableNames = append(tableNames, name)
+	}
+	sort.Strings(tableNames)
 	// The files of the run the folder held go now, manifest.json first:
 	// nothing of it is left beside this run's files.
 	for _, f := range finalFiles {
@@ -725,6 +753,12 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		}
 		outputs = append(outputs, "claims.csv")
 	}
+	if comp != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, ComparisonFile), comp.csv); err != nil {
+			return err
+		}
+		outputs = append(outputs, ComparisonFile)
+	}
 	figDir := filepath.Join(dir, "figures")
 	ledger := exp.Ledger(rows)
 	var marks []plots.Mark
@@ -746,6 +780,15 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 			return fmt.Errorf("runner: figure %s: %w", fs.Name, err)
 		}
 		outputs = append(outputs, "figures/"+fs.Name+".png", "figures/"+fs.Name+".svg")
+	}
+	if comp != nil {
+		for _, fs := range comp.figures {
+			fs.Caption = FigureCaption(spec, fs.Caption)
+			if err := plots.Render(figDir, fs, comp.rows); err != nil {
+				return fmt.Errorf("runner: figure %s: %w", fs.Name, err)
+			}
+			outputs = append(outputs, "figures/"+fs.Name+".png", "figures/"+fs.Name+".svg")
+		}
 	}
 	if len(tableNames) > 0 {
 		if err := os.MkdirAll(filepath.Join(dir, "tables"), 0o755); err != nil {

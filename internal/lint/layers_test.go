@@ -80,7 +80,7 @@ func concreteKind(p string) string {
 // runner's hooks and the method registries); methods/ is a directory of
 // packages with no Go files of its own.
 func TestLayers(t *testing.T) {
-	below := []string{"runner", "experiments", "datasets", "core", "results", "plots", "claims", "report"}
+	below := []string{"runner", "experiments", "datasets", "core", "results", "plots", "claims", "comparison", "report"}
 	for _, p := range listPackages(t) {
 		from := rel(p.ImportPath)
 		if from == "" || strings.HasPrefix(from, "internal/") || strings.HasPrefix(from, "examples/") {

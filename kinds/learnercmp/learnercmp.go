@@ -61,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dprepro/dprepro/comparison"
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/metrics"
 	"github.com/dprepro/dprepro/core/privacy"
@@ -202,6 +203,29 @@ func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
+
+// Comparison implements runner.Comparer: with comparison.baseline, every
+// other learner against it at each dataset and ε, on AUC (higher is
+// better), error rate and MSE (lower is better), paired by (repetition,
+// fold); the figures are laid out like the kind's (ε on a log axis).
+func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
+	c := e.spec.Comparison
+	if c.Baseline == "" {
+		return comparison.Options{}, plots.FigureSpec{}, false
+	}
+	var others []string
+	for _, l := range e.learners {
+		if l.Name() != c.Baseline {
+			others = append(others, l.Name())
+		}
+	}
+	o := comparison.Options{
+		Baseline: c.Baseline, Methods: others, XCol: "epsilon", XName: "epsilon",
+		Metrics: []comparison.Metric{{Name: "auc", HigherIsBetter: true}, {Name: "error_rate"}, {Name: "mse"}},
+		PairKey: e.PairKey(),
+	}
+	return o, plots.FigureSpec{XLabel: "privacy level ε", LogX: true, Methods: others}, true
+}
 
 // Columns implements runner.Experiment: [Columns].
 func (e *Experiment) Columns() []string { return Columns }

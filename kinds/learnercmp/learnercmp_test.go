@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dprepro/dprepro/comparison"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/learners"
@@ -95,6 +96,8 @@ func TestSection_Validate(t *testing.T) {
 			`comparison.reference: unknown learner "exact"`},
 		{"folds", `folds = 4`, `folds = 1`, `small.toml:12: cv.folds: must be >= 2`},
 		{"delta", `lambda = 0.01`, "lambda = 0.01\ndelta = 1.0", `comparison.delta: must be in [0, 1) (got 1)`},
+		{"baseline not compared", `lambda = 0.01`, "lambda = 0.01\nbaseline = \"non-private\"",
+			`comparison.baseline: unknown learner "non-private" (known: objective-perturbation, output-perturbation) (the baseline is one of comparison.learners)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := strings.Replace(smallSpec, c.old, c.new, 1)
@@ -568,4 +571,99 @@ func readRows(t *testing.T, path string) []results.Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// TestRun_Baseline: with comparison.baseline the run writes
+// comparison.csv (one cell per dataset × ε × metric × other learner,
+// paired by repetition and fold: every replicate of both), the
+// win/tie/loss table and one figure per metric; its cells are
+// comparison.Compare on the run's rows; the rows and summary are those of
+// the run without a baseline (the comparison reads them, changes nothing).
+func TestRun_Baseline(t *testing.T) {
+	t.Parallel()
+	plain := run(t, load(t, smallSpec), 2)
+	e := load(t, strings.Replace(smallSpec, "lambda = 0.01", "lambda = 0.01\nbaseline = \"objective-perturbation\"", 1))
+	dir := run(t, e, 2)
+	for _, f := range []string{"rows.csv", "summary.csv"} {
+		a, _ := os.ReadFile(filepath.Join(plain, f))
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs with a baseline", f)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, runner.ComparisonFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs)-1, 1*2*3*1; got != want {
+		t.Fatalf("%d comparison cells, want %d (1 dataset × 2 ε × 3 metrics × 1 learner)", got, want)
+	}
+	for _, r := range recs[1:] {
+		if r[1] != "output-perturbation" || r[2] != "objective-perturbation" || r[6] != "8" {
+			t.Errorf("cell %v: want output-perturbation against objective-perturbation on 8 pairs (2 repetitions × 4 folds)", r)
+		}
+	}
+	rows, err := results.ReadRowsCSV(filepath.Join(dir, "rows.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _, ok := e.Comparison()
+	if !ok {
+		t.Fatal("no comparison")
+	}
+	o.Level = 0.95
+	cells, err := comparison.Compare(rows, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := comparison.CSV(cells, "epsilon", 0.95)
+	if !bytes.Equal(want, b) {
+		t.Errorf("comparison.csv is not comparison.Compare of the rows:\n%s\nwant\n%s", b, want)
+	}
+	for _, f := range []string{"tables/comparison.md", "figures/comparison-auc.png", "figures/comparison-error_rate.png", "figures/comparison-mse.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(plain, runner.ComparisonFile)); err == nil {
+		t.Error("a run without a baseline wrote comparison.csv")
+	}
+}
+
+// TestRun_LearnerIndependence: a learner's rows do not depend on which
+// other learners share the spec — its draws come from streams keyed by
+// its own name (and the unit, ε) — so removing one learner, or adding
+// one, leaves the rows of the others byte-identical.
+func TestRun_LearnerIndependence(t *testing.T) {
+	t.Parallel()
+	only := func(rows []results.Row, learner string) []results.Row {
+		var out []results.Row
+		for _, r := range rows {
+			if r["learner"] == learner {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	read := func(src string) []results.Row {
+		rows, err := results.ReadRowsCSV(filepath.Join(run(t, load(t, src), 2), "rows.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	both := read(smallSpec)
+	alone := read(strings.Replace(smallSpec, `learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation"]`, 1))
+	first := read(strings.Replace(smallSpec, `learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "objective-perturbation"]`, 1))
+	want, _ := results.EncodeCSV(Columns, only(both, "output-perturbation"))
+	for name, rows := range map[string][]results.Row{"alone": alone, "listed first": first} {
+		got, _ := results.EncodeCSV(Columns, only(rows, "output-perturbation"))
+		if len(only(rows, "output-perturbation")) != 16 || !bytes.Equal(got, want) {
+			t.Errorf("output-perturbation's rows %s differ from its rows beside objective perturbation", name)
+		}
+	}
 }

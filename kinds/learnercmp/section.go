@@ -79,6 +79,12 @@ type ComparisonSpec struct {
 	// registered learner: an external one ([[methods]]) cannot be handed
 	// ε = +Inf (JSON has no infinity).
 	Reference string `toml:"reference"`
+	// Baseline, when not empty, names one of Learners that every other
+	// learner is compared with, paired by (repetition, fold) at each
+	// dataset and ε: comparison.csv, tables/comparison.md and the
+	// figures comparison-<metric> (package comparison: t intervals,
+	// Holm-adjusted paired t-tests, win/tie/loss). Empty: no comparison.
+	Baseline string `toml:"baseline,omitempty"`
 	// Epsilons is the privacy grid: the ε each learner is handed; finite
 	// and > 0, no duplicates.
 	Epsilons []float64 `toml:"epsilons"`
@@ -168,6 +174,9 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		if slices.Contains(c.Learners, c.Reference) {
 			p.At("comparison.reference", "learner %q is also in comparison.learners; list it once", c.Reference)
 		}
+	}
+	if c.Baseline != "" && !slices.Contains(c.Learners, c.Baseline) {
+		p.At("comparison.baseline", "%s", experiments.Unknown("learner", c.Baseline, c.Learners)+" (the baseline is one of comparison.learners)")
 	}
 	p.Grid("comparison.epsilons", c.Epsilons, experiments.Positive, "finite and > 0")
 	if !(c.Delta >= 0 && c.Delta < 1) {
@@ -259,6 +268,10 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 // (comparison.reference) is always fit.
 func (c *Section) Only(names []string) error {
 	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == c.Comparison.Reference })
+	if b := c.Comparison.Baseline; b != "" && len(names) > 0 && !slices.Contains(names, b) {
+		// The baseline is what the others are compared with: kept.
+		names = append(names, b)
+	}
 	if len(names) == 0 {
 		return nil
 	}
