@@ -5,10 +5,12 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/dprepro/dprepro/comparison"
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/methods/selection"
+	"github.com/dprepro/dprepro/plots"
 )
 
 // columns are the privacy columns of rows.csv from an Account: eps_train
@@ -110,4 +112,38 @@ func union(a, b []int) []int {
 	out := append(append(make([]int, 0, len(a)+len(b)), a...), b...)
 	slices.Sort(out)
 	return out
+}
+
+// comparisonFor returns the runner.Comparer answer of a tuning kind: with
+// tuning.baseline, every other method label against it at each dataset
+// and α on metrics, paired by (rep, fold), laid out like the kind's
+// figures.
+func comparisonFor(t *TuningSpec, arms []arm, metrics []comparison.Metric) (comparison.Options, plots.FigureSpec, bool) {
+	if t.Baseline == "" {
+		return comparison.Options{}, plots.FigureSpec{}, false
+	}
+	var others []string
+	for _, l := range labels(arms) {
+		if l != t.Baseline {
+			others = append(others, l)
+		}
+	}
+	o := comparison.Options{
+		Baseline: t.Baseline, Methods: others, XCol: "alpha", XName: "alpha",
+		Metrics: metrics, PairKey: []string{"rep", "fold"},
+	}
+	return o, plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: others, Styles: FigureStyles}, true
+}
+
+// Comparison implements runner.Comparer: with tuning.baseline, on AUC
+// (higher is better), MSE and error rate (lower is better).
+func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
+	return comparisonFor(&e.spec.Tuning, e.arms, []comparison.Metric{{Name: "auc", HigherIsBetter: true}, {Name: "mse"}, {Name: "error_rate"}})
+}
+
+// Comparison implements runner.Comparer: with tuning.baseline, on the
+// integrated squared error (lower is better; known for the densities
+// only) and its estimate.
+func (e *Hist) Comparison() (comparison.Options, plots.FigureSpec, bool) {
+	return comparisonFor(&e.spec.Tuning, e.arms, []comparison.Metric{{Name: "ise"}, {Name: "ise_estimate"}})
 }

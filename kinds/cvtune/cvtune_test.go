@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dprepro/dprepro/comparison"
 	"github.com/dprepro/dprepro/core/tune"
 
 	"github.com/dprepro/dprepro/core/randx"
@@ -291,4 +293,60 @@ func (needyLearner) StabilityConstants(_ []float64, n int, _, _ float64) (float6
 		return 0, 0, fmt.Errorf("needy: needs 500 training rows, got %d", n)
 	}
 	return 1, 1, nil
+}
+
+// TestRun_Baseline: with tuning.baseline the cv-tuning run writes
+// comparison.csv — every other method against it at each α on AUC, MSE
+// and error rate, paired by (rep, fold) — equal to comparison.Compare of
+// its rows; a baseline that is not a method label of the run (with
+// tuning.learners, "<method>/<learner>") is refused at its key.
+func TestRun_Baseline(t *testing.T) {
+	src := strings.Replace(smallSpec, `methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`,
+		"methods = [\"stability\", \"random\"]\nbaseline = \"random\"", 1)
+	s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, runner.ComparisonFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := results.ReadRowsCSV(filepath.Join(dir, "rows.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _, ok := e.Comparison()
+	if !ok || o.Baseline != "random" || !slices.Equal(o.Methods, []string{"stability"}) || !slices.Equal(o.PairKey, []string{"rep", "fold"}) {
+		t.Fatalf("comparison options %+v", o)
+	}
+	o.Level = 0.95
+	cells, err := comparison.Compare(rows, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2*3 {
+		t.Errorf("%d cells, want 2 α × 3 metrics", len(cells))
+	}
+	for _, c := range cells {
+		if c.Pairs != 5 {
+			t.Errorf("cell %+v: %d pairs, want the 5 folds", c, c.Pairs)
+		}
+	}
+	want, _ := comparison.CSV(cells, "alpha", 0.95)
+	if !bytes.Equal(got, want) {
+		t.Errorf("comparison.csv is not comparison.Compare of the rows:\n%s\nwant\n%s", got, want)
+	}
+	bad := strings.Replace(src, `baseline = "random"`, "baseline = \"random\"\nlearners = [\"objective-perturbation\"]", 1)
+	if _, err := experiments.Parse("small.toml", []byte(bad), "", testKinds); err == nil ||
+		!strings.Contains(err.Error(), `tuning.baseline: unknown method "random" (known: stability/objective-perturbation, random/objective-perturbation)`) {
+		t.Errorf("a bare method as the baseline with tuning.learners: %v", err)
+	}
 }

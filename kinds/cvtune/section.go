@@ -134,6 +134,12 @@ type TuningSpec struct {
 	// before the key existed; listing learners adds a learner column and
 	// labels each row's method "<method>/<learner>".
 	Learners []string `toml:"learners"`
+	// Baseline, when not empty, names a method label of the run (a
+	// tuning.methods entry, or "<method>/<learner>" with tuning.learners)
+	// that every other label is compared with, paired by (rep, fold) at
+	// each dataset and α: comparison.csv, tables/comparison.md and the
+	// figures comparison-<metric> (package comparison). Empty: none.
+	Baseline string `toml:"baseline,omitempty"`
 }
 
 // HistogramSpec is the histogram case study of Chaudhuri & Vinterbo 2013,
@@ -185,6 +191,15 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		p.At("tuning.learners", "must list at least one learner when set (known: %s); leave the key out for the built-in learner alone", strings.Join(known, ", "))
 	}
 	p.Names("tuning.learners", c.Tuning.Learners, known, false, "learner")
+	validateBaseline(&c.Tuning, c.Produces(s).Methods, p)
+}
+
+// validateBaseline checks tuning.baseline against the run's method
+// labels.
+func validateBaseline(t *TuningSpec, labels []string, p *experiments.Problems) {
+	if t.Baseline != "" && !slices.Contains(labels, t.Baseline) {
+		p.At("tuning.baseline", "%s (the baseline is one of the run's method labels)", experiments.Unknown("method", t.Baseline, labels))
+	}
 }
 
 // Serves implements experiments.Server: tuning.learners may name external
@@ -234,6 +249,7 @@ func (c *HistSection) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if len(c.Tuning.Learners) > 0 {
 		p.At("tuning.learners", "the histogram-tuning kind has one learner, Algorithm 5 of Chaudhuri & Vinterbo 2013; remove the key")
 	}
+	validateBaseline(&c.Tuning, c.Tuning.Methods, p)
 }
 
 // validateCV checks the [cv] protocol and [tuning]'s grids and methods
@@ -418,6 +434,9 @@ func (c *HistSection) Only(names []string) error {
 }
 
 func onlyMethods(t *TuningSpec, names []string) error {
+	if b, _, _ := strings.Cut(t.Baseline, "/"); b != "" && len(names) > 0 && !slices.Contains(names, b) {
+		names = append(slices.Clone(names), b) // the baseline's method is kept
+	}
 	lists := []experiments.MethodList{{Key: "tuning.methods", Names: &t.Methods}}
 	if len(t.Learners) > 0 {
 		lists = append(lists, experiments.MethodList{Key: "tuning.learners", Names: &t.Learners})
