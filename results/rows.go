@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -42,6 +43,41 @@ func (r Row) Float(col string) float64 {
 // FormatFloat formats v in the shortest form that parses back to v.
 func FormatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Project returns rows with only the columns cols (new maps; a column a
+// row lacks stays absent).
+func Project(rows []Row, cols []string) []Row {
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		p := make(Row, len(cols))
+		for _, c := range cols {
+			if v, ok := r[c]; ok {
+				p[c] = v
+			}
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// Without returns rows without the columns cols (new maps where a row
+// had one of them; the others are shared).
+func Without(rows []Row, cols []string) []Row {
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		out[i] = r
+		for _, c := range cols {
+			if _, ok := r[c]; ok {
+				out[i] = maps.Clone(r)
+				for _, c := range cols {
+					delete(out[i], c)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // EncodeCSV renders rows under the given header; a column a row lacks is

@@ -103,6 +103,20 @@ type Tabler interface {
 	Tables(summary []results.SummaryRow) (map[string][]byte, error)
 }
 
+// Timer is implemented by an experiment whose rows carry measurements
+// that are not results, such as the wall-clock seconds of a unit's fits:
+// they differ from run to run and machine to machine, so the runner
+// writes them to timings.csv (the keys columns, then the measured ones,
+// one line per row) and never to rows.csv, whose bytes stay the same for
+// any worker count, shard or machine. A resumed unit keeps the times it
+// was measured with (the checkpoint holds them).
+type Timer interface {
+	TimingColumns() (keys, measured []string)
+}
+
+// TimingsFile is the file of a [Timer]'s measurements.
+const TimingsFile = "timings.csv"
+
 // Comparer is implemented by an experiment whose spec may name a
 // baseline method: the run then compares every other method with it,
 // paired by replicate (package comparison), and writes comparison.csv,
@@ -315,7 +329,7 @@ var ErrFinishedRun = errors.New("runner: refusing to shard into a finished run")
 // that no file of the old run is left beside the new one. manifest.json
 // goes first, so that a crash midway never leaves a manifest beside mixed
 // files, and is written last.
-var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", ComparisonFile, "spec.toml", "figures", "tables", TraceFile}
+var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", ComparisonFile, TimingsFile, "spec.toml", "figures", "tables", TraceFile}
 
 // MaxShownFailures is how many failed units the message of a
 // [UnitsFailedError] names; its Failures hold every one.
@@ -684,6 +698,15 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	if err != nil {
 		return fmt.Errorf("runner: encoding spec: %w", err)
 	}
+	var timingsCSV []byte
+	if t, ok := exp.(Timer); ok {
+		keys, measured := t.TimingColumns()
+		cols := slices.Concat(keys, measured)
+		if timingsCSV, err = results.EncodeCSV(cols, results.Project(rows, cols)); err != nil {
+			return fmt.Errorf("runner: timings: %w", err)
+		}
+		rows = results.Without(rows, measured) // results only from here on
+	}
 	rowsCSV, err := results.EncodeCSV(exp.Columns(), rows)
 	if err != nil {
 		return err
@@ -752,6 +775,12 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 			return err
 		}
 		outputs = append(outputs, "claims.csv")
+	}
+	if timingsCSV != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, TimingsFile), timingsCSV); err != nil {
+			return err
+		}
+		outputs = append(outputs, TimingsFile)
 	}
 	if comp != nil {
 		if err := results.WriteFileAtomic(filepath.Join(dir, ComparisonFile), comp.csv); err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/metrics"
@@ -408,6 +409,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		r.SetFloat("grad_norm", math.NaN())
 	}
 	r.Set("status", c.status())
+	r.SetFloat("fit_seconds", c.fitSeconds) // to timings.csv, not rows.csv (runner.Timer)
 	return []results.Row{r}, nil
 }
 
@@ -429,6 +431,7 @@ type classifierCandidates struct {
 	margins  []float64
 
 	nonconverged int
+	fitSeconds   float64 // wall-clock seconds of the unit's fits (timings.csv)
 	fits         int     // training runs
 	over         int     // fits whose guarantee is over their level
 	overNote     string  // CheckLevel's note on the first of them
@@ -494,7 +497,9 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level learners.Level
 		records = mech.Records{Dataset: c.ds.Name, Part: fmt.Sprintf("T part %d/%d", part+1, parts), Index: rows.Index(), N: rows.N()}
 	}
 	mech.Scope(rng, fmt.Sprintf("training: %s of candidate %d (lambda=%v) at %v", c.learner.Name(), i+1, c.lambdas[i], level), records)
+	start := time.Now()
 	m, g, err := c.learner.Fit(c.ctx, rng, rows, c.lambdas[i], level)
+	c.fitSeconds += time.Since(start).Seconds()
 	if err != nil {
 		return selection.Fit{}, fmt.Errorf("learner %s: %w", c.learner.Name(), err)
 	}
@@ -815,3 +820,14 @@ func (e *Experiment) PairKey() []string { return Kind.PairKey() }
 
 // PairKey implements runner.Pairer, as Experiment.PairKey.
 func (e *Hist) PairKey() []string { return HistKind.PairKey() }
+
+// TimingColumns implements runner.Timer: the wall-clock seconds of each
+// unit's fits (every candidate the selection trained, and the released
+// one), by unit, for cost–accuracy plots; timings.csv, never rows.csv.
+func (e *Experiment) TimingColumns() (keys, measured []string) {
+	keys = []string{"unit", "dataset", "method", "alpha", "rep", "fold", "fits"}
+	if e.explicit {
+		keys = slices.Insert(keys, 3, "learner")
+	}
+	return keys, []string{"fit_seconds"}
+}

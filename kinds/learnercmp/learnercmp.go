@@ -60,6 +60,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dprepro/dprepro/comparison"
 	"github.com/dprepro/dprepro/core/mech"
@@ -227,6 +228,13 @@ func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
 	return o, plots.FigureSpec{XLabel: "privacy level ε", LogX: true, Methods: others}, true
 }
 
+// TimingColumns implements runner.Timer: the wall-clock seconds of each
+// fit, by (dataset, learner, ε, repetition, fold), for cost–accuracy
+// plots; timings.csv, never rows.csv.
+func (e *Experiment) TimingColumns() (keys, measured []string) {
+	return []string{"key", "dataset", "learner", "epsilon", "repetition", "fold"}, []string{"fit_seconds"}
+}
+
 // Columns implements runner.Experiment: [Columns].
 func (e *Experiment) Columns() []string { return Columns }
 
@@ -256,7 +264,9 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		// The fit touches the training folds only (a traced run checks
 		// them against the test fold; draws nothing).
 		mech.Scope(rng, "training: the model of "+l.Name()+" at "+stream, mech.Records{Dataset: ds.Name, Part: "T", Index: trainIdx, N: len(trainIdx)})
+		start := time.Now()
 		m, g, err := l.Fit(ctx, rng, train, lambda, level)
+		secs := time.Since(start).Seconds()
 		if err != nil {
 			return fmt.Errorf("%s: learner %s: %w", key, l.Name(), err)
 		}
@@ -269,6 +279,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 			return fmt.Errorf("%s: %w", key, err) // row names the learner
 		}
 		r.Set("key", key)
+		r.SetFloat("fit_seconds", secs) // to timings.csv, not rows.csv (runner.Timer)
 		rows = append(rows, r)
 		return nil
 	}

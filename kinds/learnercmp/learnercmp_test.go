@@ -159,6 +159,13 @@ func TestRun_WorkersAndLedger(t *testing.T) {
 		dir := run(t, e, w)
 		rows, _ := os.ReadFile(filepath.Join(dir, "rows.csv"))
 		sum, _ := os.ReadFile(filepath.Join(dir, "summary.csv"))
+		tm, err := results.ReadRowsCSV(filepath.Join(dir, runner.TimingsFile))
+		if err != nil || len(tm) != 8*(2*2+1) || tm[0]["key"] == "" || !(tm[0].Float("fit_seconds") >= 0) {
+			t.Errorf("timings.csv: %d rows (want one per fit, 40), err %v", len(tm), err)
+		}
+		if bytes.Contains(rows, []byte("fit_seconds")) {
+			t.Error("rows.csv holds the fit times: they belong in timings.csv")
+		}
 		if first == nil {
 			first, firstSum = rows, sum
 			for _, f := range []string{"accuracy-magic.png", "accuracy-magic.svg"} {
@@ -184,7 +191,7 @@ func TestRun_WorkersAndLedger(t *testing.T) {
 		}
 		all = append(all, rows...)
 	}
-	enc, err := results.EncodeCSV(Columns, all)
+	enc, err := results.EncodeCSV(Columns, results.Without(all, []string{"fit_seconds"}))
 	if err != nil || !bytes.Equal(enc, first) {
 		t.Errorf("units recomputed one by one differ from the run (err %v)", err)
 	}
