@@ -317,12 +317,18 @@ func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
 
 // Columns implements runner.Experiment: [Columns], or [LearnerColumns]
-// when the spec lists tuning.learners.
+// when the spec lists tuning.learners, then a "diag_<name>" column for
+// each diagnostic a learner declares (learners.Diagnoser), filled from
+// the released fit of that learner's rows.
 func (e *Experiment) Columns() []string {
-	if e.explicit {
-		return LearnerColumns
+	if !e.explicit {
+		return Columns
 	}
-	return Columns
+	var ls []learners.Learner
+	for _, a := range e.arms {
+		ls = append(ls, a.learner)
+	}
+	return slices.Concat(LearnerColumns, learners.DiagnosticColumns(ls...))
 }
 
 // RunUnit implements runner.Experiment.
@@ -409,6 +415,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		r.SetFloat("grad_norm", math.NaN())
 	}
 	r.Set("status", c.status())
+	learners.SetDiagnostics(model, r.SetFloat) // the released fit's
 	r.SetFloat("fit_seconds", c.fitSeconds) // to timings.csv, not rows.csv (runner.Timer)
 	return []results.Row{r}, nil
 }

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == "fake-learner-zcdp" {
 		os.Exit(fakeZCDPHello())
 	}
+	if len(os.Args) == 3 && os.Args[1] == "fake-learner-diag" {
+		os.Exit(fakeDiagWorker(os.Args[2]))
+	}
 	os.Exit(m.Run())
 }
 
@@ -67,6 +70,104 @@ func fakeLearnerWorker(record string) int {
 			"privacy": map[string]any{"epsilon": 2 * p.Epsilon}})
 	}
 	return 0
+}
+
+// fakeDiagWorker is an external learner whose hello declares the
+// diagnostics iterations and clip_fraction; each fit releases the zero
+// model at the ε asked for and reports iterations = 7 and clip_fraction =
+// ε (null for ε > 1). mode "extra" also reports an undeclared one,
+// "missing" leaves clip_fraction out.
+func fakeDiagWorker(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<16), 1<<24)
+	if !in.Scan() {
+		return 1
+	}
+	fmt.Println(`{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "attributes": {"diagnostics": ["iterations", "clip_fraction"]}}`)
+	for in.Scan() {
+		var req struct {
+			ID     uint64 `json:"id"`
+			Params struct {
+				Epsilon float64 `json:"epsilon"`
+				D       int     `json:"d"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			return 2
+		}
+		diag := map[string]any{"iterations": 7, "clip_fraction": req.Params.Epsilon}
+		if req.Params.Epsilon > 1 {
+			diag["clip_fraction"] = nil
+		}
+		switch mode {
+		case "extra":
+			diag["loss"] = 0.5
+		case "missing":
+			delete(diag, "clip_fraction")
+		}
+		b, _ := json.Marshal(map[string]any{"type": "result", "id": req.ID,
+			"output":  map[string]any{"weights": make([]float64, req.Params.D), "diagnostics": diag},
+			"privacy": map[string]any{"epsilon": req.Params.Epsilon}})
+		fmt.Println(string(b))
+	}
+	return 0
+}
+
+// TestExternalLearner_Diagnostics: a worker that declares diagnostics in
+// its hello gets a rows.csv column diag_<name> for each, filled in its
+// rows from each fit's reply (null: NaN) and empty in the other
+// learners' rows; a reply with an undeclared diagnostic, or without a
+// declared one, fails the unit naming the method and the name.
+func TestExternalLearner_Diagnostics(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(mode string) string {
+		return strings.Replace(extSpec(t, t.TempDir()+"/params.jsonl"), fmt.Sprintf("command = [%q, \"fake-learner\",", exe),
+			fmt.Sprintf("command = [%q, \"fake-learner-diag\", %q] #", exe, mode), 1)
+	}
+	e := load(t, spec("ok"))
+	if cols := e.Columns(); !slices.Equal(cols[len(cols)-2:], []string{"diag_clip_fraction", "diag_iterations"}) {
+		t.Errorf("columns end %v, want the two diagnostics", cols[len(cols)-2:])
+	}
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range readRows(t, dir+"/rows.csv") {
+		switch r["learner"] {
+		case "fake-ext":
+			n++
+			want := r["epsilon"]
+			if r.Float("epsilon") > 1 {
+				want = "NaN"
+			}
+			if r["diag_iterations"] != "7" || r["diag_clip_fraction"] != want {
+				t.Errorf("%s: diagnostics %q %q, want 7 and %s", r["key"], r["diag_iterations"], r["diag_clip_fraction"], want)
+			}
+		default:
+			if r["diag_iterations"] != "" || r["diag_clip_fraction"] != "" {
+				t.Errorf("%s: a learner without diagnostics has %q %q", r["key"], r["diag_iterations"], r["diag_clip_fraction"])
+			}
+		}
+	}
+	if n != 16 {
+		t.Errorf("%d rows of fake-ext, want 16", n)
+	}
+	for mode, want := range map[string]string{
+		"extra":   `the output's diagnostics hold "loss", which the hello does not declare`,
+		"missing": `the output's diagnostics lack "clip_fraction", which the hello declares`,
+	} {
+		e := load(t, spec(mode))
+		_, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1")
+		e.Methods.Close()
+		if err == nil || !strings.Contains(err.Error(), "fake-ext") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want it to name fake-ext and say %s", mode, err, want)
+		}
+	}
 }
 
 // fakeZCDPHello is a learner worker whose hello declares ρ-zCDP; it

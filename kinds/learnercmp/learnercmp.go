@@ -235,8 +235,12 @@ func (e *Experiment) TimingColumns() (keys, measured []string) {
 	return []string{"key", "dataset", "learner", "epsilon", "repetition", "fold"}, []string{"fit_seconds"}
 }
 
-// Columns implements runner.Experiment: [Columns].
-func (e *Experiment) Columns() []string { return Columns }
+// Columns implements runner.Experiment: [Columns], then a
+// "diag_<name>" column for each diagnostic a learner declares
+// (learners.Diagnoser), filled in that learner's rows.
+func (e *Experiment) Columns() []string {
+	return slices.Concat(Columns, learners.DiagnosticColumns(e.learners...))
+}
 
 // RunUnit implements runner.Experiment: every learner at every ε, then the
 // reference, on the unit's training folds, scored on its test fold. A fit
@@ -279,6 +283,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 			return fmt.Errorf("%s: %w", key, err) // row names the learner
 		}
 		r.Set("key", key)
+		learners.SetDiagnostics(m, r.SetFloat)
 		r.SetFloat("fit_seconds", secs) // to timings.csv, not rows.csv (runner.Timer)
 		rows = append(rows, r)
 		return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"weak"
 
@@ -50,6 +51,7 @@ type External struct {
 	loss    string   // "logistic" or "huber"
 	huberH  *float64 // h when loss is "huber"
 	rowNorm string
+	diags   []string // the diagnostics its hello declares (attributes.diagnostics)
 }
 
 // NewExternal returns the learner that the spec's [[methods]] table
@@ -69,8 +71,29 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 		return nil, err
 	}
 	l.form = h.Privacy
+	if raw, ok := h.Attributes["diagnostics"]; ok {
+		list, ok := raw.([]any)
+		for _, v := range list {
+			n, isString := v.(string)
+			if !isString {
+				ok = false
+				break
+			}
+			l.diags = append(l.diags, n)
+		}
+		if !ok {
+			return nil, fmt.Errorf("learner %s: its hello's attributes.diagnostics is %v: want a list of names", name, raw)
+		}
+		if err := CheckDiagnosticNames(l.diags); err != nil {
+			return nil, fmt.Errorf("learner %s: its hello's attributes.diagnostics: %w", name, err)
+		}
+	}
 	return l, nil
 }
+
+// DiagnosticNames implements Diagnoser: the names the worker's hello
+// declares in attributes.diagnostics (none when it declares none).
+func (l *External) DiagnosticNames() []string { return slices.Clone(l.diags) }
 
 // Name implements Learner.
 func (l *External) Name() string { return l.name }
@@ -131,9 +154,14 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 		return nil, privacy.Guarantee{}, err
 	}
 	var out struct {
-		Weights []float64 `json:"weights"`
+		Weights     []float64           `json:"weights"`
+		Diagnostics map[string]*float64 `json:"diagnostics"`
 	}
-	if err := external.DecodeOutput(rep, l.name, "fit", `{"weights": [d numbers]}`, &out); err != nil {
+	if err := external.DecodeOutput(rep, l.name, "fit", `{"weights": [d numbers], "diagnostics": {name: number or null} (the names its hello declares)}`, &out); err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	diag, err := l.diagnostics(out.Diagnostics)
+	if err != nil {
 		return nil, privacy.Guarantee{}, err
 	}
 	if len(out.Weights) != d {
@@ -148,8 +176,47 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 	if err != nil {
 		return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "%v", err)
 	}
+	if diag != nil {
+		return diagnosedModel{weightsModel(out.Weights), diag}, g, nil
+	}
 	return weightsModel(out.Weights), g, nil
 }
+
+// diagnostics checks a fit's reported diagnostics against the declared
+// ones: every declared name present (null: NaN, not reported for this
+// fit), no other; nil when none is declared and none reported.
+func (l *External) diagnostics(got map[string]*float64) (map[string]float64, error) {
+	if len(l.diags) == 0 && len(got) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]float64, len(l.diags))
+	for _, n := range l.diags {
+		v, ok := got[n]
+		if !ok {
+			return nil, external.OutputFault(l.name, "fit", "the output's diagnostics lack %q, which the hello declares (null if not measured)", n)
+		}
+		out[n] = math.NaN()
+		if v != nil {
+			out[n] = *v
+		}
+	}
+	for n := range got {
+		if !slices.Contains(l.diags, n) {
+			return nil, external.OutputFault(l.name, "fit", "the output's diagnostics hold %q, which the hello does not declare (attributes.diagnostics: %v)", n, l.diags)
+		}
+	}
+	return out, nil
+}
+
+// diagnosedModel is a model of an external learner with the diagnostics
+// of its fit.
+type diagnosedModel struct {
+	weightsModel
+	diag map[string]float64
+}
+
+// Diagnostics implements Diagnosed.
+func (m diagnosedModel) Diagnostics() map[string]float64 { return m.diag }
 
 // weightsModel is a linear model released by an external learner.
 type weightsModel []float64
