@@ -416,7 +416,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	}
 	r.Set("status", c.status())
 	learners.SetDiagnostics(model, r.SetFloat) // the released fit's
-	r.SetFloat("fit_seconds", c.fitSeconds) // to timings.csv, not rows.csv (runner.Timer)
+	r.SetFloat("fit_seconds", c.fitSeconds)    // to timings.csv, not rows.csv (runner.Timer)
 	return []results.Row{r}, nil
 }
 
