@@ -18,7 +18,8 @@ import (
 )
 
 // lifeSpec is a data-free learner-comparison run on the stand-ins of
-// Adult and Magic (8 units), which draws one figure per dataset.
+// Adult and Magic (8 folds, 24 units: a unit per learner and fold), which
+// draws one figure per dataset.
 const lifeSpec = `schema = 1
 id = "life"
 title = "Run lifecycle"
@@ -85,7 +86,9 @@ done
 `
 
 // failsSpec runs refuseWorker beside objective perturbation on 3 × 4
-// folds of Magic's stand-in: 12 units, each of which fails.
+// folds of Magic's stand-in: 36 units (a unit per learner and fold, the
+// reference's included), of which the worker's 12 fail and the others
+// are kept.
 var failsSpec = strings.NewReplacer(`id = "life"`, `id = "fails"`, "repetitions = 1", "repetitions = 3").Replace(lifeSpecEdited)
 
 // TestLifecycle_EveryFailedUnitRecorded: with 12 failed units the error
@@ -102,8 +105,8 @@ func TestLifecycle_EveryFailedUnitRecorded(t *testing.T) {
 	run := filepath.Join(out, "fails", "quick-seed1")
 	r := runIn(t, src, bin, "run", "fails.toml", "--out", out, "--workers", "1")
 	pointer := `… and 2 more units (the error of every failed unit is in ` + filepath.Join(run, results.AttemptFile) + `, under "failures")`
-	if r.code != 1 || !strings.Contains(r.stderr, "12 of 12 units failed") || !strings.Contains(r.stderr, pointer) {
-		t.Fatalf("exit %d, want 1 with 12 failed units and %q:\n%s", r.code, pointer, r.stderr)
+	if r.code != 1 || !strings.Contains(r.stderr, "12 of 36 units failed") || !strings.Contains(r.stderr, pointer) {
+		t.Fatalf("exit %d, want 1 with 12 of 36 units failed and %q:\n%s", r.code, pointer, r.stderr)
 	}
 	a, err := results.ReadAttempt(run)
 	if err != nil || a == nil {

@@ -154,7 +154,7 @@ func TestLifecycle_FinishedRunKeptUntilReplaced(t *testing.T) {
 	}
 
 	r := runProc(t, env, bin, "check", run, "--against", filepath.Dir(ref))
-	if want := "life (" + run + "): FAIL: the run did not finish (interrupted): life: interrupted with 0 of 4 units done; run the same command again to resume (the finished run it still holds from before is not compared)"; r.code != 1 || !strings.Contains(r.stdout, want) {
+	if want := "life (" + run + "): FAIL: the run did not finish (interrupted): life: interrupted with 1 of 12 units done; run the same command again to resume (the finished run it still holds from before is not compared)"; r.code != 1 || !strings.Contains(r.stdout, want) {
 		t.Errorf("check: exit %d, want 1 and %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
 	if r = runProc(t, env, bin, "report", out); r.code != 0 {

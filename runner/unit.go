@@ -87,6 +87,16 @@ func (e Env) RNG(names ...string) *rand.Rand {
 	return e.stream(false, append([]string{e.kind, e.key}, names...))
 }
 
+// RNGAt returns the unit's stream as if its key were scope: the stream
+// keyed by (root seed, kind, scope, names...). It is for a kind that
+// splits a unit into several (one per method, say) and keeps each draw
+// where the unsplit unit had it, so that the split changes no number;
+// scope must then be the unsplit unit's key, which no other unit of the
+// run may use for the same names. Traced and secure like RNG.
+func (e Env) RNGAt(scope string, names ...string) *rand.Rand {
+	return e.stream(false, append([]string{e.kind, scope}, names...))
+}
+
 // Stream returns a stream shared by the units that name the same parts:
 // randx.New(seed, kind, parts...), or a stream of crypto/rand bits in
 // secure mode.

@@ -110,10 +110,12 @@ type Experiment struct {
 }
 
 type unit struct {
-	key  string // the unit key (runner.Unit)
-	ds   int
-	rep  int // 1-based
-	fold int // 1-based
+	key     string // the unit key (runner.Unit): "<fold>/<learner>"
+	fold    string // the fold's key "<dataset>/rep=R/fold=F", the scope of the learner's streams
+	ds      int
+	rep     int // 1-based
+	fold1   int // 1-based fold index
+	learner int // index in e.learners, or -1 for the reference
 }
 
 // Key implements runner.Unit.
@@ -172,12 +174,25 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 			e.folds[foldKey(name, rep)] = tune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
 	}
+	// One unit per (dataset, repetition, fold, learner), the reference
+	// last: a learner's fits are a unit of their own, so that a learner
+	// that fails fails its own cells only, and a learner added, edited or
+	// removed leaves the others' units as they are.
 	for di, ds := range e.data {
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 			for f := 1; f <= spec.CV.Folds; f++ {
-				key := fmt.Sprintf("%s/rep=%d/fold=%d", ds.Name, rep, f)
-				e.units = append(e.units, key)
-				e.byKey[key] = unit{ds: di, rep: rep, fold: f}
+				fold := fmt.Sprintf("%s/rep=%d/fold=%d", ds.Name, rep, f)
+				add := func(li int, name string) {
+					key := fold + "/" + name
+					e.units = append(e.units, key)
+					e.byKey[key] = unit{fold: fold, ds: di, rep: rep, fold1: f, learner: li}
+				}
+				for li, l := range e.learners {
+					add(li, l.Name())
+				}
+				if e.ref != nil {
+					add(-1, e.ref.Name())
+				}
 			}
 		}
 	}
@@ -242,8 +257,10 @@ func (e *Experiment) Columns() []string {
 	return slices.Concat(Columns, learners.DiagnosticColumns(e.learners...))
 }
 
-// RunUnit implements runner.Experiment: every learner at every ε, then the
-// reference, on the unit's training folds, scored on its test fold. A fit
+// RunUnit implements runner.Experiment: the unit's learner at every ε
+// (or the reference, once), on the unit's training folds, scored on its
+// test fold; its draws come from streams keyed by the fold, the learner
+// and the ε (Env.RNGAt), as when one unit fitted every learner. A fit
 // that does not converge, or returns a guarantee over its level, is a row
 // with a warning status; a learner error (e.g. rows outside the unit ball
 // for a learner that needs ‖x‖ ≤ 1), an invalid guarantee or one that
@@ -254,7 +271,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		return nil, err
 	}
 	ds := e.data[u.ds]
-	trainIdx, testIdx := split(e.folds[foldKey(ds.Name, u.rep)], u.fold)
+	trainIdx, testIdx := split(e.folds[foldKey(ds.Name, u.rep)], u.fold1)
 	train, test := learners.NewData(ds.X, ds.Y, trainIdx), learners.NewData(ds.X, ds.Y, testIdx)
 	c := &e.spec.Comparison
 	var rows []results.Row
@@ -262,9 +279,10 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		key := u.key + "/" + l.Name() + "/" + stream
+		key := u.fold + "/" + l.Name() + "/" + stream
 		lambda := c.lambda(l.Name())
-		rng := env.RNG(l.Name(), stream)
+		// Keyed by the fold, as when one unit fitted every learner of it.
+		rng := env.RNGAt(u.fold, l.Name(), stream)
 		// The fit touches the training folds only (a traced run checks
 		// them against the test fold; draws nothing).
 		mech.Scope(rng, "training: the model of "+l.Name()+" at "+stream, mech.Records{Dataset: ds.Name, Part: "T", Index: trainIdx, N: len(trainIdx)})
@@ -288,15 +306,15 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		rows = append(rows, r)
 		return nil
 	}
-	for _, l := range e.learners {
-		for _, eps := range c.Epsilons {
-			if err := fit(l, learners.Level{Epsilon: eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(eps)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if e.ref != nil {
+	if u.learner < 0 {
 		if err := fit(e.ref, learners.Level{Epsilon: math.Inf(1)}, "reference"); err != nil {
+			return nil, err
+		}
+		return rows, nil
+	}
+	l := e.learners[u.learner]
+	for _, eps := range c.Epsilons {
+		if err := fit(l, learners.Level{Epsilon: eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(eps)); err != nil {
 			return nil, err
 		}
 	}
@@ -346,7 +364,7 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level lea
 	r.Set("method", learner)
 	r.Set("learner", learner)
 	r.SetInt("repetition", u.rep)
-	r.SetInt("fold", u.fold)
+	r.SetInt("fold", u.fold1)
 	r.SetFloat("epsilon", level.Epsilon)
 	r.SetFloat("delta", level.Delta)
 	r.SetFloat("lambda", lambda)

@@ -119,7 +119,9 @@ func TestUnits(t *testing.T) {
 	for _, u := range e.Units() {
 		keys = append(keys, u.Key())
 	}
-	if len(keys) != 2*4 || keys[0] != "magic/rep=1/fold=1" || keys[7] != "magic/rep=2/fold=4" {
+	// One unit per (repetition, fold, learner), the reference last.
+	if len(keys) != 2*4*3 || keys[0] != "magic/rep=1/fold=1/objective-perturbation" || keys[1] != "magic/rep=1/fold=1/output-perturbation" ||
+		keys[2] != "magic/rep=1/fold=1/non-private" || keys[23] != "magic/rep=2/fold=4/non-private" {
 		t.Errorf("units %v", keys)
 	}
 	// Every round's training and test rows partition the dataset.
@@ -350,15 +352,20 @@ func TestRun_StreamsAndZCDP(t *testing.T) {
 	for len(fakeLevels) > 0 {
 		<-fakeLevels
 	}
-	for _, u := range e.Units()[:2] {
-		a, err := runner.RunKey(context.Background(), both, u.Key())
+	for _, fold := range []string{"magic/rep=1/fold=1", "magic/rep=1/fold=2"} {
+		a, err := runner.RunKey(context.Background(), both, fold+"/output-perturbation")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := runner.RunKey(context.Background(), e, u.Key())
+		b, err := runner.RunKey(context.Background(), e, fold+"/output-perturbation")
 		if err != nil {
 			t.Fatal(err)
 		}
+		z, err := runner.RunKey(context.Background(), e, fold+"/fake-zcdp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, z...)
 		var outA, outB []string
 		for _, r := range a {
 			if r["learner"] == "output-perturbation" {
@@ -378,7 +385,7 @@ func TestRun_StreamsAndZCDP(t *testing.T) {
 			}
 		}
 		if len(outA) != 2 || !slices.Equal(outA, outB) {
-			t.Errorf("unit %s: output-perturbation rows %v beside objective perturbation, %v beside the fake", u.Key(), outA, outB)
+			t.Errorf("fold %s: output-perturbation rows %v beside objective perturbation, %v beside the fake", fold, outA, outB)
 		}
 	}
 	for _, want := range []float64{0.1, 10, 0.1, 10} {
@@ -387,7 +394,7 @@ func TestRun_StreamsAndZCDP(t *testing.T) {
 		}
 	}
 	noDelta := load(t, strings.Replace(one, "delta = 1e-6", "delta = 0.0", 1))
-	if _, err := runner.RunKey(context.Background(), noDelta, "magic/rep=1/fold=1"); err == nil || !strings.Contains(err.Error(), "set comparison.delta > 0") {
+	if _, err := runner.RunKey(context.Background(), noDelta, "magic/rep=1/fold=1/fake-zcdp"); err == nil || !strings.Contains(err.Error(), "set comparison.delta > 0") {
 		t.Errorf("zCDP without δ: err = %v", err)
 	}
 }
@@ -551,7 +558,7 @@ func TestRun_OverLevel(t *testing.T) {
 		{"fake-expost", "magic/rep=1/fold=1/fake-expost/epsilon=0.1: learner fake-expost returned ex-post ε=0.1 for the level ε=0.1: only an ε or (ε, δ) guarantee can be checked against a level"},
 	} {
 		e := load(t, strings.Replace(smallSpec, `learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "`+c.learner+`"]`, 1))
-		if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1"); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+		if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/"+c.learner); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: err = %v\nwant %s…", c.learner, err, c.want)
 		}
 	}

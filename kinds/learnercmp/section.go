@@ -234,7 +234,8 @@ func (sec *Section) Limits(*experiments.Spec) []experiments.Limit {
 	}
 }
 
-// fitsPerUnit is the number of fits (and rows) of one unit.
+// fitsPerUnit is the number of fits (and rows) of one (dataset,
+// repetition, fold): every learner at every ε, and the reference.
 func (c *ComparisonSpec) fitsPerUnit() float64 {
 	n := float64(len(c.Learners)) * float64(len(c.Epsilons))
 	if c.Reference != "" {
@@ -246,12 +247,18 @@ func (c *ComparisonSpec) fitsPerUnit() float64 {
 // Workload implements experiments.Section.
 func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	pos := experiments.Pos
-	units := math.Max(1, float64(len(s.Data.Datasets))) * pos(sec.CV.Repetitions) * pos(sec.CV.Folds)
+	folds := math.Max(1, float64(len(s.Data.Datasets))) * pos(sec.CV.Repetitions) * pos(sec.CV.Folds)
 	key := "cv.repetitions"
 	if pos(sec.CV.Folds) > pos(sec.CV.Repetitions) {
 		key = "cv.folds"
 	}
-	w := experiments.Workload{Units: units, Rows: units * sec.Comparison.fitsPerUnit(), UnitKey: key}
+	// A unit per (dataset, repetition, fold) and learner, the reference's
+	// included; its rows: one per ε (one for the reference).
+	perFold := float64(len(sec.Comparison.Learners))
+	if sec.Comparison.Reference != "" {
+		perFold++
+	}
+	w := experiments.Workload{Units: folds * math.Max(1, perFold), Rows: folds * sec.Comparison.fitsPerUnit(), UnitKey: key}
 	for _, name := range s.Data.Datasets {
 		dt, n, d := s.DataTerm(name)
 		w.Terms = append(w.Terms, dt,

@@ -22,6 +22,6 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 	src := strings.NewReplacer("subsample = 600", "subsample = 12000",
 		"epsilons = [0.1, 10.0]", "epsilons = ["+strings.Join(eps, ", ")+"]").Replace(smallSpec)
 	e := load(t, src)
-	key := "magic/rep=1/fold=1"
+	key := "magic/rep=1/fold=1/objective-perturbation"
 	stoptest.Prompt(t, key, 100*time.Millisecond, func(ctx context.Context) error { _, err := runner.RunKey(ctx, e, key); return err })
 }

@@ -121,13 +121,14 @@ func checkTrace(t *testing.T, e *Experiment, rs []mech.Release, rows []results.R
 			continue
 		}
 		r := got[0]
-		u := e.byKey[strings.SplitN(key, "/"+row["learner"]+"/", 2)[0]]
-		if r.Unit != strings.SplitN(key, "/"+row["learner"]+"/", 2)[0] {
-			t.Errorf("%s: release drawn by unit %q", key, r.Unit)
+		unitKey := strings.SplitN(key, "/"+row["learner"]+"/", 2)[0] + "/" + row["learner"]
+		u := e.byKey[unitKey]
+		if r.Unit != unitKey {
+			t.Errorf("%s: release drawn by unit %q, want %q", key, r.Unit, unitKey)
 		}
 		// The training part: disjoint from the test fold, the rest of the
 		// dataset (the test fold read from the partition, not from split).
-		testIdx := e.folds[foldKey(row["dataset"], u.rep)][u.fold-1]
+		testIdx := e.folds[foldKey(row["dataset"], u.rep)][u.fold1-1]
 		if i, ok := tracetest.Overlap(r.Data.Index, testIdx); ok {
 			t.Errorf("%s: the fit touched record %d of the test fold", key, i)
 		}
@@ -240,7 +241,7 @@ func TestTrace_BuiltinSpecs(t *testing.T) {
 			last := ""
 			for _, k := range e.units {
 				u := e.byKey[k]
-				if u.rep == 1 && u.fold == 1 {
+				if u.rep == 1 && u.fold1 == 1 {
 					keys = append(keys, k)
 				}
 				last = k
@@ -250,7 +251,13 @@ func TestTrace_BuiltinSpecs(t *testing.T) {
 			}
 			rs, rows := tracetest.RunUnits(t, e, keys)
 			spentBy := checkTrace(t, e, rs, rows)
-			if want := len(keys) * len(e.learners) * len(e.spec.Comparison.Epsilons); len(spentBy) != want {
+			fitted := 0 // the keys' units of a private learner (not the reference)
+			for _, k := range keys {
+				if e.byKey[k].learner >= 0 {
+					fitted++
+				}
+			}
+			if want := fitted * len(e.spec.Comparison.Epsilons); len(spentBy) != want {
 				t.Errorf("%d private fits checked, want %d", len(spentBy), want)
 			}
 			// The declared mechanisms are those the fits drew.
@@ -317,7 +324,8 @@ func TestTrace_ClaimVersusLevel(t *testing.T) {
 	}
 	e := load(t, strings.NewReplacer(`learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["fake-op-under", "fake-op-over"]`,
 		"[comparison.lambdas]\noutput-perturbation = 0.05\n", "").Replace(smallSpec))
-	rs, rows := tracetest.RunUnits(t, e, []string{"magic/rep=1/fold=1", "magic/rep=2/fold=3"})
+	rs, rows := tracetest.RunUnits(t, e, []string{"magic/rep=1/fold=1/fake-op-under", "magic/rep=1/fold=1/fake-op-over", "magic/rep=1/fold=1/non-private",
+		"magic/rep=2/fold=3/fake-op-under", "magic/rep=2/fold=3/fake-op-over", "magic/rep=2/fold=3/non-private"})
 	spentBy := checkTrace(t, e, rs, rows)
 	for key, s := range spentBy {
 		scale := 1.0
