@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dprepro/dprepro/results"
 )
 
 // TestGoExtension follows the README's walk-through of the Go extension
@@ -164,6 +166,105 @@ func TestGoExtension(t *testing.T) {
 	code, _, stderr = runBin(t, bin, nil, "run", bad, "--profile", "quick", "--out", t.TempDir())
 	if code != 2 || !strings.Contains(stderr, "noisy-gd") || !strings.Contains(stderr, "stability") {
 		t.Errorf("stability with noisy-gd: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestKindExample follows the README's walk-through of the example kind
+// (examples/kind-example: its own module, registering the experiment kind
+// rr-proportion before calling cli.Main) word for word, in a copy of the
+// repository under git: `cd examples/kind-example`, `go build -o
+// dprepro-kind .`, `./dprepro-kind run rr.toml --profile quick`. The run
+// writes the kind's rows, summary and figure, and a ledger of one ε-DP
+// entry per ε; the copy's `git status` stays clean (the binary and the
+// run's folder are git-ignored), and the same commands again resume every
+// unit. The extended command lists the kind; the stock binary refuses the
+// spec's unknown kind, naming the line.
+func TestKindExample(t *testing.T) {
+	stock := sharedBinary(t)
+	repo := repoCopy(t)
+	dir := filepath.Join(repo, "examples", "kind-example")
+	walk := readmeBlock(t, "go build -o dprepro-kind .")
+	env := walkthroughEnv(t)
+	runShell := func(script string) (int, string, string) {
+		t.Helper()
+		return runBinIn(t, repo, "sh", env, "-ec", script)
+	}
+	code, stdout, stderr := runShell(walk)
+	if code != 0 {
+		t.Fatalf("the README's walk-through:\n%s\nexit %d\n%s\n%s", walk, code, stdout, stderr)
+	}
+	if st := gitStatus(t, repo); st != "" {
+		t.Errorf("after the README's walk-through git status is not clean (the next build would be +dirty and runs would not resume):\n%s", st)
+	}
+	runDir := filepath.Join(dir, "results", "runs", "rr-proportion", "quick-seed1965")
+	rows, summary, m := readRun(t, runDir)
+	if !m.Build.Stamped || m.Build.Modified {
+		t.Errorf("the run's build: %+v, want a VCS-stamped build that is not modified", m.Build)
+	}
+
+	// rr.toml's quick profile: 6 ε × 20 replicates, one row each.
+	epsilons := []string{"0.1", "0.2", "0.5", "1", "2", "5"}
+	lines := strings.Split(strings.TrimSpace(string(rows)), "\n")
+	if want := "experiment,dataset,data_source,method,epsilon,rep,unit,n,proportion,estimate,abs_error,sd_theory,mae_theory,status"; lines[0] != want {
+		t.Errorf("rows.csv header:\n%s\nwant\n%s", lines[0], want)
+	}
+	if len(lines) != 1+len(epsilons)*20 {
+		t.Errorf("rows.csv has %d rows, want %d", len(lines)-1, len(epsilons)*20)
+	}
+	if !strings.Contains(string(rows), ",synthetic,randomized-response,0.5,3,eps=0.5/rep=3,1000,0.3,") {
+		t.Errorf("rows.csv lacks the unit eps=0.5/rep=3:\n%s", lines[1])
+	}
+	for _, x := range epsilons {
+		if !strings.Contains(string(summary), "synthetic-population,synthetic,randomized-response,epsilon,"+x+",abs_error,") {
+			t.Errorf("summary.csv lacks abs_error at ε = %s", x)
+		}
+	}
+	// The ledger: one pure ε-DP entry per ε (parallel composition over
+	// the records), whatever the replicates.
+	if len(m.Ledger) != len(epsilons) {
+		t.Errorf("ledger has %d entries, want one per ε (%d): %+v", len(m.Ledger), len(epsilons), m.Ledger)
+	}
+	for i, e := range m.Ledger {
+		if i >= len(epsilons) {
+			break
+		}
+		if e.Method != "randomized-response" || e.Setting != "epsilon="+epsilons[i] || !e.Total.Private ||
+			e.Total.Notion != "pure-dp" || results.FormatFloat(float64(e.Total.Epsilon)) != epsilons[i] {
+			t.Errorf("ledger entry %d: %+v, want randomized-response at ε = %s, pure ε-DP", i, e, epsilons[i])
+		}
+	}
+	if len(m.Datasets) != 0 || len(m.Warnings) == 0 || !strings.Contains(m.Warnings[0], "synthetic") {
+		t.Errorf("datasets %+v, warnings %q: want no dataset and a warning that the population is synthetic", m.Datasets, m.Warnings)
+	}
+	if st, err := os.Stat(filepath.Join(runDir, "figures", "abs-error.png")); err != nil || st.Size() == 0 {
+		t.Errorf("the figure: %v", err)
+	}
+
+	// The same commands again: a clean tree builds the same identity, and
+	// the run resumes every unit.
+	code, stdout, stderr = runShell(walk)
+	done := regexp.MustCompile(`(\d+) of (\d+) units already done`).FindStringSubmatch(stderr)
+	if code != 0 || done == nil || done[1] != done[2] || strings.Contains(stderr, "starting over") {
+		t.Errorf("the walk-through again: exit %d, want every unit resumed\n%s\n%s", code, stdout, stderr)
+	}
+	if rows2, summary2, _ := readRun(t, runDir); string(rows2) != string(rows) || string(summary2) != string(summary) {
+		t.Error("the resumed run's rows or summary differ")
+	}
+	if st := gitStatus(t, repo); st != "" {
+		t.Errorf("after the walk-through again git status is not clean:\n%s", st)
+	}
+
+	// The extended command lists the kind.
+	bin := filepath.Join(dir, "dprepro-kind")
+	code, stdout, stderr = runBin(t, bin, nil, "list")
+	if code != 0 || !regexp.MustCompile(`(?m)^experiment kind\s+kind\s+.*\brr-proportion\b`).MatchString(stdout) {
+		t.Errorf("list: exit %d, want the kind rr-proportion among the experiment kinds\n%s\n%s", code, stdout, stderr)
+	}
+	// The stock command does not know the kind: exit 2, naming it and
+	// the line.
+	code, _, stderr = runBin(t, stock, nil, "run", filepath.Join(dir, "rr.toml"), "--profile", "quick", "--out", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, `rr.toml:6: kind: unknown kind "rr-proportion"`) {
+		t.Errorf("stock binary: exit %d\n%s", code, stderr)
 	}
 }
 

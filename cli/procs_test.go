@@ -368,8 +368,9 @@ func processAlive(pid int) bool {
 
 // TestTestScript_RunsEveryPass runs scripts/test.sh with stand-in go,
 // gofmt and Debian-packages scripts: when go test, the race detector and
-// gofmt fail, every pass still runs (the Go extension's go vet and go test
-// after the failed go test, the race pass after that), the failed passes
+// gofmt fail, every pass still runs (the Go extension's and the example
+// kind's go vet and go test after the failed go test, the race pass after
+// that), the failed passes
 // are listed at the end, and the exit status is 1; when nothing fails it
 // is 0.
 func TestTestScript_RunsEveryPass(t *testing.T) {
@@ -382,6 +383,7 @@ func TestTestScript_RunsEveryPass(t *testing.T) {
 		"scripts/test.sh":         string(script),
 		"scripts/debian-deps.sh":  "#!/bin/sh\necho debian-deps >> \"$LOG\"\n",
 		"examples/go-extension/x": "",
+		"examples/kind-example/x": "",
 		// The stand-ins log every call; FAIL_RE names the calls that fail.
 		"stub/go": `#!/bin/sh
 echo "go $* ($(basename "$(pwd)"))" >> "$LOG"
@@ -422,6 +424,8 @@ exit 0
 		"go test -timeout 20m ./... (" + filepath.Base(root) + ")",
 		"go vet ./... (go-extension)",
 		"go test -timeout 10m ./... (go-extension)",
+		"go vet ./... (kind-example)",
+		"go test -timeout 10m ./... (kind-example)",
 		"go test -race -timeout 10m ./runner ./core/mech ./results ./external",
 	} {
 		if !strings.Contains(calls, want) {

@@ -43,6 +43,12 @@ go_extension() {
   (cd examples/go-extension && go vet ./... && go test -timeout 10m "$@" ./...)
 }
 
+# The example kind is its own module too (examples/kind-example); cli's
+# TestKindExample builds it and runs its spec.
+kind_example() {
+  (cd examples/kind-example && go vet ./... && go test -timeout 10m "$@" ./...)
+}
+
 # The race detector on the concurrent parts (the parallel runner, the shared
 # crypto/rand source, checkpoints); it needs cgo, hence a C compiler.
 race() {
@@ -59,6 +65,7 @@ pass "gofmt -l ." gofmt_clean
 pass "go vet ./..." go vet ./...
 pass "go test ./..." go test -timeout 20m "$@" ./...
 pass "the Go extension module (examples/go-extension: go vet, go test)" go_extension "$@"
+pass "the example kind module (examples/kind-example: go vet, go test)" kind_example "$@"
 pass "the race detector (go test -race)" race
 
 if [ ${#failed[@]} -gt 0 ]; then
