@@ -18,8 +18,8 @@ import (
 )
 
 // lifeSpec is a data-free learner-comparison run on the stand-ins of
-// Adult and Magic (8 folds, 24 units: a unit per learner and fold), which
-// draws one figure per dataset.
+// Adult and Magic (8 folds, 40 units: a unit per fit), which draws one
+// figure per dataset.
 const lifeSpec = `schema = 1
 id = "life"
 title = "Run lifecycle"
@@ -86,14 +86,14 @@ done
 `
 
 // failsSpec runs refuseWorker beside objective perturbation on 3 × 4
-// folds of Magic's stand-in: 36 units (a unit per learner and fold, the
-// reference's included), of which the worker's 12 fail and the others
-// are kept.
+// folds of Magic's stand-in: 60 units (a unit per fit: learner, ε and
+// fold, the reference's included), of which the worker's 24 fail and the
+// others are kept.
 var failsSpec = strings.NewReplacer(`id = "life"`, `id = "fails"`, "repetitions = 1", "repetitions = 3").Replace(lifeSpecEdited)
 
-// TestLifecycle_EveryFailedUnitRecorded: with 12 failed units the error
+// TestLifecycle_EveryFailedUnitRecorded: with 24 failed units (of 60) the error
 // (stderr, attempt.json's error, index.json's) names 10 and says where the
-// error of every one is: attempt.json's "failures", which lists all 12;
+// error of every one is: attempt.json's "failures", which lists all 24;
 // the report says how many its error shows and where the rest are. The
 // spec file, given relative to the folder the command ran in, is recorded
 // by its absolute path in attempt.json and index.json, as in a manifest.
@@ -104,15 +104,15 @@ func TestLifecycle_EveryFailedUnitRecorded(t *testing.T) {
 	out := t.TempDir()
 	run := filepath.Join(out, "fails", "quick-seed1")
 	r := runIn(t, src, bin, "run", "fails.toml", "--out", out, "--workers", "1")
-	pointer := `… and 2 more units (the error of every failed unit is in ` + filepath.Join(run, results.AttemptFile) + `, under "failures")`
-	if r.code != 1 || !strings.Contains(r.stderr, "12 of 36 units failed") || !strings.Contains(r.stderr, pointer) {
-		t.Fatalf("exit %d, want 1 with 12 of 36 units failed and %q:\n%s", r.code, pointer, r.stderr)
+	pointer := `… and 14 more units (the error of every failed unit is in ` + filepath.Join(run, results.AttemptFile) + `, under "failures")`
+	if r.code != 1 || !strings.Contains(r.stderr, "24 of 60 units failed") || !strings.Contains(r.stderr, pointer) {
+		t.Fatalf("exit %d, want 1 with 24 of 60 units failed and %q:\n%s", r.code, pointer, r.stderr)
 	}
 	a, err := results.ReadAttempt(run)
 	if err != nil || a == nil {
 		t.Fatalf("attempt record: %v", err)
 	}
-	if a.State != results.AttemptFailed || len(a.Failures) != 12 || strings.Count(a.Error, "\nunit ") != 10 || !strings.Contains(a.Error, pointer) {
+	if a.State != results.AttemptFailed || len(a.Failures) != 24 || strings.Count(a.Error, "\nunit ") != 10 || !strings.Contains(a.Error, pointer) {
 		t.Errorf("attempt: state %q, %d failures, error:\n%s", a.State, len(a.Failures), a.Error)
 	}
 	seen := map[string]bool{}
@@ -139,7 +139,7 @@ func TestLifecycle_EveryFailedUnitRecorded(t *testing.T) {
 	if r = runProc(t, cleanEnv(t), bin, "report", out); r.code != 0 {
 		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
 	}
-	note := `The error above names 10 of the 12 units that failed; the error of every one is in fails/quick-seed1/attempt.json (its "failures" list).`
+	note := `The error above names 10 of the 24 units that failed; the error of every one is in fails/quick-seed1/attempt.json (its "failures" list).`
 	if md := string(mustRead(t, filepath.Join(out, "report", "report.md"))); strings.Count(md, report.MarkdownText(note)) != 2 {
 		t.Errorf("report.md does not say twice (top, section) %q", note)
 	}

@@ -140,7 +140,7 @@ func TestLifecycle_FinishedRunKeptUntilReplaced(t *testing.T) {
 	for _, want := range []string{
 		"dprepro: life: " + run + " holds a finished run (finished ",
 		") of another identity:\n",
-		"dprepro: life:   spec: the resolved spec changed (sha256 ",
+		"dprepro: life:   spec: a setting every unit reads changed (sha256 ",
 		"dprepro: life:   data: adult is no longer read",
 		"dprepro: life: it stays in place until this run has all its units, and is then replaced; if this run fails or is stopped, the folder keeps it as it is\n",
 	} {
@@ -154,7 +154,7 @@ func TestLifecycle_FinishedRunKeptUntilReplaced(t *testing.T) {
 	}
 
 	r := runProc(t, env, bin, "check", run, "--against", filepath.Dir(ref))
-	if want := "life (" + run + "): FAIL: the run did not finish (interrupted): life: interrupted with 1 of 12 units done; run the same command again to resume (the finished run it still holds from before is not compared)"; r.code != 1 || !strings.Contains(r.stdout, want) {
+	if want := "life (" + run + "): FAIL: the run did not finish (interrupted): life: interrupted with 3 of 20 units done; run the same command again to resume (the finished run it still holds from before is not compared)"; r.code != 1 || !strings.Contains(r.stdout, want) {
 		t.Errorf("check: exit %d, want 1 and %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
 	if r = runProc(t, env, bin, "report", out); r.code != 0 {

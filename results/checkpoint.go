@@ -29,6 +29,9 @@ type Checkpoint struct {
 	path string
 	f    *os.File
 	done map[string][]Row
+	// in holds what each finished unit read (AppendInputs), for units
+	// of experiments that say (runner.UnitReader); absent for others.
+	in map[string]map[string]string
 }
 
 // CheckpointFormat is the version of the checkpoint header written by this
@@ -45,8 +48,13 @@ type CheckpointHeader struct {
 	// override applied: experiments.Spec.Hash).
 	SpecID   string `json:"spec_id"`
 	SpecHash string `json:"spec_hash"`
-	Seed     int64  `json:"seed"`
-	Profile  string `json:"profile"`
+	// PerUnit reports that SpecHash covers only what every unit reads
+	// (runner.UnitReader: the spec without its method lists, grids and
+	// method files); each unit's own inputs are on its line, and a unit
+	// is resumed only when they are unchanged.
+	PerUnit bool   `json:"per_unit,omitempty"`
+	Seed    int64  `json:"seed"`
+	Profile string `json:"profile"`
 	// Data is the data actually read, one entry per dataset in the spec's
 	// order: for a real file its name and SHA-256, for a stand-in its
 	// generator and parameters (see [DataIdentities]).
@@ -153,7 +161,12 @@ func (h CheckpointHeader) Changes(old CheckpointHeader) []string {
 	if old.Profile != h.Profile {
 		ch = append(ch, fmt.Sprintf("profile: %q changed to %q", old.Profile, h.Profile))
 	}
-	if old.SpecHash != h.SpecHash && old.Seed == h.Seed && old.Profile == h.Profile {
+	switch {
+	case old.PerUnit != h.PerUnit:
+		ch = append(ch, "spec: the checkpoint identifies its units another way (written by another version of the kind)")
+	case old.SpecHash != h.SpecHash && old.Seed == h.Seed && old.Profile == h.Profile && h.PerUnit:
+		ch = append(ch, fmt.Sprintf("spec: a setting every unit reads changed (sha256 %s to %s; a change of one method, grid value or method file recomputes only its units)", short(old.SpecHash), short(h.SpecHash)))
+	case old.SpecHash != h.SpecHash && old.Seed == h.Seed && old.Profile == h.Profile:
 		ch = append(ch, fmt.Sprintf("spec: the resolved spec changed (sha256 %s to %s)", short(old.SpecHash), short(h.SpecHash)))
 	}
 	oldData := map[string]string{}
@@ -191,6 +204,9 @@ type checkpointLine struct {
 	Unit string `json:"unit"`
 	Rows []Row  `json:"rows"`
 	Sum  string `json:"sum"`
+	// In is what the unit read (runner.UnitReader), by name; omitted for
+	// an experiment that does not say.
+	In map[string]string `json:"in,omitempty"`
 }
 
 func rowsSum(unit string, rows []Row) (string, error) {
@@ -215,7 +231,7 @@ func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, changes []s
 		return nil, nil, fmt.Errorf("results: %w", err)
 	}
 	path := filepath.Join(dir, "units.jsonl")
-	cp = &Checkpoint{path: path, done: map[string][]Row{}}
+	cp = &Checkpoint{path: path, done: map[string][]Row{}, in: map[string]map[string]string{}}
 	data, err := os.ReadFile(path)
 	fresh := len(data) == 0
 	switch {
@@ -231,6 +247,7 @@ func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, changes []s
 	}
 	if len(changes) > 0 || fresh {
 		cp.done = map[string][]Row{}
+		cp.in = map[string]map[string]string{}
 		hb, _ := json.Marshal(h)
 		if err := WriteFileAtomic(path, append(hb, '\n')); err != nil {
 			return nil, nil, err
@@ -289,6 +306,13 @@ func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) ([]str
 			}
 		}
 		cp.done[cl.Unit] = cl.Rows
+		if cp.in != nil {
+			if cl.In != nil {
+				cp.in[cl.Unit] = cl.In
+			} else {
+				delete(cp.in, cl.Unit)
+			}
+		}
 	}
 	return nil, nil
 }
@@ -307,19 +331,19 @@ func (cp *Checkpoint) rewriteValid(h CheckpointHeader) error {
 	}
 	slices.Sort(units)
 	for _, unit := range units {
-		if err := writeLine(&buf, unit, cp.done[unit]); err != nil {
+		if err := writeLine(&buf, unit, cp.done[unit], cp.in[unit]); err != nil {
 			return err
 		}
 	}
 	return WriteFileAtomic(cp.path, buf.Bytes())
 }
 
-func writeLine(w io.Writer, unit string, rows []Row) error {
+func writeLine(w io.Writer, unit string, rows []Row, in map[string]string) error {
 	sum, err := rowsSum(unit, rows)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(checkpointLine{Unit: unit, Rows: rows, Sum: sum})
+	b, err := json.Marshal(checkpointLine{Unit: unit, Rows: rows, Sum: sum, In: in})
 	if err != nil {
 		return err
 	}
@@ -340,10 +364,21 @@ func (cp *Checkpoint) Done(unit string) ([]Row, bool) {
 // Len is the number of finished units.
 func (cp *Checkpoint) Len() int { return len(cp.done) }
 
+// Inputs returns what a finished unit read, as AppendInputs recorded it
+// (nil when it recorded none).
+func (cp *Checkpoint) Inputs(unit string) map[string]string { return cp.in[unit] }
+
 // Append records a finished unit durably. It is not safe for concurrent use.
 func (cp *Checkpoint) Append(unit string, rows []Row) error {
+	return cp.AppendInputs(unit, rows, nil)
+}
+
+// AppendInputs is Append for a unit that read the inputs in (name →
+// identity, runner.UnitReader): a later run resumes the unit only when
+// it reads the same.
+func (cp *Checkpoint) AppendInputs(unit string, rows []Row, in map[string]string) error {
 	w := bufio.NewWriter(cp.f)
-	if err := writeLine(w, unit, rows); err != nil {
+	if err := writeLine(w, unit, rows, in); err != nil {
 		return fmt.Errorf("results: checkpoint: %w", err)
 	}
 	if err := w.Flush(); err != nil {
@@ -353,6 +388,11 @@ func (cp *Checkpoint) Append(unit string, rows []Row) error {
 		return fmt.Errorf("results: checkpoint: %w", err)
 	}
 	cp.done[unit] = rows
+	if in != nil {
+		cp.in[unit] = in
+	} else {
+		delete(cp.in, unit)
+	}
 	return nil
 }
 
@@ -391,7 +431,7 @@ func (e *MergeRefusal) Unwrap() error { return e.Err }
 // unit, atomically. It returns the number of units.
 func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []string) (n int, err error) {
 	h.Format = CheckpointFormat
-	union, units, err := mergeShards(h, srcs, want)
+	union, inputs, units, err := mergeShards(h, srcs, want)
 	if err != nil {
 		return 0, &MergeRefusal{Err: err}
 	}
@@ -400,7 +440,7 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []stri
 	buf.Write(hb)
 	buf.WriteByte('\n')
 	for _, u := range units {
-		if err := writeLine(&buf, u, union[u]); err != nil {
+		if err := writeLine(&buf, u, union[u], inputs[u]); err != nil {
 			return 0, err
 		}
 	}
@@ -417,7 +457,7 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []stri
 // no file behind.
 func CheckShards(h CheckpointHeader, srcs []string, want []string) error {
 	h.Format = CheckpointFormat
-	if _, _, err := mergeShards(h, srcs, want); err != nil {
+	if _, _, _, err := mergeShards(h, srcs, want); err != nil {
 		return &MergeRefusal{Err: err}
 	}
 	return nil
@@ -426,31 +466,35 @@ func CheckShards(h CheckpointHeader, srcs []string, want []string) error {
 // mergeShards reads the shards' checkpoint folders srcs and returns the
 // union of their units (and its keys, sorted), or why they cannot be
 // merged for header h into exactly the units want.
-func mergeShards(h CheckpointHeader, srcs []string, want []string) (map[string][]Row, []string, error) {
+func mergeShards(h CheckpointHeader, srcs []string, want []string) (map[string][]Row, map[string]map[string]string, []string, error) {
 	union := map[string][]Row{}
+	inputs := map[string]map[string]string{}
 	for _, src := range srcs {
 		path := filepath.Join(src, "units.jsonl")
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, nil, fmt.Errorf("results: shard: %w", err)
+			return nil, nil, nil, fmt.Errorf("results: shard: %w", err)
 		}
-		cp := &Checkpoint{path: path, done: map[string][]Row{}}
+		cp := &Checkpoint{path: path, done: map[string][]Row{}, in: map[string]map[string]string{}}
 		changes, err := cp.parse(data, h, true)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if len(changes) > 0 {
-			return nil, nil, fmt.Errorf("results: shard %s was made for another run (another spec, seed, profile, data or build): %s", path, strings.Join(changes, "; "))
+			return nil, nil, nil, fmt.Errorf("results: shard %s was made for another run (another spec, seed, profile, data or build): %s", path, strings.Join(changes, "; "))
 		}
 		for unit, rows := range cp.done {
 			if prev, dup := union[unit]; dup {
 				a, _ := rowsSum(unit, prev)
 				b, _ := rowsSum(unit, rows)
 				if a != b {
-					return nil, nil, fmt.Errorf("results: unit %s differs between shards (%s)", unit, path)
+					return nil, nil, nil, fmt.Errorf("results: unit %s differs between shards (%s)", unit, path)
 				}
 			}
 			union[unit] = rows
+			if in := cp.in[unit]; in != nil {
+				inputs[unit] = in
+			}
 		}
 	}
 	units := make([]string, 0, len(union))
@@ -472,10 +516,10 @@ func mergeShards(h CheckpointHeader, srcs []string, want []string) (map[string][
 		}
 	}
 	if len(extra) > 0 {
-		return nil, nil, fmt.Errorf("results: the shards hold %d units the run does not have (e.g. %s)", len(extra), extra[0])
+		return nil, nil, nil, fmt.Errorf("results: the shards hold %d units the run does not have (e.g. %s)", len(extra), extra[0])
 	}
 	if len(missing) > 0 {
-		return nil, nil, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
+		return nil, nil, nil, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
 	}
-	return union, units, nil
+	return union, inputs, units, nil
 }

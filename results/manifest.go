@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -99,6 +100,11 @@ type SpecInfo struct {
 	// given; the run's profile then ends in ".set-<h>" and spec.toml
 	// holds the resolved result. Absent for a spec run as its file says.
 	Overrides []string `json:"overrides,omitempty"`
+	// SharedHash is the hash of what every unit of the run reads, for a
+	// kind whose units each say what else they read (runner.UnitReader):
+	// the run's identity for resuming, beside each unit's inputs in the
+	// checkpoint. Absent for other kinds.
+	SharedHash string `json:"shared_sha256,omitempty"`
 }
 
 // UnitCounts counts replicate units.
@@ -416,8 +422,8 @@ func (m *Manifest) FillBuild() {
 // profile, the data read and the build; the program's SHA-256 only where
 // the manifest records it (Build.Binary).
 func (m *Manifest) Identity() CheckpointHeader {
-	return CheckpointHeader{Format: CheckpointFormat, SpecID: m.Spec.ID, SpecHash: m.Spec.Hash, Seed: m.Seed, Profile: m.Profile,
-		Data: DataIdentities(m.Datasets), Build: m.Build.Identity(), Binary: m.Build.Binary}
+	return CheckpointHeader{Format: CheckpointFormat, SpecID: m.Spec.ID, SpecHash: cmp.Or(m.Spec.SharedHash, m.Spec.Hash), PerUnit: m.Spec.SharedHash != "",
+		Seed: m.Seed, Profile: m.Profile, Data: DataIdentities(m.Datasets), Build: m.Build.Identity(), Binary: m.Build.Binary}
 }
 
 // Encode renders the manifest as indented JSON.

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -116,6 +117,23 @@ type Timer interface {
 
 // TimingsFile is the file of a [Timer]'s measurements.
 const TimingsFile = "timings.csv"
+
+// UnitReader is implemented by an experiment whose units each read only
+// part of the spec — one method, one grid value — so that a run after an
+// edit recomputes only the units whose inputs changed and resumes the
+// others from the checkpoint, bit-identical to a fresh run (their draws
+// depend only on the seed and their key). SharedHash is the identity of
+// what every unit reads (the resolved spec without the method lists, the
+// grids the units are keyed by and the methods' files): a change there
+// starts the run over, as does one of the seed, profile, data or build.
+// UnitInputs names what else unit u reads, each with its identity (e.g.
+// "learner" → the learner's name and, for an external one, the digests
+// of its command and files); a unit whose recorded inputs differ is
+// computed again, and the run says which inputs changed.
+type UnitReader interface {
+	SharedHash() string
+	UnitInputs(u Unit) map[string]string
+}
 
 // Comparer is implemented by an experiment whose spec may name a
 // baseline method: the run then compares every other method with it,
@@ -288,11 +306,16 @@ func Header(exp Experiment) results.CheckpointHeader {
 	if spec.Source != nil {
 		file = cmp.Or(spec.Source.Abs, spec.Source.Path)
 	}
+	hash, perUnit := spec.Hash(), false
+	if ur, ok := exp.(UnitReader); ok {
+		hash, perUnit = ur.SharedHash(), true
+	}
 	return results.CheckpointHeader{
 		SpecFile: file,
 		Format:   results.CheckpointFormat,
 		SpecID:   spec.ID,
-		SpecHash: spec.Hash(),
+		SpecHash: hash,
+		PerUnit:  perUnit,
 		Seed:     spec.Seed,
 		Profile:  spec.Profile,
 		Data:     results.DataIdentities(exp.Datasets()),
@@ -545,9 +568,26 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			}
 		}
 	}
+	ur, _ := exp.(UnitReader)
+	inputs := func(u Unit) map[string]string {
+		if ur == nil {
+			return nil
+		}
+		return ur.UnitInputs(u)
+	}
 	var todo []Unit
+	changed := map[string]int{} // input name → units recomputed for it
 	for _, u := range mine {
-		if _, ok := cp.Done(u.Key()); !ok {
+		_, ok := cp.Done(u.Key())
+		if ok && ur != nil {
+			if diff := inputChanges(cp.Inputs(u.Key()), inputs(u)); len(diff) > 0 {
+				ok = false
+				for _, d := range diff {
+					changed[d]++
+				}
+			}
+		}
+		if !ok {
 			todo = append(todo, u)
 		}
 	}
@@ -555,6 +595,12 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	units = mine
 	if resumed > 0 {
 		fmt.Fprintf(stderr, "dprepro: %s: resuming, %d of %d units already done\n", spec.ID, resumed, len(units))
+	}
+	if len(changed) > 0 {
+		fmt.Fprintf(stderr, "dprepro: %s: recomputing the units whose inputs changed since they were computed:\n", spec.ID)
+		for _, name := range slices.Sorted(maps.Keys(changed)) {
+			fmt.Fprintf(stderr, "dprepro: %s:   %s (%d units)\n", spec.ID, name, changed[name])
+		}
 	}
 	trace := o.Trace
 	if o.TracePrivacy {
@@ -599,8 +645,9 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 				mu.Unlock()
 				return nil
 			}
+			in := inputs(u)
 			mu.Lock()
-			err = cp.Append(u.Key(), rows)
+			err = cp.AppendInputs(u.Key(), rows, in)
 			mu.Unlock()
 			if err != nil {
 				return err // I/O: cancel the run
@@ -834,7 +881,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	m := results.Manifest{
 		Tool: "dprepro",
 		Spec: results.SpecInfo{
-			ID: spec.ID, Title: spec.Title, Paper: spec.Paper, Kind: spec.Kind, Hash: spec.Hash(), DesignHash: spec.DesignHash(), Overrides: spec.Overrides,
+			ID: spec.ID, Title: spec.Title, Paper: spec.Paper, Kind: spec.Kind, Hash: spec.Hash(), DesignHash: spec.DesignHash(), Overrides: spec.Overrides, SharedHash: sharedHash(exp),
 		},
 		Seed: spec.Seed, Profile: spec.Profile, Workers: workers,
 		Start: start.UTC(), End: end.UTC(), WallSeconds: end.Sub(start).Seconds(),
@@ -940,4 +987,38 @@ func FigureCaption(spec *experiments.Spec, c plots.Caption) plots.Caption {
 		c.CILevel = spec.Output.CILevel
 	}
 	return c
+}
+
+// sharedHash is the UnitReader's SharedHash of exp, or "".
+func sharedHash(exp Experiment) string {
+	if ur, ok := exp.(UnitReader); ok {
+		return ur.SharedHash()
+	}
+	return ""
+}
+
+// inputChanges returns, in words, how a unit's inputs now differ from
+// those it was computed with: "<name> changed", "<name> is new" or
+// "<name> is no longer read", sorted; "inputs not recorded" for a unit
+// recorded without them.
+func inputChanges(old, now map[string]string) []string {
+	if old == nil {
+		return []string{"inputs not recorded"}
+	}
+	var out []string
+	for k, v := range now {
+		switch o, ok := old[k]; {
+		case !ok:
+			out = append(out, k+" is new")
+		case o != v:
+			out = append(out, k+" changed")
+		}
+	}
+	for k := range old {
+		if _, ok := now[k]; !ok {
+			out = append(out, k+" is no longer read")
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/plots"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // columns are the privacy columns of rows.csv from an Account: eps_train
@@ -146,4 +147,54 @@ func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
 // only) and its estimate.
 func (e *Hist) Comparison() (comparison.Options, plots.FigureSpec, bool) {
 	return comparisonFor(&e.spec.Tuning, e.arms, []comparison.Metric{{Name: "ise"}, {Name: "ise_estimate"}})
+}
+
+// sharedTuning returns t without what the units read one entry of
+// (tuning.methods, tuning.learners and tuning.alphas, in their keys) or
+// read not at all (tuning.baseline), for SharedHash.
+func sharedTuning(t TuningSpec) TuningSpec {
+	t.Methods, t.Learners, t.Alphas, t.Baseline = nil, nil, nil, ""
+	return t
+}
+
+// SharedHash implements runner.UnitReader: the spec without the tuning
+// method, learner and α lists and the baseline (nor the methods' files):
+// a method, learner or α added, removed or edited recomputes only its own
+// units.
+func (e *Experiment) SharedHash() string {
+	sec := *e.spec.Section
+	sec.Tuning = sharedTuning(sec.Tuning)
+	return e.spec.Spec.SharedHash(&sec)
+}
+
+// UnitInputs implements runner.UnitReader: the unit's selection method
+// and learner (experiments.Spec.MethodIdentity: an external learner's
+// table and files); its dataset, α, repetition and fold are in its key.
+func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
+	u, ok := ru.(unit)
+	if !ok {
+		return nil
+	}
+	a := e.arms[u.arm]
+	return map[string]string{
+		"method " + a.sel.Name():      a.sel.Name(),
+		"learner " + a.learner.Name(): e.spec.Spec.MethodIdentity(a.learner.Name()),
+	}
+}
+
+// SharedHash implements runner.UnitReader, as Experiment.SharedHash.
+func (e *Hist) SharedHash() string {
+	sec := *e.spec.HistSection
+	sec.Tuning = sharedTuning(sec.Tuning)
+	return e.spec.Spec.SharedHash(&sec)
+}
+
+// UnitInputs implements runner.UnitReader: the unit's selection method.
+func (e *Hist) UnitInputs(ru runner.Unit) map[string]string {
+	u, ok := ru.(histUnit)
+	if !ok {
+		return nil
+	}
+	name := e.arms[u.arm].sel.Name()
+	return map[string]string{"method " + name: name}
 }

@@ -162,7 +162,7 @@ func TestExternalLearner_Diagnostics(t *testing.T) {
 		"missing": `the output's diagnostics lack "clip_fraction", which the hello declares`,
 	} {
 		e := load(t, spec(mode))
-		_, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/fake-ext")
+		_, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/fake-ext/epsilon=0.1")
 		e.Methods.Close()
 		if err == nil || !strings.Contains(err.Error(), "fake-ext") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err %v, want it to name fake-ext and say %s", mode, err, want)
@@ -295,7 +295,7 @@ func TestExternalLearner_ParamsLevelAndNoise(t *testing.T) {
 	// The default loss: "logistic", without huber_h; the default row norm.
 	record2 := t.TempDir() + "/params.jsonl"
 	e = load(t, extSpec(t, record2))
-	if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/fake-ext"); err != nil {
+	if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/fake-ext/epsilon=0.1"); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range recorded(t, record2) {

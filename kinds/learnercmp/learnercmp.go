@@ -110,12 +110,13 @@ type Experiment struct {
 }
 
 type unit struct {
-	key     string // the unit key (runner.Unit): "<fold>/<learner>"
+	key     string // the unit key (runner.Unit): "<fold>/<learner>/epsilon=<ε>" or "<fold>/<reference>/reference", its row's key
 	fold    string // the fold's key "<dataset>/rep=R/fold=F", the scope of the learner's streams
 	ds      int
-	rep     int // 1-based
-	fold1   int // 1-based fold index
-	learner int // index in e.learners, or -1 for the reference
+	rep     int     // 1-based
+	fold1   int     // 1-based fold index
+	learner int     // index in e.learners, or -1 for the reference
+	eps     float64 // the ε of the fit (the reference: +Inf)
 }
 
 // Key implements runner.Unit.
@@ -174,24 +175,26 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 			e.folds[foldKey(name, rep)] = tune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
 	}
-	// One unit per (dataset, repetition, fold, learner), the reference
-	// last: a learner's fits are a unit of their own, so that a learner
-	// that fails fails its own cells only, and a learner added, edited or
-	// removed leaves the others' units as they are.
+	// One unit per (dataset, repetition, fold, learner, ε), the
+	// reference's last: each fit is a unit of its own, so that a learner
+	// that fails fails its own cells only, and a learner or an ε added,
+	// edited or removed leaves the other units as they are (UnitInputs).
 	for di, ds := range e.data {
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 			for f := 1; f <= spec.CV.Folds; f++ {
 				fold := fmt.Sprintf("%s/rep=%d/fold=%d", ds.Name, rep, f)
-				add := func(li int, name string) {
-					key := fold + "/" + name
+				add := func(li int, name, stream string, eps float64) {
+					key := fold + "/" + name + "/" + stream
 					e.units = append(e.units, key)
-					e.byKey[key] = unit{fold: fold, ds: di, rep: rep, fold1: f, learner: li}
+					e.byKey[key] = unit{fold: fold, ds: di, rep: rep, fold1: f, learner: li, eps: eps}
 				}
 				for li, l := range e.learners {
-					add(li, l.Name())
+					for _, eps := range c.Epsilons {
+						add(li, l.Name(), "epsilon="+results.FormatFloat(eps), eps)
+					}
 				}
 				if e.ref != nil {
-					add(-1, e.ref.Name())
+					add(-1, e.ref.Name(), "reference", math.Inf(1))
 				}
 			}
 		}
@@ -243,6 +246,33 @@ func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
 	return o, plots.FigureSpec{XLabel: "privacy level ε", LogX: true, Methods: others}, true
 }
 
+// SharedHash implements runner.UnitReader: the spec without
+// comparison.learners, reference, epsilons, lambda, lambdas and baseline
+// (and the methods' files), which are the units' own inputs or read by
+// no unit.
+func (e *Experiment) SharedHash() string {
+	sec := *e.spec.Section
+	c := &sec.Comparison
+	c.Learners, c.Reference, c.Epsilons, c.Lambda, c.Lambdas, c.Baseline = nil, "", nil, 0, nil, ""
+	return e.spec.Spec.SharedHash(&sec)
+}
+
+// UnitInputs implements runner.UnitReader: the unit's learner (its
+// identity, experiments.Spec.MethodIdentity: an external one's table and
+// files) with its λ; its ε is in its key.
+func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
+	u, ok := ru.(unit)
+	if !ok {
+		return nil
+	}
+	l := e.ref
+	if u.learner >= 0 {
+		l = e.learners[u.learner]
+	}
+	name := l.Name()
+	return map[string]string{"learner " + name: e.spec.Spec.MethodIdentity(name) + " lambda=" + results.FormatFloat(e.spec.Comparison.lambda(name))}
+}
+
 // TimingColumns implements runner.Timer: the wall-clock seconds of each
 // fit, by (dataset, learner, ε, repetition, fold), for cost–accuracy
 // plots; timings.csv, never rows.csv.
@@ -257,10 +287,10 @@ func (e *Experiment) Columns() []string {
 	return slices.Concat(Columns, learners.DiagnosticColumns(e.learners...))
 }
 
-// RunUnit implements runner.Experiment: the unit's learner at every ε
-// (or the reference, once), on the unit's training folds, scored on its
-// test fold; its draws come from streams keyed by the fold, the learner
-// and the ε (Env.RNGAt), as when one unit fitted every learner. A fit
+// RunUnit implements runner.Experiment: the unit's learner at its ε (or
+// the reference), on the unit's training folds, scored on its test fold;
+// its draws come from streams keyed by the fold, the learner and the ε
+// (Env.RNGAt), as when one unit fitted every learner at every ε. A fit
 // that does not converge, or returns a guarantee over its level, is a row
 // with a warning status; a learner error (e.g. rows outside the unit ball
 // for a learner that needs ‖x‖ ≤ 1), an invalid guarantee or one that
@@ -312,11 +342,8 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		}
 		return rows, nil
 	}
-	l := e.learners[u.learner]
-	for _, eps := range c.Epsilons {
-		if err := fit(l, learners.Level{Epsilon: eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(eps)); err != nil {
-			return nil, err
-		}
+	if err := fit(e.learners[u.learner], learners.Level{Epsilon: u.eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(u.eps)); err != nil {
+		return nil, err
 	}
 	return rows, nil
 }

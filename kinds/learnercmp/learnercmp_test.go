@@ -119,9 +119,9 @@ func TestUnits(t *testing.T) {
 	for _, u := range e.Units() {
 		keys = append(keys, u.Key())
 	}
-	// One unit per (repetition, fold, learner), the reference last.
-	if len(keys) != 2*4*3 || keys[0] != "magic/rep=1/fold=1/objective-perturbation" || keys[1] != "magic/rep=1/fold=1/output-perturbation" ||
-		keys[2] != "magic/rep=1/fold=1/non-private" || keys[23] != "magic/rep=2/fold=4/non-private" {
+	// One unit per (repetition, fold, learner, ε), the reference's last.
+	if len(keys) != 2*4*5 || keys[0] != "magic/rep=1/fold=1/objective-perturbation/epsilon=0.1" || keys[1] != "magic/rep=1/fold=1/objective-perturbation/epsilon=10" ||
+		keys[2] != "magic/rep=1/fold=1/output-perturbation/epsilon=0.1" || keys[4] != "magic/rep=1/fold=1/non-private/reference" || keys[39] != "magic/rep=2/fold=4/non-private/reference" {
 		t.Errorf("units %v", keys)
 	}
 	// Every round's training and test rows partition the dataset.
@@ -353,19 +353,8 @@ func TestRun_StreamsAndZCDP(t *testing.T) {
 		<-fakeLevels
 	}
 	for _, fold := range []string{"magic/rep=1/fold=1", "magic/rep=1/fold=2"} {
-		a, err := runner.RunKey(context.Background(), both, fold+"/output-perturbation")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := runner.RunKey(context.Background(), e, fold+"/output-perturbation")
-		if err != nil {
-			t.Fatal(err)
-		}
-		z, err := runner.RunKey(context.Background(), e, fold+"/fake-zcdp")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = append(b, z...)
+		a := runPrefix(t, both, fold+"/output-perturbation/")
+		b := append(runPrefix(t, e, fold+"/output-perturbation/"), runPrefix(t, e, fold+"/fake-zcdp/")...)
 		var outA, outB []string
 		for _, r := range a {
 			if r["learner"] == "output-perturbation" {
@@ -394,7 +383,7 @@ func TestRun_StreamsAndZCDP(t *testing.T) {
 		}
 	}
 	noDelta := load(t, strings.Replace(one, "delta = 1e-6", "delta = 0.0", 1))
-	if _, err := runner.RunKey(context.Background(), noDelta, "magic/rep=1/fold=1/fake-zcdp"); err == nil || !strings.Contains(err.Error(), "set comparison.delta > 0") {
+	if _, err := runner.RunKey(context.Background(), noDelta, "magic/rep=1/fold=1/fake-zcdp/epsilon=0.1"); err == nil || !strings.Contains(err.Error(), "set comparison.delta > 0") {
 		t.Errorf("zCDP without δ: err = %v", err)
 	}
 }
@@ -558,7 +547,7 @@ func TestRun_OverLevel(t *testing.T) {
 		{"fake-expost", "magic/rep=1/fold=1/fake-expost/epsilon=0.1: learner fake-expost returned ex-post ε=0.1 for the level ε=0.1: only an ε or (ε, δ) guarantee can be checked against a level"},
 	} {
 		e := load(t, strings.Replace(smallSpec, `learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "`+c.learner+`"]`, 1))
-		if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/"+c.learner); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+		if _, err := runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/"+c.learner+"/epsilon=0.1"); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: err = %v\nwant %s…", c.learner, err, c.want)
 		}
 	}
@@ -680,4 +669,25 @@ func TestRun_LearnerIndependence(t *testing.T) {
 			t.Errorf("output-perturbation's rows %s differ from its rows beside objective perturbation", name)
 		}
 	}
+}
+
+// runPrefix runs, in order, the units of e whose keys start with prefix
+// and returns their rows.
+func runPrefix(t *testing.T, e *Experiment, prefix string) []results.Row {
+	t.Helper()
+	var rows []results.Row
+	for _, u := range e.Units() {
+		if !strings.HasPrefix(u.Key(), prefix) {
+			continue
+		}
+		r, err := runner.RunKey(context.Background(), e, u.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r...)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no unit of %s", prefix)
+	}
+	return rows
 }

@@ -252,13 +252,10 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	if pos(sec.CV.Folds) > pos(sec.CV.Repetitions) {
 		key = "cv.folds"
 	}
-	// A unit per (dataset, repetition, fold) and learner, the reference's
-	// included; its rows: one per ε (one for the reference).
-	perFold := float64(len(sec.Comparison.Learners))
-	if sec.Comparison.Reference != "" {
-		perFold++
-	}
-	w := experiments.Workload{Units: folds * math.Max(1, perFold), Rows: folds * sec.Comparison.fitsPerUnit(), UnitKey: key}
+	// A unit per fit: (dataset, repetition, fold, learner, ε), and the
+	// reference's; one row each.
+	fits := folds * sec.Comparison.fitsPerUnit()
+	w := experiments.Workload{Units: fits, Rows: fits, UnitKey: key}
 	for _, name := range s.Data.Datasets {
 		dt, n, d := s.DataTerm(name)
 		w.Terms = append(w.Terms, dt,
