@@ -145,7 +145,9 @@ attempt stands or ended (queued, running, failed, not run, interrupted, not
 started). One process writes a run folder at a time;
 an interrupted run resumes from its checkpoint when started again with the
 same spec, seed, data and build, and starts over (saying what changed)
-otherwise. A finished run stays in its folder until a new run of it has
+otherwise; in cv-tuning, histogram-tuning and learner-comparison an edit of
+one method, learner, α or ε (or an external method's files) recomputes only
+its units. A finished run stays in its folder until a new run of it has
 every unit (one that fails or is stopped leaves it as it was, not counted). "dprepro report OUT" (run by reproduce at its end) writes
 OUT/report/index.html and report.md: at the top every run that did not
 finish, with its error (its claims counted as not run); per paper the
