@@ -33,17 +33,7 @@ func TestGoExtension(t *testing.T) {
 		// its labelled stand-in.
 		walk = regexp.MustCompile(` --data-dir \S+`).ReplaceAllString(walk, "")
 	}
-	runShell := func(script string) (int, string, string) {
-		t.Helper()
-		return runBinIn(t, repo, "sh", env, "-ec", script)
-	}
-	code, stdout, stderr := runShell(walk)
-	if code != 0 {
-		t.Fatalf("the README's walk-through:\n%s\nexit %d\n%s\n%s", walk, code, stdout, stderr)
-	}
-	if st := gitStatus(t, repo); st != "" {
-		t.Errorf("after the README's walk-through git status is not clean (the next build would be +dirty and runs would not resume):\n%s", st)
-	}
+	runShell := walkthrough(t, repo, env, walk)
 	runDir := filepath.Join(dir, "results", "runs", "ext-noisygd", "quick-seed2024")
 	rows, summary, m := readRun(t, runDir)
 	if !m.Build.Stamped || m.Build.Modified {
@@ -51,7 +41,7 @@ func TestGoExtension(t *testing.T) {
 	}
 	// The same two commands again: a clean tree builds the same
 	// identity, and the run resumes every unit.
-	code, stdout, stderr = runShell(walk)
+	code, stdout, stderr := runShell(walk)
 	if code != 0 || !regexp.MustCompile(`(\d+) of (\d+) units already done`).MatchString(stderr) || strings.Contains(stderr, "starting over") {
 		t.Errorf("the walk-through again: exit %d, want every unit resumed\n%s\n%s", code, stdout, stderr)
 	}
@@ -185,17 +175,7 @@ func TestKindExample(t *testing.T) {
 	dir := filepath.Join(repo, "examples", "kind-example")
 	walk := readmeBlock(t, "go build -o dprepro-kind .")
 	env := walkthroughEnv(t)
-	runShell := func(script string) (int, string, string) {
-		t.Helper()
-		return runBinIn(t, repo, "sh", env, "-ec", script)
-	}
-	code, stdout, stderr := runShell(walk)
-	if code != 0 {
-		t.Fatalf("the README's walk-through:\n%s\nexit %d\n%s\n%s", walk, code, stdout, stderr)
-	}
-	if st := gitStatus(t, repo); st != "" {
-		t.Errorf("after the README's walk-through git status is not clean (the next build would be +dirty and runs would not resume):\n%s", st)
-	}
+	runShell := walkthrough(t, repo, env, walk)
 	runDir := filepath.Join(dir, "results", "runs", "rr-proportion", "quick-seed1965")
 	rows, summary, m := readRun(t, runDir)
 	if !m.Build.Stamped || m.Build.Modified {
@@ -242,7 +222,7 @@ func TestKindExample(t *testing.T) {
 
 	// The same commands again: a clean tree builds the same identity, and
 	// the run resumes every unit.
-	code, stdout, stderr = runShell(walk)
+	code, stdout, stderr := runShell(walk)
 	done := regexp.MustCompile(`(\d+) of (\d+) units already done`).FindStringSubmatch(stderr)
 	if code != 0 || done == nil || done[1] != done[2] || strings.Contains(stderr, "starting over") {
 		t.Errorf("the walk-through again: exit %d, want every unit resumed\n%s\n%s", code, stdout, stderr)
@@ -427,4 +407,25 @@ func TestPythonWalkthrough_TreeClean(t *testing.T) {
 	if st := gitStatus(t, repo); st != "" {
 		t.Errorf("after a Python worker's import git status is not clean:\n%s", st)
 	}
+}
+
+// walkthrough runs the README's walk-through walk with sh in the
+// repository copy repo (failing the test when it fails) and checks that
+// it leaves git status clean (the next build would otherwise be +dirty
+// and runs would not resume). It returns the shell runner, to follow
+// more commands.
+func walkthrough(t *testing.T, repo string, env []string, walk string) func(script string) (int, string, string) {
+	t.Helper()
+	runShell := func(script string) (int, string, string) {
+		t.Helper()
+		return runBinIn(t, repo, "sh", env, "-ec", script)
+	}
+	code, stdout, stderr := runShell(walk)
+	if code != 0 {
+		t.Fatalf("the README's walk-through:\n%s\nexit %d\n%s\n%s", walk, code, stdout, stderr)
+	}
+	if st := gitStatus(t, repo); st != "" {
+		t.Errorf("after the README's walk-through git status is not clean (the next build would be +dirty and runs would not resume):\n%s", st)
+	}
+	return runShell
 }
