@@ -107,7 +107,7 @@ func TestRun_RecomputesOnlyWhatChanged(t *testing.T) {
 		"recomputing the units whose inputs changed since they were computed:", "learner ext changed (6 units)")
 	withEps := strings.Replace(incrSpec, "epsilons = [0.5, 1.0]", "epsilons = [0.5, 1.0, 2.0]", 1)
 	worker2 := strings.Replace(incrWorker, "# version 1", "# version 2", 1)
-	step("an ε added", withEps, worker2, 15, 21)
+	step("an ε added", withEps, worker2, 15, 21, "6 units are new or were not finished")
 	withLearner := strings.Replace(withEps, `learners = ["objective-perturbation", "ext"]`, `learners = ["objective-perturbation", "ext", "output-perturbation"]`, 1)
 	step("a learner added", withLearner, worker2, 21, 30)
 	withLambda := strings.Replace(withLearner, "lambda = 0.01", "lambda = 0.01\n\n[comparison.lambdas]\noutput-perturbation = 0.1", 1)

@@ -577,8 +577,12 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	}
 	var todo []Unit
 	changed := map[string]int{} // input name → units recomputed for it
+	fresh := 0                  // units the checkpoint does not hold
 	for _, u := range mine {
 		_, ok := cp.Done(u.Key())
+		if !ok {
+			fresh++
+		}
 		if ok && ur != nil {
 			if diff := inputChanges(cp.Inputs(u.Key()), inputs(u)); len(diff) > 0 {
 				ok = false
@@ -595,6 +599,9 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	units = mine
 	if resumed > 0 {
 		fmt.Fprintf(stderr, "dprepro: %s: resuming, %d of %d units already done\n", spec.ID, resumed, len(units))
+	}
+	if resumed > 0 && fresh > 0 {
+		fmt.Fprintf(stderr, "dprepro: %s: %d units are new or were not finished (e.g. a method or a grid value added, or an interrupted attempt)\n", spec.ID, fresh)
 	}
 	if len(changed) > 0 {
 		fmt.Fprintf(stderr, "dprepro: %s: recomputing the units whose inputs changed since they were computed:\n", spec.ID)

@@ -53,7 +53,7 @@ kind_example() {
 # crypto/rand source, checkpoints); it needs cgo, hence a C compiler.
 race() {
   if [ "$(go env CGO_ENABLED)" = 1 ] && command -v "$(go env CC)" >/dev/null 2>&1; then
-    go test -race -timeout 10m ./runner ./core/mech ./results ./external
+    go test -race -timeout 10m ./runner ./core/mech ./results ./methods/external
   else
     echo "test.sh: no C compiler for cgo: the race-detector pass is skipped" >&2
   fi

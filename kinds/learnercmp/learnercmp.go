@@ -243,7 +243,17 @@ func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
 		Metrics: []comparison.Metric{{Name: "auc", HigherIsBetter: true}, {Name: "error_rate"}, {Name: "mse"}},
 		PairKey: e.PairKey(),
 	}
-	return o, plots.FigureSpec{XLabel: "privacy level ε", LogX: true, Methods: others}, true
+	// Each learner drawn as in the accuracy figures: its fixed style, else
+	// the palette's at its place in comparison.learners.
+	styles := map[string]plots.Style{}
+	for i, name := range c.Learners {
+		st, ok := learnerStyles[name]
+		if !ok {
+			st = plots.PaletteStyle(i)
+		}
+		styles[name] = st
+	}
+	return o, plots.FigureSpec{XLabel: "privacy level ε", LogX: true, Methods: others, Styles: styles}, true
 }
 
 // SharedHash implements runner.UnitReader: the spec without
