@@ -64,7 +64,7 @@ verify-data: build
 	$(BIN) data verify $(DATAFLAG)
 
 bench:
-	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -run '^$$' -bench . -benchmem ./core/... ./runner/... ./kinds/...
+	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -run '^$$' -bench . -benchmem ./core/... ./runner/... ./kinds/... ./methods/...
 
 clean:
 	rm -rf bin
