@@ -106,6 +106,7 @@ type Experiment struct {
 	ref           learners.Learner   // the reference, or nil
 	units         []string
 	byKey         map[string]unit
+	cache         *foldCache // the training and test rows of the folds in flight
 	external.Runs // the spec's external learners: runner.Opener and Versioner
 }
 
@@ -132,7 +133,7 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 		return nil, err
 	}
 	c := &spec.Comparison
-	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}, Runs: external.Runs{Methods: external.NewSet(es)}}
+	e := &Experiment{spec: spec, folds: map[string][][]int{}, byKey: map[string]unit{}, cache: newFoldCache(), Runs: external.Runs{Methods: external.NewSet(es)}}
 	built := false
 	defer func() {
 		if !built { // end the workers the handshakes started
@@ -311,8 +312,11 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		return nil, err
 	}
 	ds := e.data[u.ds]
-	trainIdx, testIdx := split(e.folds[foldKey(ds.Name, u.rep)], u.fold1)
-	train, test := learners.NewData(ds.X, ds.Y, trainIdx), learners.NewData(ds.X, ds.Y, testIdx)
+	fd := e.cache.get(u.fold, func(d *foldData) {
+		d.trainIdx, d.testIdx = split(e.folds[foldKey(ds.Name, u.rep)], u.fold1)
+		d.train, d.test = learners.NewData(ds.X, ds.Y, d.trainIdx), learners.NewData(ds.X, ds.Y, d.testIdx)
+	})
+	trainIdx, train, test := fd.trainIdx, fd.train, fd.test
 	c := &e.spec.Comparison
 	var rows []results.Row
 	fit := func(l learners.Learner, level learners.Level, stream string) error {
