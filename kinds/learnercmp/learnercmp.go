@@ -107,7 +107,7 @@ type Experiment struct {
 	units         []string
 	byKey         map[string]unit
 	cache         *foldCache // the training and test rows of the folds in flight
-	external.Runs // the spec's external learners: runner.Opener and Versioner
+	external.Runs            // the spec's external learners: runner.Opener and Versioner
 }
 
 type unit struct {
