@@ -426,7 +426,7 @@ exit 0
 		"go test -timeout 10m ./... (go-extension)",
 		"go vet ./... (kind-example)",
 		"go test -timeout 10m ./... (kind-example)",
-		"go test -race -timeout 10m ./runner ./core/mech ./results ./external",
+		"go test -race -timeout 10m ./runner ./core/mech ./results ./methods/external",
 	} {
 		if !strings.Contains(calls, want) {
 			t.Errorf("the pass %q did not run; the calls:\n%s", want, calls)
