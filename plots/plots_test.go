@@ -992,3 +992,13 @@ func TestLayout_MetricPanelsAndReference(t *testing.T) {
 		t.Errorf("two datasets in one panel: err = %v", err)
 	}
 }
+
+// TestLinearTicks_NoNegativeZero: an axis from just below zero labels its
+// zero tick "0.00", not "-0.00" (−0 from the ceiling of a small negative).
+func TestLinearTicks_NoNegativeZero(t *testing.T) {
+	for _, tk := range (linearTicks{}).Ticks(-0.004, 0.25) {
+		if strings.HasPrefix(tk.Label, "-0") && strings.Trim(tk.Label, "-0.") == "" {
+			t.Errorf("tick label %q", tk.Label)
+		}
+	}
+}

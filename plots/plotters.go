@@ -253,6 +253,9 @@ func (linearTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
 	for k := math.Ceil(min / step); k*step <= max*(1+1e-12)+1e-300; k++ {
 		v := k * step
+		if v == 0 {
+			v = 0 // not −0 (k = Ceil of a small negative), which would be labelled "-0.00"
+		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 		// A minor tick half way, when it falls inside.
 		if h := v + step/2; h <= max {
