@@ -9,17 +9,22 @@
 //
 // # Protocol
 //
-// A replicate unit is one (dataset, repetition, fold). Each repetition
+// A replicate unit is one fit: (dataset, repetition, fold, learner, ε),
+// and (dataset, repetition, fold, reference). Each repetition
 // partitions the dataset into K folds (tune.Partition, drawn from
 // runner.Stream(spec, "cv-partition", dataset, repetition): the same
 // folds for every learner and ε, and the same as a cv-tuning spec with the
 // same seed would draw). In round f, fold f is the test set and the other
 // K−1 folds the training set; nothing is tuned, so there is no validation
-// fold. Within a unit every learner of comparison.learners is fit on the
-// training set at every ε of comparison.epsilons (δ = comparison.delta)
-// and its fixed λ (comparison.lambdas.<learner>, else comparison.lambda),
-// and the reference learner (comparison.reference, default "non-private")
-// once, at ε = +Inf; each released model is scored on the test fold.
+// fold. Every learner of comparison.learners is fit on the training set
+// at every ε of comparison.epsilons (δ = comparison.delta) and its fixed
+// λ (comparison.lambdas.<learner>, else comparison.lambda), and the
+// reference learner (comparison.reference, default "non-private") once
+// per fold, at ε = +Inf; each released model is scored on the test fold.
+// The fits of a fold share its rows (a small cache of the folds in
+// flight). A fit that fails fails its own unit only, and a unit records
+// what it read of the spec (runner.UnitReader: its learner and λ), so an
+// edited or added learner or ε recomputes only its own units.
 //
 // Learners come from the one learner registry of the harness, through
 // learners.Lookup, configured by comparison.loss, comparison.huber_h
@@ -27,10 +32,11 @@
 //
 // # Randomness
 //
-// The fit of learner L at ε in a unit draws from env.RNG(L, ε) only (the
-// reference from env.RNG(L, "reference")): its noise does not depend on
-// the other learners, the grid, or the worker count, and the row's key
-// column names the stream.
+// The fit of learner L at ε on fold F draws from the stream keyed by (F,
+// L, ε) only (env.RNGAt(F, L, ε); the reference from (F, L,
+// "reference")), as when a unit was a whole fold: its noise does not
+// depend on the other learners, the grid, or the worker count, and the
+// row's key column (its unit's key) names the stream.
 //
 // # Privacy accounting
 //
