@@ -303,18 +303,7 @@ func (needyLearner) StabilityConstants(_ []float64, n int, _, _ float64) (float6
 func TestRun_Baseline(t *testing.T) {
 	src := strings.Replace(smallSpec, `methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`,
 		"methods = [\"stability\", \"random\"]\nbaseline = \"random\"", 1)
-	s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, dir := runSpec(t, src)
 	got, err := os.ReadFile(filepath.Join(dir, runner.ComparisonFile))
 	if err != nil {
 		t.Fatal(err)
@@ -360,18 +349,7 @@ func TestRun_LearnerIndependence(t *testing.T) {
 	rowsOf := func(learnersList string) []results.Row {
 		src := strings.Replace(smallSpec, `methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`,
 			"methods = [\"alphaSplit\", \"random\"]\nlearners = "+learnersList, 1)
-		s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, dir := runSpec(t, src)
 		rows, err := results.ReadRowsCSV(filepath.Join(dir, "rows.csv"))
 		if err != nil {
 			t.Fatal(err)
@@ -391,4 +369,23 @@ func TestRun_LearnerIndependence(t *testing.T) {
 	if len(alone) != 2*2*5 || string(a) != string(b) {
 		t.Errorf("objective perturbation's %d rows alone differ from its %d rows beside output perturbation", len(alone), len(beside))
 	}
+}
+
+// runSpec loads the spec text src and runs it with 2 workers, returning
+// the experiment and its run folder.
+func runSpec(t *testing.T, src string) (*Experiment, string) {
+	t.Helper()
+	s, err := experiments.Parse("small.toml", []byte(src), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, dir
 }
