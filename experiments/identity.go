@@ -34,12 +34,17 @@ func (s *Spec) SharedHash(sec Section) string {
 // (command, serves, timeout, files) and its files' digests, so that an
 // edit of its script recomputes its units; for any other (built-in, or
 // registered by the user's module, whose code the build identifies) its
-// name.
+// name. Neither covers the table's params or grid: the kinds add the
+// setting each unit runs.
 func (s *Spec) MethodIdentity(name string) string {
 	for _, m := range s.Methods {
-		if m.Name != name {
+		if m.Name != name || !m.External() {
 			continue
 		}
+		// Its params and grid are not the method's code: a kind adds the
+		// setting a unit runs (methods/params.Setting.Canonical), so that a
+		// value added to a list recomputes that variant's units alone.
+		m.Params, m.Grid = nil, ""
 		var b strings.Builder
 		if err := toml.NewEncoder(&b).Encode(m); err != nil {
 			panic("experiments: encoding a validated method: " + err.Error())

@@ -24,6 +24,21 @@ const (
 // ServesValues lists the accepted values of methods[i].serves.
 var ServesValues = []string{ServesLearner, ServesCI, ServesHypothesis}
 
+// Grid values of a [[methods]] table: how the variants of its
+// list-valued params run.
+const (
+	GridVariants = "variants" // each variant its own method (the default)
+	GridPrivate  = "private"  // selected per fold privately, with λ, by the kind's selectors
+	GridOracle   = "oracle"   // the variant best on the test fold: not private
+)
+
+// GridValues lists the accepted values of methods[i].grid.
+var GridValues = []string{GridVariants, GridPrivate, GridOracle}
+
+// External reports whether the table declares an external method (it has
+// a command) rather than setting a registered method's parameters.
+func (m MethodSpec) External() bool { return len(m.Command) > 0 }
+
 // DefaultMethodTimeout is the per-call timeout of an external method whose
 // table sets none.
 const DefaultMethodTimeout = 60 * time.Second
@@ -40,6 +55,22 @@ const DefaultMethodTimeout = 60 * time.Second
 //	command = ["python3", "method.py"]      # required; run in the spec file's directory
 //	timeout = "60s"                         # per call (and for the handshake); default 60s
 //	files = ["helpers.py"]                  # more files whose digest identifies the method
+//	grid = "variants"                       # how lists in params run (below); default "variants"
+//	[methods.params]                        # values of the parameters the method declares
+//	steps = [50, 100]                       # a list expands into one variant per value
+//
+// A table without command sets the parameters of a registered method (a
+// built-in or a Go extension) of that name instead: name, serves, params
+// and grid only.
+//
+// params sets the parameters the method declares (its hello's
+// attributes.params for an external method, methods/params): a value, or
+// a list of values, which expands into labelled variants
+// ("py-dp-gd[steps=50]", …). grid says how the variants run:
+// "variants" (each its own method: curves, rows, ledger entries),
+// "private" (a kind that tunes selects among them per fold, privately,
+// with λ: the candidate set is λ × variants) or "oracle" (the variant
+// best on the test fold, labelled not private).
 //
 // The run's identity (the spec hash, hence the checkpoint a run resumes)
 // covers the SHA-256 of every element of command that names a file relative
@@ -52,6 +83,12 @@ type MethodSpec struct {
 	Command []string `toml:"command"`
 	Timeout string   `toml:"timeout,omitempty"`
 	Files   []string `toml:"files,omitempty"`
+	// Grid is how the variants of list-valued params run: GridVariants
+	// (empty means that), GridPrivate or GridOracle.
+	Grid string `toml:"grid,omitempty"`
+	// Params sets the method's declared parameters: name → a value or a
+	// list of values (methods/params.Expand).
+	Params map[string]any `toml:"params,omitempty"`
 
 	// digests maps each file of the method (command elements that are
 	// files, then Files) to its SHA-256, computed by Load.
@@ -99,12 +136,12 @@ func (s *Spec) Method(name string) (MethodSpec, bool) {
 	return MethodSpec{}, false
 }
 
-// MethodNames returns the names of the [[methods]] tables serving serves,
-// in file order.
+// MethodNames returns the names of the external methods ([[methods]]
+// tables with a command) serving serves, in file order.
 func (s *Spec) MethodNames(serves string) []string {
 	var names []string
 	for _, m := range s.Methods {
-		if m.Serves == serves {
+		if m.Serves == serves && m.External() {
 			names = append(names, m.Name)
 		}
 	}
@@ -150,8 +187,16 @@ func (s *Spec) validateMethods() []fieldErr {
 				add(at+".serves", at+".serves", "must be one of %s (got %q)", strings.Join(ServesValues, ", "), m.Serves)
 			}
 		}
-		if len(m.Command) == 0 || m.Command[0] == "" {
-			add(at+".command", at+".command", `required: the program and its arguments, e.g. ["python3", "method.py"]`)
+		switch {
+		case len(m.Command) > 0 && m.Command[0] == "":
+			add(at+".command", at+".command", `the program is empty: want the program and its arguments, e.g. ["python3", "method.py"]`)
+		case len(m.Command) == 0 && (m.Timeout != "" || len(m.Files) > 0):
+			add(at+".command", at+".command", `required with timeout or files: the program and its arguments, e.g. ["python3", "method.py"] (a table without command sets a registered method's params and grid only)`)
+		case len(m.Command) == 0 && len(m.Params) == 0 && m.Grid == "":
+			add(at+".command", at+".command", `required: the program and its arguments, e.g. ["python3", "method.py"] (or, to set a registered method's parameters, a [methods.params] table)`)
+		}
+		if m.Grid != "" && !slices.Contains(GridValues, m.Grid) {
+			add(at+".grid", at+".grid", "must be one of %s (got %q)", strings.Join(GridValues, ", "), m.Grid)
 		}
 		if m.Timeout != "" {
 			if d, err := time.ParseDuration(m.Timeout); err != nil || d <= 0 {
@@ -284,6 +329,12 @@ func (s *Spec) WithMethods(p *Problems, serves string, registered []string) []st
 	known := slices.Clone(registered)
 	for i, m := range s.Methods {
 		if m.Serves != serves || m.Name == "" {
+			continue
+		}
+		if !m.External() {
+			if !slices.Contains(registered, m.Name) {
+				p.At(fmt.Sprintf("methods[%d].name", i), "a table without command sets a registered %s method's parameters, and %s", serves, Unknown(serves+" method", m.Name, registered))
+			}
 			continue
 		}
 		if slices.Contains(registered, m.Name) {

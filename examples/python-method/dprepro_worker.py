@@ -20,6 +20,20 @@ does a result that JSON cannot carry (NaN or infinity, which the protocol
 refuses, or a value json cannot encode): the reply is an error saying so,
 not a dead worker.
 
+A method with parameters a spec may set (``[methods.params]``) declares
+them with ``params``, a list of ``{"name", "type", "default", "doc"}``
+dicts (type "float", "int", "bool" or "string"; doc optional) or of
+``(name, type, default, doc)`` tuples; they go to the hello's
+``attributes["params"]``:
+
+    serve("learner", "approx", {"fit": fit},
+          params=[("steps", "int", 50, "gradient steps")])
+
+Each function then finds every declared parameter's value (the spec's, or
+the default) in ``params["method_params"]``, e.g.
+``int(params["method_params"]["steps"])``. JSON does not keep 1.0 apart
+from 1: convert a value to its type before using it.
+
 Anything the method prints goes to stderr (the run's workers.log), never
 into the protocol stream.
 """
@@ -31,8 +45,12 @@ import traceback
 PROTOCOL = 1
 
 
-def serve(serves, privacy, ops, version="", attributes=None):
+def serve(serves, privacy, ops, version="", attributes=None, params=None):
     """Serve calls on stdin/stdout until the harness closes stdin."""
+    if params:
+        attributes = dict(attributes or {})
+        attributes["params"] = [p if isinstance(p, dict) else
+                                dict(zip(("name", "type", "default", "doc"), p)) for p in params]
     proto = sys.stdout
     sys.stdout = sys.stderr  # keep stray prints out of the protocol stream
 

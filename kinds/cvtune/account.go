@@ -9,6 +9,7 @@ import (
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/runner"
@@ -99,7 +100,13 @@ func armMechanisms(arms []arm, fit func(arm) []string) []string {
 // Mechanisms implements runner.Releaser: the mechanisms of the spec's
 // methods (selections) and learners (fits).
 func (e *Experiment) Mechanisms() []string {
-	return armMechanisms(e.arms, func(a arm) []string { return learners.Mechanisms(a.learner) })
+	return armMechanisms(e.arms, func(a arm) []string {
+		var ms []string
+		for _, l := range a.fits {
+			ms = append(ms, learners.Mechanisms(l)...)
+		}
+		return ms
+	})
 }
 
 // Mechanisms implements runner.Releaser: the mechanisms of the spec's
@@ -176,9 +183,17 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 		return nil
 	}
 	a := e.arms[u.arm]
+	id := e.spec.Spec.MethodIdentity(params.Base(a.learner))
+	// The values of the arm's settings (a grid's: of every variant), so
+	// that a value added to a list recomputes its variant alone.
+	for _, st := range a.settings {
+		if c := st.Canonical(); c != "" {
+			id += " params(" + c + ")"
+		}
+	}
 	return map[string]string{
-		"method " + a.sel.Name():      a.sel.Name(),
-		"learner " + a.learner.Name(): e.spec.Spec.MethodIdentity(a.learner.Name()),
+		"method " + a.sel.Name(): a.sel.Name(),
+		"learner " + a.learner:   id,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
@@ -55,17 +57,23 @@ type Experiment struct {
 	folds         map[string][][]int // "dataset/rep" -> fold -> row indices
 	arms          []arm
 	explicit      bool // the spec lists tuning.learners
+	grids         bool // an arm selects among a learner's variants (rows get a setting column)
 	units         []string
 	byKey         map[string]unit
 	external.Runs // the spec's external methods: runner.Opener and Versioner
 }
 
-// arm is one (method, learner) pair of a spec.
+// arm is one (method, learner) pair of a spec: a learner of
+// tuning.learners or one variant of it (methods/params), or — with its
+// [[methods]] table's grid — all its variants, selected among per fold.
 type arm struct {
-	label   string // the rows' method label: the method, or "<method>/<learner>"
-	sel     selection.Selector
-	learner learners.Learner // configured for the spec
-	terms   selection.Terms
+	label    string // the rows' method label: the method, or "<method>/<learner>"
+	sel      selection.Selector
+	learner  string             // the learner label: a name, a variant's "name[k=v]" or a grid's "name[grid=private]"
+	fits     []learners.Learner // configured for the spec: the learner, or a grid's variants
+	settings []params.Setting   // the settings of fits
+	grid     string             // experiments.GridVariants (one learner), GridPrivate or GridOracle
+	terms    selection.Terms
 }
 
 type unit struct {
@@ -119,21 +127,25 @@ func resolveSelectors(spec *experiments.Spec, t *TuningSpec) ([]selection.Select
 // resolveLearners returns the spec's tuning.learners (default: the
 // built-in) through [learners.Lookup], configured for the spec; the
 // spec's external learners are served by ext.
-func resolveLearners(spec *Spec, ext *external.Set) ([]learners.Learner, error) {
+func resolveLearners(spec *Spec, ext *external.Set) ([]learners.Variants, error) {
 	names := spec.Tuning.Learners
 	explicit := len(names) > 0
 	if !explicit {
 		names = []string{learners.Default}
 	}
 	cfg := spec.Tuning.learnerConfig(spec.Data.RowNorm)
-	var out []learners.Learner
+	var out []learners.Variants
 	var errs []error
 	for i, name := range names {
 		path := fmt.Sprintf("tuning.learners[%d]", i)
 		if !explicit {
 			path = "tuning.learners (default)"
 		}
-		l, err := learners.Lookup(ext, name, cfg)
+		v, err := learners.LookupVariants(spec.Spec, ext, name, cfg)
+		var l learners.Learner
+		if err == nil {
+			l = v.Learners[0]
+		}
 		if err == nil && slices.Contains(names[:i], name) {
 			err = fmt.Errorf("learner %q listed twice", name)
 		}
@@ -152,7 +164,7 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]learners.Learner, error) 
 			errs = append(errs, spec.ErrorAt("tuning.learners", path, err))
 			continue
 		}
-		out = append(out, l)
+		out = append(out, v)
 	}
 	return out, errors.Join(errs...)
 }
@@ -187,16 +199,28 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		return nil, err
 	}
 	e := &Experiment{spec: spec, Runs: external.Runs{Methods: ext}, folds: map[string][][]int{}, byKey: map[string]unit{}, explicit: len(spec.Tuning.Learners) > 0}
+	for _, v := range ls {
+		// Variants need the learner column to tell them apart.
+		e.explicit = e.explicit || len(v.Learners) > 1
+	}
 	for i, s := range sels {
-		for _, l := range ls {
+		for _, v := range ls {
 			if _, ok := s.(selection.StabilityUser); ok {
-				if _, ok := l.(learners.StableLearner); !ok {
+				if _, ok := v.Learners[0].(learners.StableLearner); !ok {
 					return nil, es.ErrorAt("tuning.methods", fmt.Sprintf("tuning.methods[%d]", i),
-						fmt.Errorf("method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", s.Name(), l.Name()))
+						fmt.Errorf("method %q needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %q does not have", s.Name(), v.Name))
 				}
 			}
-			a := arm{label: armLabel(s.Name(), l.Name(), e.explicit), sel: s, learner: l, terms: classifierTerms(l.Name())}
-			e.arms = append(e.arms, a)
+			if v.Grid != experiments.GridVariants {
+				e.arms = append(e.arms, arm{label: armLabel(s.Name(), v.Label(), e.explicit), sel: s, learner: v.Label(),
+					fits: v.Learners, settings: v.Settings, grid: v.Grid, terms: classifierTerms(v.Label())})
+				e.grids = true
+				continue
+			}
+			for j, l := range v.Learners {
+				e.arms = append(e.arms, arm{label: armLabel(s.Name(), l.Name(), e.explicit), sel: s, learner: l.Name(),
+					fits: []learners.Learner{l}, settings: v.Settings[j : j+1], grid: v.Grid, terms: classifierTerms(l.Name())})
+			}
 		}
 	}
 	for _, name := range spec.Data.Datasets {
@@ -226,7 +250,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 				for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 					for f := 1; f <= spec.CV.Folds; f++ {
 						u := unit{ds: di, alpha: a, arm: ai, rep: rep, fold: f}
-						key := fmt.Sprintf("%s/alpha=%s/%s/rep=%d/fold=%d", ds.Name, results.FormatFloat(a), arm.label, rep, f)
+						key := unitKey(ds.Name, a, arm.label, rep, f)
 						e.units = append(e.units, key)
 						e.byKey[key] = u
 					}
@@ -239,6 +263,12 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 }
 
 func foldKey(name string, rep int) string { return name + "/" + strconv.Itoa(rep) }
+
+// unitKey is the key of the unit of dataset ds, α alpha, arm label label,
+// repetition rep and fold f.
+func unitKey(ds string, alpha float64, label string, rep, f int) string {
+	return fmt.Sprintf("%s/alpha=%s/%s/rep=%d/fold=%d", ds, results.FormatFloat(alpha), label, rep, f)
+}
 
 // minRecords returns the fewest records a dataset (or a histogram
 // source) needs for the folds and for the selection methods arms run,
@@ -281,13 +311,15 @@ func (e *Experiment) checkStability(n int) error {
 		if !ok {
 			continue
 		}
-		sl, ok := a.learner.(learners.StableLearner)
-		if !ok {
-			continue // refused when the arms were made
-		}
-		alpha1 := su.StabilityLevel(selection.Budget{Alpha: amin, Delta: t.Delta})
-		if _, _, err := sl.StabilityConstants(t.Lambdas, nTrain, alpha1, t.Delta); err != nil {
-			return fmt.Errorf("method %s, learner %s, alpha = %v (training at %v on the smallest training set, %d rows): %w", a.sel.Name(), a.learner.Name(), amin, alpha1, nTrain, err)
+		for _, l := range a.fits {
+			sl, ok := l.(learners.StableLearner)
+			if !ok {
+				return fmt.Errorf("method %s needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %s does not have", a.sel.Name(), l.Name())
+			}
+			alpha1 := su.StabilityLevel(selection.Budget{Alpha: amin, Delta: t.Delta})
+			if _, _, err := sl.StabilityConstants(t.Lambdas, nTrain, alpha1, t.Delta); err != nil {
+				return fmt.Errorf("method %s, learner %s, alpha = %v (training at %v on the smallest training set, %d rows): %w", a.sel.Name(), l.Name(), amin, alpha1, nTrain, err)
+			}
 		}
 	}
 	return nil
@@ -326,9 +358,13 @@ func (e *Experiment) Columns() []string {
 	}
 	var ls []learners.Learner
 	for _, a := range e.arms {
-		ls = append(ls, a.learner)
+		ls = append(ls, a.fits...)
 	}
-	return slices.Concat(LearnerColumns, learners.DiagnosticColumns(ls...))
+	cols := LearnerColumns
+	if e.grids {
+		cols = slices.Insert(slices.Clone(cols), slices.Index(cols, "lambda")+1, "setting")
+	}
+	return slices.Concat(cols, learners.DiagnosticColumns(ls...))
 }
 
 // RunUnit implements runner.Experiment.
@@ -337,14 +373,78 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	if err != nil {
 		return nil, err
 	}
-	key := u.key
 	ds := e.data[u.ds]
 	a := e.arms[u.arm]
-	train, val, test := roles(e.folds[foldKey(ds.Name, u.rep)], u.fold)
+	if a.grid != experiments.GridOracle {
+		r, err := e.selectRow(ctx, u, a, 0, a.fits, env.RNG())
+		if err != nil {
+			return nil, err
+		}
+		return []results.Row{r}, nil
+	}
+	// The oracle: each variant selected as its own arm would be (from the
+	// stream of the unit it would have), then the one with the highest
+	// test AUC released.
+	var rows []results.Row
+	for j, l := range a.fits {
+		rng := env.RNGAt(unitKey(ds.Name, u.alpha, armLabel(a.sel.Name(), l.Name(), e.explicit), u.rep, u.fold))
+		r, err := e.selectRow(ctx, u, a, j, a.fits[j:j+1], rng)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return []results.Row{e.oracleRow(a, rows)}, nil
+}
 
-	rng := env.RNG()
+// oracleRow is the row of an oracle arm ("<method>/<learner>[grid=oracle]")
+// from its variants' rows of one unit: the variant with the highest test
+// AUC (the first of ties, in the variants' order), chosen by looking at
+// the test fold W — so the release is not private with respect to it:
+// private is false and the status says so. setting names the variant;
+// fits, nonconverged_fits and fit_seconds count every variant's (each
+// was selected and fit, to be chosen among).
+func (e *Experiment) oracleRow(a arm, rows []results.Row) results.Row {
+	best := 0
+	for i, r := range rows {
+		if r.Float("auc") > rows[best].Float("auc") {
+			best = i
+		}
+	}
+	r := maps.Clone(rows[best])
+	var fits, nonconv int
+	var secs float64
+	for _, x := range rows {
+		fits += int(x.Float("fits"))
+		nonconv += int(x.Float("nonconverged_fits"))
+		secs += x.Float("fit_seconds")
+	}
+	r.SetInt("fits", fits)
+	r.SetInt("nonconverged_fits", nonconv)
+	r.SetFloat("fit_seconds", secs)
+	r.Set("method", a.label)
+	r.Set("learner", a.learner)
+	r.Set("setting", a.settings[best].Label)
+	r.Set("private", "false")
+	note := fmt.Sprintf("oracle: %s has the highest test AUC of %d variants; the choice reads the test fold, so the release is not private", rows[best]["learner"], len(rows))
+	if st := rows[best]["status"]; st == "ok" {
+		r.Set("status", learners.RowStatus(note))
+	} else {
+		r.Set("status", st+"; "+note)
+	}
+	return r
+}
+
+// selectRow runs arm a's selection method on unit u's folds over the
+// candidates λ × fits (one learner: the λ grid; a private grid: every
+// variant at every λ), drawing from rng, and returns the row of the
+// released model scored on the test fold W. fits are a.fits[first:].
+func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fits []learners.Learner, rng *rand.Rand) (results.Row, error) {
+	key := u.key
+	ds := e.data[u.ds]
+	train, val, test := roles(e.folds[foldKey(ds.Name, u.rep)], u.fold)
 	c := &classifierCandidates{
-		ctx: ctx, learner: a.learner, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train, valIdx: val,
+		ctx: ctx, learners: fits, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train, valIdx: val,
 		train: learners.NewData(ds.X, ds.Y, train), val: learners.NewData(ds.X, ds.Y, val), beta: math.NaN(),
 	}
 	alpha := u.alpha
@@ -361,6 +461,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	if err != nil {
 		return nil, fmt.Errorf("%s: selector %s: %w", key, a.sel.Name(), err)
 	}
+	li, vi := c.candidate(sel.Index)
 
 	// Score the released model on the test fold W.
 	W := learners.NewData(ds.X, ds.Y, test)
@@ -374,14 +475,20 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	r.Set("data_source", ds.Source.Kind)
 	r.Set("method", a.label)
 	if e.explicit {
-		r.Set("learner", a.learner.Name())
+		r.Set("learner", fits[vi].Name())
+		if a.grid == experiments.GridPrivate {
+			r.Set("learner", a.learner)
+		}
+	}
+	if e.grids {
+		r.Set("setting", a.settings[first+vi].Label)
 	}
 	r.SetFloat("alpha", alpha)
 	r.SetInt("rep", u.rep)
 	r.SetInt("fold", u.fold)
 	r.Set("unit", key)
-	r.SetInt("index", sel.Index+1)
-	r.SetFloat("lambda", e.spec.Tuning.Lambdas[sel.Index])
+	r.SetInt("index", li+1)
+	r.SetFloat("lambda", e.spec.Tuning.Lambdas[li])
 	r.SetFloat("auc", metrics.AUC(margins, yW))
 	r.SetFloat("mse", metrics.Brier(probs, yW))
 	r.SetFloat("error_rate", metrics.ErrorRate(margins, yW))
@@ -417,7 +524,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	r.Set("status", c.status())
 	learners.SetDiagnostics(model, r.SetFloat) // the released fit's
 	r.SetFloat("fit_seconds", c.fitSeconds)    // to timings.csv, not rows.csv (runner.Timer)
-	return []results.Row{r}, nil
+	return r, nil
 }
 
 // classifierCandidates are the candidates λ ∈ Θ of one cv-tuning unit,
@@ -426,7 +533,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 // negated ramp loss on V, the errors the error count on V (sensitivity 1).
 type classifierCandidates struct {
 	ctx      context.Context // the unit's: Train returns its error once it is done
-	learner  learners.Learner
+	learners []learners.Learner // the variants: candidate i is learners[i/len(lambdas)] at lambdas[i%len(lambdas)]
 	lambdas  []float64
 	terms    selection.Terms
 	ds       *datasets.Dataset
@@ -464,7 +571,14 @@ func (c *classifierCandidates) status() string {
 	return learners.RowStatus(parts...)
 }
 
-func (c *classifierCandidates) K() int                 { return len(c.lambdas) }
+// K is the number of candidates: every λ of every variant.
+func (c *classifierCandidates) K() int { return len(c.lambdas) * len(c.learners) }
+
+// candidate returns the λ index and the variant of candidate i: λ varies
+// fastest, so that a single learner's candidates are the λ grid.
+func (c *classifierCandidates) candidate(i int) (lambda, variant int) {
+	return i % len(c.lambdas), i / len(c.lambdas)
+}
 func (c *classifierCandidates) Terms() selection.Terms { return c.terms }
 
 // Split draws a uniformly random partition of T into parts parts (each
@@ -492,9 +606,11 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level learners.Level
 	if err := c.ctx.Err(); err != nil {
 		return selection.Fit{}, err
 	}
-	if i < 0 || i >= len(c.lambdas) {
-		return selection.Fit{}, fmt.Errorf("cvtune: candidate %d of %d", i, len(c.lambdas))
+	if i < 0 || i >= c.K() {
+		return selection.Fit{}, fmt.Errorf("cvtune: candidate %d of %d", i, c.K())
 	}
+	li, vi := c.candidate(i)
+	learner, lambda := c.learners[vi], c.lambdas[li]
 	rows, records := c.train, mech.Records{Dataset: c.ds.Name, Part: "T", Index: c.trainIdx, N: len(c.trainIdx)}
 	if parts > 1 {
 		if parts != len(c.parts) || part < 0 || part >= parts {
@@ -503,21 +619,21 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level learners.Level
 		rows = c.parts[part]
 		records = mech.Records{Dataset: c.ds.Name, Part: fmt.Sprintf("T part %d/%d", part+1, parts), Index: rows.Index(), N: rows.N()}
 	}
-	mech.Scope(rng, fmt.Sprintf("training: %s of candidate %d (lambda=%v) at %v", c.learner.Name(), i+1, c.lambdas[i], level), records)
+	mech.Scope(rng, fmt.Sprintf("training: %s of candidate %d (lambda=%v) at %v", learner.Name(), i+1, lambda, level), records)
 	start := time.Now()
-	m, g, err := c.learner.Fit(c.ctx, rng, rows, c.lambdas[i], level)
+	m, g, err := learner.Fit(c.ctx, rng, rows, lambda, level)
 	c.fitSeconds += time.Since(start).Seconds()
 	if err != nil {
-		return selection.Fit{}, fmt.Errorf("learner %s: %w", c.learner.Name(), err)
+		return selection.Fit{}, fmt.Errorf("learner %s: %w", learner.Name(), err)
 	}
 	if m == nil {
-		return selection.Fit{}, fmt.Errorf("cvtune: learner %s returned no model", c.learner.Name())
+		return selection.Fit{}, fmt.Errorf("cvtune: learner %s returned no model", learner.Name())
 	}
 	if err := g.Validate(); err != nil {
-		return selection.Fit{}, fmt.Errorf("cvtune: learner %s: %w", c.learner.Name(), err)
+		return selection.Fit{}, fmt.Errorf("cvtune: learner %s: %w", learner.Name(), err)
 	}
-	learners.RecordDeclared(rng, c.learner, g, rows.D())
-	check, err := learners.CheckLevel(c.learner.Name(), g, level)
+	learners.RecordDeclared(rng, learner, g, rows.D())
+	check, err := learners.CheckLevel(learner.Name(), g, level)
 	if err != nil {
 		return selection.Fit{}, err
 	}
@@ -556,15 +672,20 @@ func (c *classifierCandidates) SelectionRecords(withT bool) mech.Records {
 }
 
 func (c *classifierCandidates) StabilityBeta(alpha1, delta float64) (float64, error) {
-	s, ok := c.learner.(learners.StableLearner)
-	if !ok {
-		return 0, fmt.Errorf("cvtune: learner %s has no stability constants (Definition 2 of Chaudhuri & Vinterbo 2013)", c.learner.Name())
+	// Every candidate (λ, variant) must be stable: β is the largest of
+	// the variants' (Definition 2 holds with a larger β).
+	c.beta = 0
+	for _, l := range c.learners {
+		s, ok := l.(learners.StableLearner)
+		if !ok {
+			return 0, fmt.Errorf("cvtune: learner %s has no stability constants (Definition 2 of Chaudhuri & Vinterbo 2013)", l.Name())
+		}
+		b1, b2, err := s.StabilityConstants(c.lambdas, c.train.N(), alpha1, delta)
+		if err != nil {
+			return 0, err
+		}
+		c.beta = math.Max(c.beta, tune.StabilityBeta(b1, b2, c.train.N(), c.val.N()))
 	}
-	b1, b2, err := s.StabilityConstants(c.lambdas, c.train.N(), alpha1, delta)
-	if err != nil {
-		return 0, err
-	}
-	c.beta = tune.StabilityBeta(b1, b2, c.train.N(), c.val.N())
 	return c.beta, nil
 }
 
@@ -646,13 +767,15 @@ func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
 	seen := map[string]bool{}
 	for _, a := range e.arms {
-		name := a.learner.Name()
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		if lw, ok := a.learner.(learners.Warner); ok {
-			w = append(w, lw.Warnings()...)
+		for _, l := range a.fits {
+			name := l.Name()
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			if lw, ok := l.(learners.Warner); ok {
+				w = append(w, lw.Warnings()...)
+			}
 		}
 	}
 	return w
@@ -738,7 +861,11 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 				continue
 			}
 			le := results.LedgerEntry{Method: arm.label, Setting: "alpha=" + results.FormatFloat(alpha)}
-			plan, err := arm.sel.Plan(selection.Budget{Alpha: alpha, Delta: t.Delta}, k, arm.terms)
+			candidates := k
+			if arm.grid == experiments.GridPrivate {
+				candidates = k * len(arm.fits) // λ × variants
+			}
+			plan, err := arm.sel.Plan(selection.Budget{Alpha: alpha, Delta: t.Delta}, candidates, arm.terms)
 			if err != nil {
 				le.Rule = "selector " + arm.sel.Name() + ": plan: " + err.Error()
 			}
@@ -759,8 +886,10 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 				ch := results.NewCharge(string(c.Part), c.Guarantee.Covers, c.Data, g)
 				var declared []string
 				if c.Part == selection.Training {
-					if d := learners.DeclaredBy(arm.learner); d != "" {
-						declared = append(declared, d)
+					for _, l := range arm.fits {
+						if d := learners.DeclaredBy(l); d != "" && !slices.Contains(declared, d) {
+							declared = append(declared, d)
+						}
 					}
 					var claims []string
 					if a.over > 0 {
@@ -779,6 +908,12 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 			}
 			if err == nil {
 				le.Rule = plan.Rule
+			}
+			switch arm.grid {
+			case experiments.GridPrivate:
+				le.Rule = fmt.Sprintf("the candidates are every λ of tuning.lambdas for each of %d variants (%s): %d in all, selected as one grid. ", len(arm.fits), strings.Join(params.Labels(arm.settings), "; "), candidates) + le.Rule
+			case experiments.GridOracle:
+				le.Rule = fmt.Sprintf("not private: each row releases the one of %d variants (%s), each selected by %s as its own arm would be, with the highest test AUC, a choice that reads the test fold. ", len(arm.fits), strings.Join(params.Labels(arm.settings), "; "), arm.sel.Name()) + le.Rule
 			}
 			le.Total = results.NewTotal(booked(a.total, a.delta, a.private))
 			out = append(out, le)

@@ -62,6 +62,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -77,6 +78,7 @@ import (
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -108,12 +110,24 @@ type Experiment struct {
 	spec          *Spec
 	data          []*datasets.Dataset
 	folds         map[string][][]int // "dataset/rep" -> fold -> row indices
-	learners      []learners.Learner // comparison.learners, configured
+	arms          []arm              // comparison.learners, configured, their variants expanded
+	baseline      string             // the label of comparison.baseline's arm ("": none)
 	ref           learners.Learner   // the reference, or nil
 	units         []string
 	byKey         map[string]unit
 	cache         *foldCache // the training and test rows of the folds in flight
 	external.Runs            // the spec's external learners: runner.Opener and Versioner
+}
+
+// arm is one curve of the comparison: a learner of comparison.learners,
+// one variant of it (methods/params: "dp-gd[steps=50]"), or the oracle
+// over its variants ("dp-gd[grid=oracle]").
+type arm struct {
+	label    string             // the rows' method and learner label
+	name     string             // its name in comparison.learners (its λ)
+	fits     []learners.Learner // the learner; an oracle's: every variant
+	settings []params.Setting   // the settings of fits
+	oracle   bool               // the variant best on the test fold is released (not private)
 }
 
 type unit struct {
@@ -122,7 +136,7 @@ type unit struct {
 	ds      int
 	rep     int     // 1-based
 	fold1   int     // 1-based fold index
-	learner int     // index in e.learners, or -1 for the reference
+	learner int     // index in e.arms, or -1 for the reference
 	eps     float64 // the ε of the fit (the reference: +Inf)
 }
 
@@ -148,15 +162,33 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 	}()
 	cfg := c.learnerConfig(spec.Data.RowNorm)
 	for i, name := range c.Learners {
-		l, err := learners.Lookup(e.Methods, name, cfg)
+		v, err := learners.LookupVariants(es, e.Methods, name, cfg)
 		if err != nil {
 			var se *experiments.SpecError
 			if errors.As(err, &se) {
-				return nil, err // already at its key (an external learner's methods[i].command)
+				return nil, err // already at its key (methods[i].command, methods[i].params)
 			}
 			return nil, es.ErrorAt("comparison.learners", fmt.Sprintf("comparison.learners[%d]", i), err)
 		}
-		e.learners = append(e.learners, l)
+		switch v.Grid {
+		case experiments.GridPrivate:
+			k := fmt.Sprintf("methods[%d].grid", es.MethodIndex(name))
+			return nil, es.ErrorAt(k, k, fmt.Errorf(`learner-comparison tunes nothing, so it cannot select among %s's variants privately: use grid = "variants" (each its own curve) or "oracle" (the best on the test fold, not private), or a cv-tuning spec, whose selection methods choose among λ × variants`, name))
+		case experiments.GridOracle:
+			e.arms = append(e.arms, arm{label: v.Label(), name: name, fits: v.Learners, settings: v.Settings, oracle: true})
+		default:
+			for j, l := range v.Learners {
+				e.arms = append(e.arms, arm{label: l.Name(), name: name, fits: []learners.Learner{l}, settings: v.Settings[j : j+1]})
+			}
+		}
+		if b := c.Baseline; b == name && (len(v.Learners) > 1 && v.Grid == experiments.GridVariants) {
+			return nil, es.ErrorAt("comparison.baseline", "comparison.baseline", fmt.Errorf("learner %s runs as %d variants (methods[%d].params lists values): a baseline is one curve; give it one value per parameter, or grid = \"oracle\"", name, len(v.Learners), es.MethodIndex(name)))
+		}
+	}
+	for _, a := range e.arms {
+		if c.Baseline != "" && a.name == c.Baseline {
+			e.baseline = a.label // an oracle's label is not its name
+		}
 	}
 	if c.Reference != "" {
 		// A registered learner only (Validate): the reference is handed
@@ -195,9 +227,9 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 					e.units = append(e.units, key)
 					e.byKey[key] = unit{fold: fold, ds: di, rep: rep, fold1: f, learner: li, eps: eps}
 				}
-				for li, l := range e.learners {
+				for ai, a := range e.arms {
 					for _, eps := range c.Epsilons {
-						add(li, l.Name(), "epsilon="+results.FormatFloat(eps), eps)
+						add(ai, a.label, "epsilon="+results.FormatFloat(eps), eps)
 					}
 				}
 				if e.ref != nil {
@@ -235,32 +267,23 @@ func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.by
 // better), error rate and MSE (lower is better), paired by (repetition,
 // fold); the figures are laid out like the kind's (ε on a log axis).
 func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
-	c := e.spec.Comparison
-	if c.Baseline == "" {
+	if e.baseline == "" {
 		return comparison.Options{}, plots.FigureSpec{}, false
 	}
 	var others []string
-	for _, l := range e.learners {
-		if l.Name() != c.Baseline {
-			others = append(others, l.Name())
+	for _, a := range e.arms {
+		if a.label != e.baseline {
+			others = append(others, a.label)
 		}
 	}
 	o := comparison.Options{
-		Baseline: c.Baseline, Methods: others, XCol: "epsilon", XName: "epsilon",
+		Baseline: e.baseline, Methods: others, XCol: "epsilon", XName: "epsilon",
 		Metrics: []comparison.Metric{{Name: "auc", HigherIsBetter: true}, {Name: "error_rate"}, {Name: "mse"}},
 		PairKey: e.PairKey(),
 	}
 	// Each learner drawn as in the accuracy figures: its fixed style, else
 	// the palette's at its place in comparison.learners.
-	styles := map[string]plots.Style{}
-	for i, name := range c.Learners {
-		st, ok := learnerStyles[name]
-		if !ok {
-			st = plots.PaletteStyle(i)
-		}
-		styles[name] = st
-	}
-	return o, plots.FigureSpec{XLabel: "privacy level ε", LogX: true, Methods: others, Styles: styles}, true
+	return o, plots.FigureSpec{XLabel: "privacy level ε", LogX: true, Methods: others, Styles: e.styles()}, true
 }
 
 // SharedHash implements runner.UnitReader: the spec without
@@ -282,12 +305,20 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 	if !ok {
 		return nil
 	}
-	l := e.ref
-	if u.learner >= 0 {
-		l = e.learners[u.learner]
+	if u.learner < 0 {
+		name := e.ref.Name()
+		return map[string]string{"learner " + name: e.spec.Spec.MethodIdentity(name) + " lambda=" + results.FormatFloat(e.spec.Comparison.lambda(name))}
 	}
-	name := l.Name()
-	return map[string]string{"learner " + name: e.spec.Spec.MethodIdentity(name) + " lambda=" + results.FormatFloat(e.spec.Comparison.lambda(name))}
+	a := e.arms[u.learner]
+	id := e.spec.Spec.MethodIdentity(a.name) + " lambda=" + results.FormatFloat(e.spec.Comparison.lambda(a.name))
+	// The values of the unit's setting (an oracle's: of every variant),
+	// so that a value added to a list recomputes its variant alone.
+	for _, st := range a.settings {
+		if c := st.Canonical(); c != "" {
+			id += " params(" + c + ")"
+		}
+	}
+	return map[string]string{"learner " + a.label: id}
 }
 
 // TimingColumns implements runner.Timer: the wall-clock seconds of each
@@ -301,7 +332,11 @@ func (e *Experiment) TimingColumns() (keys, measured []string) {
 // "diag_<name>" column for each diagnostic a learner declares
 // (learners.Diagnoser), filled in that learner's rows.
 func (e *Experiment) Columns() []string {
-	return slices.Concat(Columns, learners.DiagnosticColumns(e.learners...))
+	cols := Columns
+	if slices.ContainsFunc(e.arms, func(a arm) bool { return a.oracle }) {
+		cols = slices.Insert(slices.Clone(Columns), slices.Index(Columns, "lambda")+1, "setting")
+	}
+	return slices.Concat(cols, learners.DiagnosticColumns(e.fitted()...))
 }
 
 // RunUnit implements runner.Experiment: the unit's learner at its ε (or
@@ -325,12 +360,12 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	trainIdx, train, test := fd.trainIdx, fd.train, fd.test
 	c := &e.spec.Comparison
 	var rows []results.Row
-	fit := func(l learners.Learner, level learners.Level, stream string) error {
+	fit := func(l learners.Learner, name string, level learners.Level, stream string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		key := u.fold + "/" + l.Name() + "/" + stream
-		lambda := c.lambda(l.Name())
+		lambda := c.lambda(name)
 		// Keyed by the fold, as when one unit fitted every learner of it.
 		rng := env.RNGAt(u.fold, l.Name(), stream)
 		// The fit touches the training folds only (a traced run checks
@@ -357,15 +392,57 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 		return nil
 	}
 	if u.learner < 0 {
-		if err := fit(e.ref, learners.Level{Epsilon: math.Inf(1)}, "reference"); err != nil {
+		if err := fit(e.ref, e.ref.Name(), learners.Level{Epsilon: math.Inf(1)}, "reference"); err != nil {
 			return nil, err
 		}
 		return rows, nil
 	}
-	if err := fit(e.learners[u.learner], learners.Level{Epsilon: u.eps, Delta: c.Delta}, "epsilon="+results.FormatFloat(u.eps)); err != nil {
-		return nil, err
+	a := e.arms[u.learner]
+	stream := "epsilon=" + results.FormatFloat(u.eps)
+	for _, l := range a.fits {
+		if err := fit(l, a.name, learners.Level{Epsilon: u.eps, Delta: c.Delta}, stream); err != nil {
+			return nil, err
+		}
+	}
+	if a.oracle {
+		return []results.Row{oracleRow(a, rows, u.fold+"/"+a.label+"/"+stream)}, nil
 	}
 	return rows, nil
+}
+
+// oracleRow is the row of an oracle arm ("name[grid=oracle]") from the
+// rows of its variants' fits on one fold and ε: the variant with the
+// highest test AUC (the first of ties, in the variants' order) — chosen
+// by looking at the test fold, so the release is not private with
+// respect to it: private is false and the status says so. Its setting
+// column names the variant, fit_seconds sums every variant's fit (each
+// was fit, to be chosen among).
+func oracleRow(a arm, rows []results.Row, key string) results.Row {
+	best := 0
+	for i, r := range rows {
+		if r.Float("auc") > rows[best].Float("auc") {
+			best = i
+		}
+	}
+	r := maps.Clone(rows[best])
+	secs := 0.0
+	for _, x := range rows {
+		secs += x.Float("fit_seconds")
+	}
+	r.Set("method", a.label)
+	r.Set("learner", a.label)
+	r.Set("setting", a.settings[best].Label)
+	r.Set("key", key)
+	r.Set("private", "false")
+	note := fmt.Sprintf("oracle: %s has the highest test AUC of %d variants; the choice reads the test fold, so the release is not private", rows[best]["learner"], len(rows))
+	st := rows[best]["status"]
+	if st == "ok" {
+		r.Set("status", learners.RowStatus(note))
+	} else {
+		r.Set("status", st+"; "+note)
+	}
+	r.SetFloat("fit_seconds", secs)
+	return r
 }
 
 // row scores model m on test and records the level it was fit at and the
@@ -445,7 +522,7 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level lea
 // guarantee above or below the ε or δ it was handed, see row), how many
 // rows, the first such note and what was booked (learners.LevelWarnings).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	return learners.LevelWarnings(rows, e.spec.Comparison.Learners, "epsilon_spent, delta_spent and the ledger book what the learner returned",
+	return learners.LevelWarnings(rows, e.labels(), "epsilon_spent, delta_spent and the ledger book what the learner returned",
 		"epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends")
 }
 
@@ -459,7 +536,10 @@ func (e *Experiment) FigureMarks(rows []results.Row) ([]plots.Mark, string) {
 // fitted returns the learners a run fits: comparison.learners, then the
 // reference.
 func (e *Experiment) fitted() []learners.Learner {
-	ls := slices.Clone(e.learners)
+	var ls []learners.Learner
+	for _, a := range e.arms {
+		ls = append(ls, a.fits...)
+	}
 	if e.ref != nil {
 		ls = append(ls, e.ref)
 	}
@@ -495,11 +575,34 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 			Title:   ds.Name + ": private learners against ε",
 			Caption: plots.Caption{Replicates: fmt.Sprintf("%d × %d-fold CV: n = %d test folds per point", cv.Repetitions, cv.Folds, cv.Repetitions*cv.Folds)},
 			XLabel:  "privacy level ε", LogX: true, Jitter: 0.12,
-			Methods: slices.Clone(e.spec.Comparison.Learners), Styles: learnerStyles, Reference: ref, Datasets: []string{ds.Name},
+			Methods: e.labels(), Styles: e.styles(), Reference: ref, Datasets: []string{ds.Name},
 			MetricPanels: []plots.MetricPanel{{Metric: "auc", Label: "test AUC"}, {Metric: "error_rate", Label: "test error rate"}, {Metric: "mse", Label: "test MSE (Brier)"}},
 		})
 	}
 	return out
+}
+
+// labels returns the arms' labels, in order: the curves of the figures.
+func (e *Experiment) labels() []string {
+	out := make([]string, len(e.arms))
+	for i, a := range e.arms {
+		out[i] = a.label
+	}
+	return out
+}
+
+// styles returns the style of every arm: a built-in learner's fixed one
+// (learnerStyles), else the palette's at its place among the arms.
+func (e *Experiment) styles() map[string]plots.Style {
+	styles := map[string]plots.Style{}
+	for i, a := range e.arms {
+		st, ok := learnerStyles[a.label]
+		if !ok {
+			st = plots.PaletteStyle(i)
+		}
+		styles[a.label] = st
+	}
+	return styles
 }
 
 // learnerStyles fix the colour and marker of the built-in learners in
@@ -590,10 +693,15 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	// worker or registered by a user's module (comparison.learners and the
 	// reference).
 	declared := map[string]bool{}
-	for _, l := range e.fitted() {
-		if learners.DeclaredBy(l) != "" {
-			declared[l.Name()] = true
+	for _, a := range e.arms {
+		for _, l := range a.fits {
+			if learners.DeclaredBy(l) != "" {
+				declared[a.label] = true
+			}
 		}
+	}
+	if e.ref != nil && learners.DeclaredBy(e.ref) != "" {
+		declared[e.ref.Name()] = true
 	}
 	cv := e.spec.CV
 	data := fmt.Sprintf("T: the %d training folds of one (repetition, fold) of %d × %d-fold CV", cv.Folds-1, cv.Repetitions, cv.Folds)
@@ -659,11 +767,16 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	}
 	var out []results.LedgerEntry
 	comp := &e.spec.Comparison
-	for _, l := range e.learners {
+	for _, a := range e.arms {
 		for _, eps := range comp.Epsilons {
-			if le, ok := entry(l.Name(), "epsilon="+results.FormatFloat(eps), results.FormatFloat(eps), comp.lambda(l.Name())); ok {
-				out = append(out, le)
+			le, ok := entry(a.label, "epsilon="+results.FormatFloat(eps), results.FormatFloat(eps), comp.lambda(a.name))
+			if !ok {
+				continue
 			}
+			if a.oracle {
+				le.Rule = fmt.Sprintf("not private: each row releases the one of %d variants (%s) with the highest test AUC, a choice that reads the test fold; every variant's fit is private at the level, the choice is not. ", len(a.fits), strings.Join(params.Labels(a.settings), "; ")) + le.Rule
+			}
+			out = append(out, le)
 		}
 	}
 	if e.ref != nil {

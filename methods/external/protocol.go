@@ -1,11 +1,13 @@
 package external
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 
 	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/methods/params"
 )
 
 // ProtocolVersion is the version of the worker protocol this harness
@@ -171,4 +173,26 @@ func (c *Claim) Guarantee(form, covers string) (privacy.Guarantee, error) {
 		return privacy.Guarantee{}, fmt.Errorf("privacy: %w", err)
 	}
 	return g, nil
+}
+
+// Params returns the parameters the hello declares in attributes.params
+// (none when it declares none), checked by params.Check: a list of
+// {"name": …, "type": "float"|"int"|"bool"|"string", "default": …,
+// "doc": …}. method names the method for the message.
+func (h Hello) Params(method string) ([]params.Param, error) {
+	raw, ok := h.Attributes["params"]
+	if !ok {
+		return nil, nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("method %s: its hello's attributes.params: %v", method, err)
+	}
+	var decl []params.Param
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&decl); err != nil {
+		return nil, fmt.Errorf(`method %s: its hello's attributes.params is %s: want a list of {"name": …, "type": "float"|"int"|"bool"|"string", "default": …, "doc": …} (%v)`, method, b, err)
+	}
+	return params.Check("method "+method+": its hello's attributes.params", decl)
 }

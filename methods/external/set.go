@@ -35,7 +35,7 @@ func NewSet(spec *experiments.Spec) *Set {
 // serves.
 func (s *Set) Has(name, serves string) bool {
 	m, ok := s.spec.Method(name)
-	return ok && m.Serves == serves
+	return ok && m.Serves == serves && m.External()
 }
 
 // Names returns the names of the spec's [[methods]] serving serves.
@@ -50,7 +50,7 @@ func (s *Set) Pool(ctx context.Context, name string) (*Pool, Hello, error) {
 	p, ok := s.pools[name]
 	if !ok {
 		m, found := s.spec.Method(name)
-		if !found {
+		if !found || !m.External() {
 			s.mu.Unlock()
 			return nil, Hello{}, fmt.Errorf("external: the spec declares no method %q", name)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/params"
 )
 
 // External is a Learner served by an external command: a [[methods]]
@@ -45,7 +46,10 @@ import (
 // The level must be finite: JSON has no infinity, so an external learner
 // cannot be handed ε = +Inf (the learner-comparison kind's reference).
 type External struct {
-	name    string
+	name    string // the label: method, or a variant's "method[k=v,…]"
+	method  string // the [[methods]] name
+	decl    []params.Param
+	setting params.Setting // the values sent in every call (method_params)
 	set     *external.Set
 	form    string
 	loss    string   // "logistic" or "huber"
@@ -61,7 +65,7 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 	if _, err := cfg.loss(name); err != nil {
 		return nil, err
 	}
-	l := &External{name: name, set: set, loss: "logistic", rowNorm: cfg.RowNorm}
+	l := &External{name: name, method: name, set: set, loss: "logistic", rowNorm: cfg.RowNorm}
 	if cfg.Loss == "huber" {
 		h := cfg.HuberH
 		l.loss, l.huberH = "huber", &h
@@ -71,6 +75,10 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 		return nil, err
 	}
 	l.form = h.Privacy
+	if l.decl, err = h.Params(name); err != nil {
+		return nil, err
+	}
+	l.setting = params.Defaults(l.decl)
 	if raw, ok := h.Attributes["diagnostics"]; ok {
 		list, ok := raw.([]any)
 		for _, v := range list {
@@ -95,8 +103,21 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 // declares in attributes.diagnostics (none when it declares none).
 func (l *External) DiagnosticNames() []string { return slices.Clone(l.diags) }
 
-// Name implements Learner.
+// Name implements Learner: the [[methods]] name, or a variant's label
+// ([External.WithParams]).
 func (l *External) Name() string { return l.name }
+
+// Params implements Parameterized: what the worker's hello declares in
+// attributes.params (docs/worker-protocol.md).
+func (l *External) Params() []params.Param { return slices.Clone(l.decl) }
+
+// WithParams implements Parameterized: the learner named name that sends
+// s's values in every fit call (params.method_params).
+func (l *External) WithParams(name string, s params.Setting) (Learner, error) {
+	c := *l
+	c.name, c.setting = name, s
+	return &c, nil
+}
 
 // Form returns the privacy form the learner's worker declared in its hello
 // (external.FormPure, FormApprox or FormZCDP).
@@ -112,6 +133,9 @@ type externalFit struct {
 	Loss    string   `json:"loss"`
 	HuberH  *float64 `json:"huber_h,omitempty"`
 	RowNorm string   `json:"row_norm"`
+	// MethodParams are the values of the parameters the hello declares
+	// (absent when it declares none).
+	MethodParams map[string]any `json:"method_params,omitempty"`
 }
 
 // Fit implements Learner through one "fit" call.
@@ -125,7 +149,7 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 			return nil, privacy.Guarantee{}, fmt.Errorf("external learner %s cannot be handed %s = %v: the worker protocol sends finite numbers only", l.name, v.name, v.v)
 		}
 	}
-	pool, _, err := l.set.Pool(ctx, l.name)
+	pool, _, err := l.set.Pool(ctx, l.method)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err
 	}
@@ -147,7 +171,7 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 	rep, err := pool.Call(ctx, external.Request{
 		Op: "fit", Seed: seed,
 		Params: externalFit{Lambda: lambda, Epsilon: level.Epsilon, Delta: level.Delta, N: n, D: d,
-			Loss: l.loss, HuberH: l.huberH, RowNorm: l.rowNorm},
+			Loss: l.loss, HuberH: l.huberH, RowNorm: l.rowNorm, MethodParams: l.setting.Values},
 		Data: map[string]string{"x": xPath, "y": yPath},
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/dprepro/dprepro/core/tune"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/methods/registry"
 	"github.com/dprepro/dprepro/plots"
 	"github.com/dprepro/dprepro/results"
@@ -772,7 +773,7 @@ func Names() []string { return registered.Names() }
 // their charges' declared_by, and the figures' legends say "declared by
 // the method".
 func DeclaredBy(l Learner) string {
-	if l == nil || registered.Builtin(l) {
+	if l == nil || registered.BuiltinName(params.Base(l.Name())) {
 		return ""
 	}
 	return l.Name()

@@ -48,17 +48,52 @@ import (
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/params"
 )
 
 // Learner is noisy gradient descent. The zero value is not usable: set
 // Steps.
+//
+// It declares one parameter (learners.Parameterized), "steps", so that a
+// spec can set it, or run several values side by side, without a new
+// build:
+//
+//	[[methods]]
+//	name = "noisy-gd"
+//	serves = "learner"
+//	[methods.params]
+//	steps = [10, 30, 100]   # three curves: noisy-gd[steps=10], …
 type Learner struct {
 	// Steps is the number of noisy gradient steps; >= 1. Each costs ε/Steps.
 	Steps int
+
+	label string // a variant's label ("noisy-gd[steps=10]"); "" for the registered learner
 }
 
-// Name implements learners.Learner.
-func (Learner) Name() string { return "noisy-gd" }
+// Name implements learners.Learner: "noisy-gd", or a variant's label.
+func (l Learner) Name() string {
+	if l.label != "" {
+		return l.label
+	}
+	return "noisy-gd"
+}
+
+// Params implements learners.Parameterized: steps, an int whose default
+// is the registered learner's Steps.
+func (l Learner) Params() []params.Param {
+	return []params.Param{{Name: "steps", Type: params.Int, Default: int64(l.Steps),
+		Doc: "noisy gradient steps; each costs ε/steps"}}
+}
+
+// WithParams implements learners.Parameterized: the learner of setting s,
+// named name.
+func (l Learner) WithParams(name string, s params.Setting) (learners.Learner, error) {
+	steps := s.Int("steps")
+	if steps < 1 || steps > 100000 {
+		return nil, fmt.Errorf("steps = %d: want 1 to 100000", steps)
+	}
+	return Learner{Steps: int(steps), label: name}, nil
+}
 
 // Fit implements learners.Learner: Steps noisy gradient steps on train at
 // regularization lambda, ε-DP at level.Epsilon (level.Delta is not used).

@@ -1,0 +1,235 @@
+package learnercmp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
+)
+
+// fakeParamsWorker is an external learner whose hello declares two
+// parameters, feature (int, default 0) and scale (float, default 1). A fit
+// releases scale times the unit vector of column feature mod d — no
+// noise, so each setting has its own test AUC — at the ε asked for, and
+// appends the call's params to the file record.
+func fakeParamsWorker(record string) int {
+	rec, err := os.OpenFile(record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 1
+	}
+	defer rec.Close()
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<16), 1<<24)
+	if !in.Scan() {
+		return 1
+	}
+	fmt.Println(`{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "attributes": {"params": [` +
+		`{"name": "feature", "type": "int", "default": 0, "doc": "the column released"}, {"name": "scale", "type": "float", "default": 1}]}}`)
+	for in.Scan() {
+		var req struct {
+			ID     uint64          `json:"id"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			return 2
+		}
+		fmt.Fprintf(rec, "%s\n", req.Params)
+		var p struct {
+			Epsilon float64 `json:"epsilon"`
+			D       int     `json:"d"`
+			Method  struct {
+				Feature int     `json:"feature"`
+				Scale   float64 `json:"scale"`
+			} `json:"method_params"`
+		}
+		json.Unmarshal(req.Params, &p)
+		w := make([]float64, p.D)
+		w[p.Method.Feature%p.D] = p.Method.Scale
+		b, _ := json.Marshal(map[string]any{"type": "result", "id": req.ID, "output": map[string]any{"weights": w},
+			"privacy": map[string]any{"epsilon": p.Epsilon}})
+		fmt.Println(string(b))
+	}
+	return 0
+}
+
+// paramsSpec is extSpec with the params worker as fake-ext and its
+// [[methods]] table ending in table (e.g. a [methods.params] table).
+func paramsSpec(t *testing.T, record, table string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := extSpec(t, record)
+	src = strings.Replace(src, fmt.Sprintf("command = [%q, \"fake-learner\",", exe), fmt.Sprintf("command = [%q, \"fake-learner-params\",", exe), 1)
+	return strings.Replace(src, "timeout = \"20s\"\n", "timeout = \"20s\"\n"+table+"\n", 1)
+}
+
+// TestParams_Variants: a list in [methods.params] expands into labelled
+// variants, each its own curve — rows, summary and ledger entries under
+// "fake-ext[feature=…]" — and every call carries every declared
+// parameter (the listed one, and the default of the other) in
+// params.method_params; the other learner's rows are byte-identical to a
+// spec without the variants.
+func TestParams_Variants(t *testing.T) {
+	t.Parallel()
+	record := t.TempDir() + "/params.jsonl"
+	e := load(t, paramsSpec(t, record, "[methods.params]\nfeature = [2, 5]"))
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := recorded(t, record)
+	if len(calls) != 2*8*2 {
+		t.Fatalf("%d calls, want 32 (2 variants × 8 folds × 2 ε)", len(calls))
+	}
+	seen := map[string]int{}
+	for _, p := range calls {
+		mp, _ := p["method_params"].(map[string]any)
+		if len(mp) != 2 || mp["scale"] != 1.0 || (mp["feature"] != 2.0 && mp["feature"] != 5.0) {
+			t.Errorf("method_params %v: want feature 2 or 5 and the default scale 1", p["method_params"])
+		}
+		seen[fmt.Sprint(mp["feature"])]++
+	}
+	if seen["2"] != 16 || seen["5"] != 16 {
+		t.Errorf("calls by feature %v, want 16 each", seen)
+	}
+	rows := readRows(t, dir+"/rows.csv")
+	byLabel := map[string]int{}
+	for _, r := range rows {
+		byLabel[r["method"]]++
+		if r["method"] != r["learner"] {
+			t.Errorf("%s: method %q, learner %q", r["key"], r["method"], r["learner"])
+		}
+	}
+	if byLabel["fake-ext[feature=2]"] != 16 || byLabel["fake-ext[feature=5]"] != 16 || byLabel["fake-ext"] != 0 {
+		t.Errorf("rows by method %v, want 16 of each variant", byLabel)
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := map[string]int{}
+	for _, le := range m.Ledger {
+		ledger[le.Method]++
+	}
+	if ledger["fake-ext[feature=2]"] != 2 || ledger["fake-ext[feature=5]"] != 2 {
+		t.Errorf("ledger entries by method %v, want 2 (one per ε) of each variant", ledger)
+	}
+
+	// output-perturbation's rows do not depend on fake-ext's variants.
+	plain := load(t, extSpec(t, t.TempDir()+"/p.jsonl"))
+	dir2, err := runner.Run(context.Background(), plain, runner.Options{OutDir: t.TempDir(), Workers: 1, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := func(rows []results.Row) map[string]string {
+		out := map[string]string{}
+		for _, r := range rows {
+			if r["learner"] == "output-perturbation" {
+				out[r["key"]] = r["auc"] + " " + r["mse"]
+			}
+		}
+		return out
+	}
+	a, b := op(rows), op(readRows(t, dir2+"/rows.csv"))
+	if len(a) != 16 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("output-perturbation's rows differ with fake-ext's variants:\n%v\n%v", a, b)
+	}
+}
+
+// TestParams_Oracle: grid = "oracle" releases, per fold and ε, the
+// variant with the highest test AUC — the same fits the variants spec
+// makes, so its AUC is the largest of theirs — labelled
+// "fake-ext[grid=oracle]", with the chosen variant in setting, private
+// false, a status that says why, and a ledger entry that books it as not
+// private.
+func TestParams_Oracle(t *testing.T) {
+	t.Parallel()
+	variants := load(t, paramsSpec(t, t.TempDir()+"/v.jsonl", "[methods.params]\nfeature = [2, 5, 8]"))
+	dirV, err := runner.Run(context.Background(), variants, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := map[string]float64{} // fold/ε -> the largest AUC of the variants
+	bestSetting := map[string]string{}
+	for _, r := range readRows(t, dirV+"/rows.csv") {
+		if !strings.HasPrefix(r["learner"], "fake-ext[") {
+			continue
+		}
+		k := r["repetition"] + "/" + r["fold"] + "/" + r["epsilon"]
+		if a, ok := best[k]; !ok || r.Float("auc") > a {
+			best[k], bestSetting[k] = r.Float("auc"), strings.TrimSuffix(strings.TrimPrefix(r["learner"], "fake-ext["), "]")
+		}
+	}
+	oracle := load(t, paramsSpec(t, t.TempDir()+"/o.jsonl", "grid = \"oracle\"\n[methods.params]\nfeature = [2, 5, 8]"))
+	if cols := oracle.Columns(); !strings.Contains(strings.Join(cols, ","), ",lambda,setting,") {
+		t.Errorf("columns %v lack setting after lambda", cols)
+	}
+	dirO, err := runner.Run(context.Background(), oracle, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range readRows(t, dirO+"/rows.csv") {
+		if r["learner"] != "fake-ext[grid=oracle]" {
+			if r["learner"] != "output-perturbation" && r["learner"] != "non-private" {
+				t.Errorf("row of learner %q", r["learner"])
+			}
+			continue
+		}
+		n++
+		k := r["repetition"] + "/" + r["fold"] + "/" + r["epsilon"]
+		if math.Abs(r.Float("auc")-best[k]) > 0 || r["setting"] != bestSetting[k] {
+			t.Errorf("%s: oracle AUC %s (setting %s), want the variants' best %v (%s)", r["key"], r["auc"], r["setting"], best[k], bestSetting[k])
+		}
+		if r["private"] != "false" || !strings.Contains(r["status"], "oracle: fake-ext[") || !strings.Contains(r["status"], "not private") {
+			t.Errorf("%s: private %s, status %q: want false and the oracle's note", r["key"], r["private"], r["status"])
+		}
+	}
+	if n != 16 {
+		t.Errorf("%d oracle rows, want 16", n)
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dirO), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, le := range m.Ledger {
+		if le.Method == "fake-ext[grid=oracle]" && (le.Total.Private || !strings.HasPrefix(le.Rule, "not private: each row releases the one of 3 variants")) {
+			t.Errorf("oracle ledger entry: total %+v, rule %q: want not private and why", le.Total, le.Rule)
+		}
+	}
+}
+
+// TestParams_Refused: an undeclared parameter (with a suggestion), a
+// value of the wrong type, a list with a value twice, a private grid
+// (learner-comparison selects nothing) and a grid without a list are
+// spec errors at the method table's line, naming the key.
+func TestParams_Refused(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ table, want string }{
+		{"[methods.params]\nfeatur = 3", `methods[0].params: featur: unknown parameter "featur" (known: feature, scale); did you mean "feature"?`},
+		{"[methods.params]\nfeature = 1.5", "methods[0].params: feature: 1.5 (float64) is not an int"},
+		{"[methods.params]\nfeature = [1, 1]", "methods[0].params: feature[1]: 1 listed twice"},
+		{"grid = \"private\"\n[methods.params]\nfeature = [1, 2]", "methods[0].grid: learner-comparison tunes nothing"},
+		{"grid = \"oracle\"\n[methods.params]\nfeature = 1", `methods[0].grid: grid = "oracle" selects among the variants of list-valued params, and methods[0].params lists none`},
+	} {
+		_, err := New(parse(t, paramsSpec(t, t.TempDir()+"/r.jsonl", c.table)), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
+		if err == nil || !strings.Contains(err.Error(), "small.toml:") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\nerr %v\nwant it to contain %s", c.table, err, c.want)
+		}
+	}
+	// A registered learner without parameters.
+	src := strings.Replace(smallSpec, "[data]\n", "[[methods]]\nname = \"output-perturbation\"\nserves = \"learner\"\n[methods.params]\nsteps = 3\n\n[data]\n", 1)
+	_, err := New(parse(t, src), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err == nil || !strings.Contains(err.Error(), "methods[0].params: learner output-perturbation declares no parameters") {
+		t.Errorf("params of a learner without any: err %v", err)
+	}
+}

@@ -1,0 +1,127 @@
+package learners
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/params"
+)
+
+// Parameterized is implemented by a Learner that declares parameters
+// (methods/params) a spec sets in a [[methods]] table of its name:
+//
+//	[[methods]]
+//	name = "noisy-gd"        # a registered learner: no command
+//	serves = "learner"
+//	[methods.params]
+//	steps = [50, 100]        # two variants, "noisy-gd[steps=50]" and "noisy-gd[steps=100]"
+//
+// An external learner ([External]) is one when its hello declares
+// attributes.params.
+type Parameterized interface {
+	Learner
+	// Params declares the parameters: names, types, defaults.
+	Params() []params.Param
+	// WithParams returns the learner of one setting (a value for every
+	// declared parameter), named name — the variant's label, e.g.
+	// "noisy-gd[steps=50]" — which its Name must return. A setting the
+	// learner cannot run (a value out of its range) is an error saying
+	// why.
+	WithParams(name string, s params.Setting) (Learner, error)
+}
+
+// Variants is one learner a spec names, with its settings: one learner
+// per setting (a single one when the spec lists no parameter values).
+type Variants struct {
+	// Name is the name the spec lists.
+	Name string
+	// Grid is how the settings run: experiments.GridVariants (each its
+	// own learner), GridPrivate or GridOracle (selected per fold).
+	Grid string
+	// Learners holds one learner per setting, named by its label
+	// (params.Label: Name, or "Name[steps=50]").
+	Learners []Learner
+	// Settings are the settings, in the order of Learners.
+	Settings []params.Setting
+}
+
+// Label is the label of the variants run together (a grid): Name with
+// "[grid=private]" or "[grid=oracle]".
+func (v Variants) Label() string {
+	if v.Grid == experiments.GridVariants {
+		return v.Name
+	}
+	return v.Name + "[grid=" + v.Grid + "]"
+}
+
+// LookupVariants returns learner name as [Lookup] does, with the settings
+// the spec's [[methods]] table of that name gives it (its params and
+// grid; none: the learner's defaults). A table that sets parameters a
+// learner does not declare, values of the wrong type, or a grid without a
+// list, is an error naming the key.
+func LookupVariants(spec *experiments.Spec, ext *external.Set, name string, cfg Config) (Variants, error) {
+	l, err := Lookup(ext, name, cfg)
+	if err != nil {
+		return Variants{}, err
+	}
+	v := Variants{Name: name, Grid: experiments.GridVariants}
+	i := spec.MethodIndex(name)
+	var table experiments.MethodSpec
+	if i >= 0 {
+		table = spec.Methods[i]
+		if table.Serves != experiments.ServesLearner {
+			i = -1 // another extension point's method of that name: not this learner's table
+			table = experiments.MethodSpec{}
+		}
+	}
+	at := func(key string, err error) error {
+		k := fmt.Sprintf("methods[%d].%s", i, key)
+		return spec.ErrorAt(k, k, err)
+	}
+	if table.Grid != "" {
+		v.Grid = table.Grid
+	}
+	p, ok := l.(Parameterized)
+	if !ok {
+		if len(table.Params) > 0 {
+			return Variants{}, at("params", fmt.Errorf("learner %s declares no parameters", name))
+		}
+		if v.Grid != experiments.GridVariants {
+			return Variants{}, at("grid", fmt.Errorf("grid = %q selects among the variants of list-valued params, and learner %s declares no parameters", v.Grid, name))
+		}
+		v.Learners, v.Settings = []Learner{l}, []params.Setting{{}}
+		return v, nil
+	}
+	decl, err := params.Check("learner "+name, p.Params())
+	if err != nil {
+		return Variants{}, err
+	}
+	settings, err := params.Expand("", decl, table.Params)
+	if err != nil {
+		return Variants{}, at("params", err)
+	}
+	if v.Grid != experiments.GridVariants && len(settings) < 2 {
+		return Variants{}, at("grid", fmt.Errorf("grid = %q selects among the variants of list-valued params, and methods[%d].params lists none", v.Grid, i))
+	}
+	var errs []error
+	for _, s := range settings {
+		label := params.Label(name, s)
+		lv, err := p.WithParams(label, s)
+		switch {
+		case err != nil:
+			errs = append(errs, at("params", fmt.Errorf("learner %s: %w", label, err)))
+			continue
+		case lv == nil || lv.Name() != label:
+			errs = append(errs, fmt.Errorf("learner %s: WithParams returned %v, not a learner named %q", name, lv, label))
+			continue
+		}
+		v.Learners = append(v.Learners, lv)
+		v.Settings = append(v.Settings, s)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Variants{}, err
+	}
+	return v, nil
+}
