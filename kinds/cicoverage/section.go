@@ -290,7 +290,10 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	// An external method's model is in its hello, which validation does
 	// not read: count one more model (at most the two dpci knows), an
 	// upper bound.
-	if slices.ContainsFunc(c.Methods, func(n string) bool { m, ok := s.Method(n); return ok && m.Serves == experiments.ServesCI && m.External() }) {
+	if slices.ContainsFunc(c.Methods, func(n string) bool {
+		m, ok := s.Method(n)
+		return ok && m.Serves == experiments.ServesCI && m.External()
+	}) {
 		models = math.Min(2, models+1)
 	}
 	blocks := math.Ceil(pos(c.Replicates) / pos(c.BlockSize))

@@ -532,7 +532,7 @@ func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fi
 // Chaudhuri & Vinterbo's Section 2. The validation score is the mean
 // negated ramp loss on V, the errors the error count on V (sensitivity 1).
 type classifierCandidates struct {
-	ctx      context.Context // the unit's: Train returns its error once it is done
+	ctx      context.Context    // the unit's: Train returns its error once it is done
 	learners []learners.Learner // the variants: candidate i is learners[i/len(lambdas)] at lambdas[i%len(lambdas)]
 	lambdas  []float64
 	terms    selection.Terms
