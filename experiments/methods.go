@@ -195,6 +195,12 @@ func (s *Spec) validateMethods() []fieldErr {
 		case len(m.Command) == 0 && len(m.Params) == 0 && m.Grid == "":
 			add(at+".command", at+".command", `required: the program and its arguments, e.g. ["python3", "method.py"] (or, to set a registered method's parameters, a [methods.params] table)`)
 		}
+		if len(m.Command) == 0 && m.Serves != "" && m.Serves != ServesLearner {
+			add(at+".command", at+".command", "required: a table without command sets a registered learner's parameters, and no registered %s method declares any", m.Serves)
+		}
+		if m.Grid != "" && m.Grid != GridVariants && m.Serves != "" && m.Serves != ServesLearner {
+			add(at+".grid", at+".grid", "grid = %q: variants run for learners only (a %s method's params take one value each)", m.Grid, m.Serves)
+		}
 		if m.Grid != "" && !slices.Contains(GridValues, m.Grid) {
 			add(at+".grid", at+".grid", "must be one of %s (got %q)", strings.Join(GridValues, ", "), m.Grid)
 		}

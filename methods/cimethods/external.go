@@ -105,11 +105,12 @@ type External struct {
 	set    *external.Set
 	form   string
 	attrs  Attributes
-	spends []int // the budget parts spent, indices 0..2 (ε₁, ε₂, ε₃), ascending
+	spends []int          // the budget parts spent, indices 0..2 (ε₁, ε₂, ε₃), ascending
+	values map[string]any // the values of its declared parameters, sent in every call
 }
 
 // Attribute keys of a ci method's hello.
-var externalAttributes = []string{"model", "spends", "perturbation", "privacy_label", "perturbation_label", "model_label"}
+var externalAttributes = []string{"model", "spends", "perturbation", "privacy_label", "perturbation_label", "model_label", "params"}
 
 // budgetParts are the names of the budget parts in a hello's "spends" and
 // the ledger's names of the releases the paper spends them on.
@@ -135,6 +136,11 @@ func NewExternal(ctx context.Context, set *external.Set, name string) (*External
 	if err := m.readAttributes(h.Attributes); err != nil {
 		return nil, fmt.Errorf("external method %s: hello: %w", name, err)
 	}
+	st, err := set.Setting(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	m.values = st.Values
 	return m, nil
 }
 
@@ -308,6 +314,10 @@ func (m *External) call(ctx context.Context, op string, d Data, params any, want
 	}
 	rng := d.Streams("external/" + m.name)
 	seed := rng.Uint64() % external.MaxSeed
+	params, err = external.MethodParams(params, m.values)
+	if err != nil {
+		return out, err
+	}
 	rep, err := pool.Call(ctx, external.Request{
 		Op: op, Seed: seed, Params: params,
 		Data:    map[string]string{"x": xPath, "y": yPath},

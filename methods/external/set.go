@@ -2,6 +2,7 @@ package external
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/runner"
 )
 
@@ -154,3 +156,49 @@ func (r Runs) Close() error { return r.Methods.Close() }
 
 // MethodVersions implements runner.Versioner.
 func (r Runs) MethodVersions() map[string]string { return r.Methods.Versions() }
+
+// Setting returns the parameter values the spec gives external method
+// name (its [methods.params], over the defaults its hello declares in
+// attributes.params), for an extension point that runs one setting per
+// method (ci, hypothesis): a list is refused, naming the key. The
+// values go to every call ([MethodParams]).
+func (s *Set) Setting(ctx context.Context, name string) (params.Setting, error) {
+	_, h, err := s.Pool(ctx, name)
+	if err != nil {
+		return params.Setting{}, err
+	}
+	decl, err := h.Params(name)
+	if err != nil {
+		return params.Setting{}, err
+	}
+	i := s.spec.MethodIndex(name)
+	key := fmt.Sprintf("methods[%d].params", i)
+	set, err := params.Expand("", decl, s.spec.Methods[i].Params)
+	if err != nil {
+		return params.Setting{}, s.spec.ErrorAt(key, key, err)
+	}
+	if len(set) != 1 {
+		return params.Setting{}, s.spec.ErrorAt(key, key, fmt.Errorf("lists expand into variants for learners only: a %s method takes one value per parameter (declare a [[methods]] table per setting)", s.spec.Methods[i].Serves))
+	}
+	return set[0], nil
+}
+
+// MethodParams returns the params object of a call, p (a struct or map
+// that encodes as a JSON object), with "method_params": values added
+// when values is not empty: how every call carries the method's
+// parameters (docs/worker-protocol.md).
+func MethodParams(p any, values map[string]any) (any, error) {
+	if len(values) == 0 {
+		return p, nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("external: call params %s are not an object", b)
+	}
+	m["method_params"] = values
+	return m, nil
+}

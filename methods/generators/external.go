@@ -76,9 +76,10 @@ import (
 //
 // It is safe for concurrent use (each call takes a worker of the pool).
 type External struct {
-	name  string
-	set   *external.Set
-	tasks []Task
+	name   string
+	set    *external.Set
+	tasks  []Task
+	values map[string]any // the values of its declared parameters, sent in every call
 
 	mu     sync.Mutex
 	inputs map[Problem]genInput
@@ -110,7 +111,11 @@ func NewExternal(ctx context.Context, set *external.Set, name string) (*External
 	if !ok || len(raw) == 0 {
 		return nil, fmt.Errorf(`external generator %s: the hello's attributes must list the tasks it is defined for, e.g. "attributes": {"tasks": ["logistic"]} (known: %s)`, name, taskList())
 	}
-	g := &External{name: name, set: set, inputs: map[Problem]genInput{}}
+	st, err := set.Setting(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	g := &External{name: name, set: set, inputs: map[Problem]genInput{}, values: st.Values}
 	for _, v := range raw {
 		s, _ := v.(string)
 		t := Task(s)
@@ -193,8 +198,12 @@ func (g *External) call(ctx context.Context, rng *rand.Rand, s Setting, op strin
 	seed := rng.Uint64() % external.MaxSeed
 	pr := s.Problem
 	base := problemParams{Task: string(s.Task), Calibration: string(s.Calibration), Lambda: pr.Lambda(), N: pr.N(), D: pr.P(), Radius: pr.Radius()}
+	p, err := external.MethodParams(params(base), g.values)
+	if err != nil {
+		return external.Reply{}, err
+	}
 	return pool.Call(ctx, external.Request{
-		Op: op, Seed: seed, Params: params(base),
+		Op: op, Seed: seed, Params: p,
 		Data: map[string]string{"x": xPath, "y": yPath},
 	})
 }
