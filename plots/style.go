@@ -52,6 +52,11 @@ func PaletteStyle(i int) Style { return Style{Color: PaletteColor(i), Shape: Pal
 // dash-dotted.
 var variantDashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(2), vg.Points(2)}}
 
+// VariantDashes returns line pattern j of the variants of one method
+// (solid, dashed, dotted, dash-dotted, cycling): the curves of a method's
+// parameter settings share its colour and differ in their lines.
+func VariantDashes(j int) []vg.Length { return variantDashes[j%len(variantDashes)] }
+
 // methodStyles returns the style of each series label. bases[i] is the
 // method of label i and variants[i] the index of its metric in a
 // several-metric figure (line pattern variants[i]). A label or its method

@@ -62,6 +62,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image/color"
 	"maps"
 	"math"
 	"slices"
@@ -592,14 +593,36 @@ func (e *Experiment) labels() []string {
 }
 
 // styles returns the style of every arm: a built-in learner's fixed one
-// (learnerStyles), else the palette's at its place among the arms.
+// (learnerStyles), else a palette colour no other learner of the spec
+// has, in the order of comparison.learners; the variants of one learner
+// (methods/params) share its colour and differ in marker and line.
 func (e *Experiment) styles() map[string]plots.Style {
-	styles := map[string]plots.Style{}
-	for i, a := range e.arms {
-		st, ok := learnerStyles[a.label]
-		if !ok {
-			st = plots.PaletteStyle(i)
+	used := map[color.Color]bool{}
+	for _, a := range e.arms {
+		if st, ok := learnerStyles[a.name]; ok {
+			used[st.Color] = true
 		}
+	}
+	base := map[string]plots.Style{}
+	next := 0
+	styles := map[string]plots.Style{}
+	variant := map[string]int{}
+	for _, a := range e.arms {
+		st, ok := base[a.name]
+		if !ok {
+			if st, ok = learnerStyles[a.name]; !ok {
+				for used[plots.PaletteColor(next)] && next < 64 {
+					next++
+				}
+				st = plots.PaletteStyle(next)
+				used[st.Color] = true
+			}
+			base[a.name] = st
+		}
+		if j := variant[a.name]; j > 0 {
+			st.Shape, st.Dashes = plots.PaletteShape(j+4), plots.VariantDashes(j)
+		}
+		variant[a.name]++
 		styles[a.label] = st
 	}
 	return styles
