@@ -121,7 +121,7 @@ func extensionPoints() []extensionPoint {
 	return []extensionPoint{
 		{"experiment kind", "kind", runner.Kinds.Names()},
 		{"dataset (see above)", "data.datasets", datasets.Names()},
-		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners", learners.Names()},
+		{"private learner (cv-tuning, learner-comparison)", "tuning.learners, comparison.learners (parameters: [[methods]] without command)", learners.Signatures()},
 		{"tuning method (cv-tuning, histogram-tuning)", "tuning.methods", selection.Names()},
 		{"hypothesis generator (expost-sweep)", "accuracy_first.generator", generators.Names()},
 		{"confidence-interval method (ci-coverage)", "confidence_intervals.methods", cimethods.Names()},

@@ -3,6 +3,7 @@ package learners
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/external"
@@ -124,4 +125,23 @@ func LookupVariants(spec *experiments.Spec, ext *external.Set, name string, cfg 
 		return Variants{}, err
 	}
 	return v, nil
+}
+
+// Signatures returns the registered learners as `dprepro list` shows
+// them: the name, followed by the parameters a [Parameterized] learner
+// declares, "noisy-gd(steps int = 30)".
+func Signatures() []string {
+	var out []string
+	for _, l := range registered.All() {
+		s := l.Name()
+		if p, ok := l.(Parameterized); ok {
+			var ps []string
+			for _, d := range p.Params() {
+				ps = append(ps, fmt.Sprintf("%s %s = %v", d.Name, d.Type, d.Default))
+			}
+			s += "(" + strings.Join(ps, ", ") + ")"
+		}
+		out = append(out, s)
+	}
+	return out
 }
