@@ -18,8 +18,13 @@ import (
 // parameters, feature (int, default 0) and scale (float, default 1). A fit
 // releases scale times the unit vector of column feature mod d — no
 // noise, so each setting has its own test AUC — at the ε asked for, and
-// appends the call's params to the file record.
+// appends the call's params to the file record (record/calls.jsonl when
+// record is a directory: a directory on the command line is not one of the
+// method's files, so the record can grow between runs).
 func fakeParamsWorker(record string) int {
+	if st, err := os.Stat(record); err == nil && st.IsDir() {
+		record += "/calls.jsonl"
+	}
 	rec, err := os.OpenFile(record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 1
@@ -231,5 +236,43 @@ func TestParams_Refused(t *testing.T) {
 	_, err := New(parse(t, src), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
 	if err == nil || !strings.Contains(err.Error(), "methods[0].params: learner output-perturbation declares no parameters") {
 		t.Errorf("params of a learner without any: err %v", err)
+	}
+}
+
+// TestParams_Incremental: a value added to a list computes the new
+// variant's units alone — every other unit resumes from the checkpoint —
+// and a value changed for all variants (a scalar parameter) recomputes
+// every unit of the learner and no other, saying which learner changed.
+func TestParams_Incremental(t *testing.T) {
+	t.Parallel()
+	out, recDir := t.TempDir(), t.TempDir()
+	run := func(table string) (calls int, stderr string) {
+		t.Helper()
+		record := t.TempDir() + "/r.jsonl"
+		src := paramsSpec(t, record, table)
+		// The command (with the record's directory) stays the same.
+		src = strings.Replace(src, record, recDir, 1)
+		e := load(t, src)
+		var buf strings.Builder
+		before := 0
+		if b, err := os.ReadFile(recDir + "/calls.jsonl"); err == nil {
+			before = strings.Count(string(b), "\n")
+		}
+		if _, err := runner.Run(context.Background(), e, runner.Options{OutDir: out, Workers: 2, Stderr: &buf}); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(recDir + "/calls.jsonl")
+		return strings.Count(string(b), "\n") - before, buf.String()
+	}
+	if n, _ := run("[methods.params]\nfeature = [2, 5]"); n != 32 {
+		t.Fatalf("first run: %d calls, want 32", n)
+	}
+	n, stderr := run("[methods.params]\nfeature = [2, 5, 8]")
+	if n != 16 || !strings.Contains(stderr, "16 units are new") {
+		t.Errorf("a value added: %d calls, want the new variant's 16; stderr:\n%s", n, stderr)
+	}
+	n, stderr = run("[methods.params]\nfeature = [2, 5, 8]\nscale = 2.0")
+	if n != 48 || !strings.Contains(stderr, "learner fake-ext[feature=2] changed (16 units)") {
+		t.Errorf("scale changed: %d calls, want all 48 of fake-ext; stderr:\n%s", n, stderr)
 	}
 }
