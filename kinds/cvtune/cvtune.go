@@ -149,10 +149,10 @@ func resolveLearners(spec *Spec, ext *external.Set) ([]learners.Variants, error)
 		if err == nil && slices.Contains(names[:i], name) {
 			err = fmt.Errorf("learner %q listed twice", name)
 		}
-		if x, ok := l.(*learners.External); ok && err == nil && x.Form() == external.FormZCDP {
-			// Refused at load, not unit by unit: every fit's ρ would fail
-			// CheckLevel against the (ε, δ) level the selection hands it.
-			err = fmt.Errorf("external learner %s declares ρ-zCDP (its hello's \"privacy\": \"zcdp\"); the selection methods hand each fit an (ε, δ) level and compose (ε, δ), and ρ implies an ε only at a δ the learner chooses: declare \"approx\" and reply the (ε, δ) your ρ implies at a δ within the level, ε = ρ + 2√(ρ·ln(1/δ)) (docs/worker-protocol.md)", name)
+		if err == nil {
+			// Refused at load, not unit by unit: a learner whose notion
+			// needs a δ, with a pure training budget.
+			err = learners.CheckNotion(l, spec.Tuning.TrainDelta, "tuning.train_delta")
 		}
 		var se *experiments.SpecError
 		switch {
@@ -316,7 +316,7 @@ func (e *Experiment) checkStability(n int) error {
 			if !ok {
 				return fmt.Errorf("method %s needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %s does not have", a.sel.Name(), l.Name())
 			}
-			alpha1 := su.StabilityLevel(selection.Budget{Alpha: amin, Delta: t.Delta})
+			alpha1 := su.StabilityLevel(t.budget(amin))
 			if _, _, err := sl.StabilityConstants(t.Lambdas, nTrain, alpha1, t.Delta); err != nil {
 				return fmt.Errorf("method %s, learner %s, alpha = %v (training at %v on the smallest training set, %d rows): %w", a.sel.Name(), l.Name(), amin, alpha1, nTrain, err)
 			}
@@ -448,7 +448,7 @@ func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fi
 		train: learners.NewData(ds.X, ds.Y, train), val: learners.NewData(ds.X, ds.Y, val), beta: math.NaN(),
 	}
 	alpha := u.alpha
-	sel, err := a.sel.Select(rng, c, selection.Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta})
+	sel, err := a.sel.Select(rng, c, e.spec.Tuning.budget(alpha))
 	if err != nil {
 		return nil, err
 	}
@@ -865,7 +865,7 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 			if arm.grid == experiments.GridPrivate {
 				candidates = k * len(arm.fits) // λ × variants
 			}
-			plan, err := arm.sel.Plan(selection.Budget{Alpha: alpha, Delta: t.Delta}, candidates, arm.terms)
+			plan, err := arm.sel.Plan(t.budget(alpha), candidates, arm.terms)
 			if err != nil {
 				le.Rule = "selector " + arm.sel.Name() + ": plan: " + err.Error()
 			}
@@ -892,6 +892,12 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 						}
 					}
 					var claims []string
+					for _, l := range arm.fits {
+						if n, ok := l.(learners.Notioner); ok && n.Notion() == privacy.ZCDP {
+							claims = append(claims, "ρ-zCDP claims, each stated as (ε, δ) at the δ of its fit's level (tuning.train_delta as the method splits it; Bun & Steinke 2016, Proposition 1.3) and composed as (ε, δ)")
+							break
+						}
+					}
 					if a.over > 0 {
 						claims = append(claims, fmt.Sprintf("%s in %d of %d rows; booked as returned", trimCount(a.overNote), a.over, a.rows))
 					}

@@ -742,9 +742,8 @@ func TestLearner_OverLevel(t *testing.T) {
 	for _, c := range []struct{ learner, want string }{
 		{"not-private", "learner not-private returned a non-private release for the level ε=2: a learner must release under the level it is handed"},
 		{"ex-post", "learner ex-post returned ex-post ε=2 for the level ε=2: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods"},
-		{"zcdp", "learner zcdp returned ρ=2 for the level ε=2: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; " +
-			"return the (ε, δ) it implies at a δ within the level: a Go learner converts with privacy.Guarantee.ToApprox(δ); " +
-			`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`},
+		{"zcdp", "learner zcdp returned ρ=2 for the level ε=2: a pure ε level, and ρ-zCDP implies an ε only at a δ > 0; " +
+			"give the training budget a δ (tuning.train_delta, comparison.delta), at which each fit's ρ is stated as (ε, δ), or return pure ε-DP guarantees (docs/worker-protocol.md)"},
 	} {
 		if _, err := run("random", c.learner); err == nil || err.Error() != c.want {
 			t.Errorf("%s: err = %v\nwant %s", c.learner, err, c.want)
@@ -898,7 +897,13 @@ func TestCheckLevel(t *testing.T) {
 		{"pure for an approx level", privacy.EpsDP(1, ""), approx, false, false, "", privacy.EpsDP(1, ""), false},
 		{"not private", privacy.NonPrivate(""), pure, false, false, "", privacy.Guarantee{}, true},
 		{"ex-post", privacy.ExPostEps(0.1, ""), pure, false, false, "", privacy.Guarantee{}, true},
-		{"zcdp", privacy.Rho(0.01, ""), approx, false, false, "", privacy.Guarantee{}, true},
+		// ρ = 0.01 at δ = 1e-5: ε = 0.01 + 2√(0.01·ln 1e5) ≈ 0.6886, below
+		// ε = 1 (booked at the level); ρ = 0.1 gives 0.1 + 2√(0.1·ln 1e5)
+		// ≈ 2.24597, over it
+		// (booked as stated); at a pure level ρ cannot be checked.
+		{"zcdp below", privacy.Rho(0.01, ""), approx, false, true, "learner l returned (ε=0.6886140424415113, δ=1e-05) below its level of (ε=1, δ=1e-05)", privacy.EpsDeltaDP(1, 1e-5, ""), false},
+		{"zcdp over", privacy.Rho(0.1, ""), approx, true, false, "learner l returned (ε=2.2459660262893473, δ=1e-05) for a level of (ε=1, δ=1e-05)", privacy.EpsDeltaDP(2.2459660262893473, 1e-5, ""), false},
+		{"zcdp at a pure level", privacy.Rho(0.01, ""), pure, false, false, "", privacy.Guarantee{}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := learners.CheckLevel("l", c.g, c.level)
@@ -955,11 +960,11 @@ type renamed struct {
 func (n renamed) Name() string { return n.name }
 
 // TestExternalLearner_ZCDPRefusedAtLoad: an external learner whose hello
-// declares ρ-zCDP is refused when the spec loads, at tuning.learners[i]
-// and saying what to declare, instead of failing every unit: the
-// selection methods hand each fit an (ε, δ) level, against which a ρ
-// cannot be checked. (The worker is a shell script that answers the
-// hello only.)
+// declares ρ-zCDP is refused when the spec loads with a pure training
+// budget (tuning.train_delta = 0), at tuning.learners[i] and saying what
+// to set, instead of failing every unit; with tuning.train_delta > 0 it
+// loads (each fit's ρ is stated at its δ). (The worker is a shell script
+// that answers the hello only.)
 func TestExternalLearner_ZCDPRefusedAtLoad(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
@@ -977,7 +982,17 @@ func TestExternalLearner_ZCDPRefusedAtLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = New(s, Options{})
-	if err == nil || !strings.Contains(err.Error(), "tuning.learners[1]") || !strings.Contains(err.Error(), "external learner zc declares ρ-zCDP") || !strings.Contains(err.Error(), `declare "approx"`) {
+	if err == nil || !strings.Contains(err.Error(), "ext.toml:25: tuning.learners[1]: learner zc declares ρ-zCDP") || !strings.Contains(err.Error(), "set tuning.train_delta > 0") {
 		t.Errorf("New: %v, want the zCDP learner refused at tuning.learners[1]", err)
 	}
+	src = strings.Replace(src, `methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`, `methods = ["alphaSplit", "dataSplit", "random", "control"]`, 1)
+	s, err = experiments.Parse("ext.toml", []byte(strings.Replace(src, "alphas = [2.0]", "alphas = [2.0]\ntrain_delta = 1e-6", 1)), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatalf("New with tuning.train_delta: %v, want the zCDP learner accepted", err)
+	}
+	e.Close()
 }

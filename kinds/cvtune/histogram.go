@@ -191,7 +191,7 @@ func NewHist(es *experiments.Spec, o Options) (*Hist, error) {
 			// The smallest training set: n minus the two largest folds.
 			nTrain := n - 2*((n+spec.CV.Folds-1)/spec.CV.Folds)
 			amin := slices.Min(spec.Tuning.Alphas)
-			alpha1 := su.StabilityLevel(selection.Budget{Alpha: amin, Delta: spec.Tuning.Delta})
+			alpha1 := su.StabilityLevel(spec.Tuning.budget(amin))
 			if _, _, err := histogram.StabilityConstants(hmin, k, nTrain, alpha1, spec.Tuning.Delta); err != nil {
 				return nil, es.ErrorAt(s.key, s.path, fmt.Errorf("source %s, method %s, alpha = %v (training at %v): %w", s.name, a.sel.Name(), amin, alpha1, err))
 			}
@@ -250,7 +250,7 @@ func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]r
 	alpha := u.alpha
 	a := e.arms[u.arm]
 	c := &histCandidates{ctx: ctx, p: p, nTrain: len(train), nVal: len(val), beta: math.NaN(), source: s.name, trainIdx: trainIdx, valIdx: valIdx}
-	b := selection.Budget{Alpha: alpha, Delta: e.spec.Tuning.Delta}
+	b := e.spec.Tuning.budget(alpha)
 	sel, err := a.sel.Select(rng, c, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)

@@ -118,6 +118,14 @@ type TuningSpec struct {
 	Alphas []float64 `toml:"alphas"`
 	// Delta is the δ of the stability-based validation (Theorem 1), in (0,1).
 	Delta float64 `toml:"delta"`
+	// TrainDelta is the δ of the training budget, for learners whose
+	// guarantee is (ε, δ)-DP or ρ-zCDP: the selection methods split it
+	// as they split α (selection.Budget.TrainDelta), and a ρ-zCDP claim
+	// is stated as (ε, δ) at its fit's δ (Bun & Steinke 2016,
+	// Proposition 1.3). In [0, 1); 0 (the default) for pure ε-DP
+	// learners, the paper's: a learner that declares (ε, δ) or ρ is then
+	// refused at load. cv-tuning only.
+	TrainDelta float64 `toml:"train_delta,omitempty"`
 	// Methods are the tuning methods to compare.
 	Methods []string `toml:"methods"`
 	// Loss is the training loss: "logistic" or "huber".
@@ -252,6 +260,12 @@ func (c *HistSection) Validate(s *experiments.Spec, p *experiments.Problems) {
 	validateBaseline(&c.Tuning, c.Tuning.Methods, p)
 }
 
+// budget returns the selection budget of α: α, tuning.delta and
+// tuning.train_delta.
+func (t *TuningSpec) budget(alpha float64) selection.Budget {
+	return selection.Budget{Alpha: alpha, Delta: t.Delta, TrainDelta: t.TrainDelta}
+}
+
 // validateCV checks the [cv] protocol and [tuning]'s grids and methods
 // (lambdas too when lambdas is set: the cv-tuning kind).
 func validateCV(cv *CVSpec, t *TuningSpec, lambdas bool, p *experiments.Problems) {
@@ -267,6 +281,12 @@ func validateCV(cv *CVSpec, t *TuningSpec, lambdas bool, p *experiments.Problems
 	p.Grid("tuning.alphas", t.Alphas, experiments.Positive, "finite and > 0")
 	if !(t.Delta > 0 && t.Delta < 1) {
 		p.At("tuning.delta", "must be in (0, 1) (got %v)", t.Delta)
+	}
+	if !(t.TrainDelta >= 0 && t.TrainDelta < 1) {
+		p.At("tuning.train_delta", "must be in [0, 1) (got %v)", t.TrainDelta)
+	}
+	if !lambdas && t.TrainDelta != 0 {
+		p.At("tuning.train_delta", "the histogram's Algorithm 5 is pure ε-DP: remove the key")
 	}
 	p.Names("tuning.methods", t.Methods, selection.Names(), true, "method")
 }

@@ -188,8 +188,8 @@ func fakeZCDPHello() int {
 
 // TestExternalLearner_ZCDPAcceptedAtLoad: learner-comparison states a
 // ρ-zCDP claim as (ε, δ) at comparison.delta, so an external learner
-// declaring ρ-zCDP loads (cv-tuning refuses it: see its
-// TestExternalLearner_ZCDPRefusedAtLoad).
+// declaring ρ-zCDP loads when comparison.delta > 0, and is refused at
+// load, at its comparison.learners entry, when it is 0.
 func TestExternalLearner_ZCDPAcceptedAtLoad(t *testing.T) {
 	t.Parallel()
 	exe, err := os.Executable()
@@ -198,7 +198,11 @@ func TestExternalLearner_ZCDPAcceptedAtLoad(t *testing.T) {
 	}
 	src := extSpec(t, t.TempDir()+"/params.jsonl")
 	src = strings.Replace(src, fmt.Sprintf("command = [%q, \"fake-learner\",", exe), fmt.Sprintf("command = [%q, \"fake-learner-zcdp\"] #", exe), 1)
-	e, err := New(parse(t, src), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
+	_, err = New(parse(t, src), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err == nil || !strings.Contains(err.Error(), "comparison.learners[1]: learner fake-ext declares ρ-zCDP") || !strings.Contains(err.Error(), "set comparison.delta > 0") {
+		t.Errorf("New with comparison.delta = 0: %v, want the zCDP learner refused at load", err)
+	}
+	e, err := New(parse(t, strings.Replace(src, "lambda = 0.01", "lambda = 0.01\ndelta = 1e-5", 1)), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
 	if err != nil {
 		t.Fatalf("New: %v, want the zCDP learner accepted", err)
 	}

@@ -171,6 +171,9 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 			}
 			return nil, es.ErrorAt("comparison.learners", fmt.Sprintf("comparison.learners[%d]", i), err)
 		}
+		if err := learners.CheckNotion(v.Learners[0], c.Delta, "comparison.delta"); err != nil {
+			return nil, es.ErrorAt("comparison.learners", fmt.Sprintf("comparison.learners[%d]", i), err)
+		}
 		switch v.Grid {
 		case experiments.GridPrivate:
 			k := fmt.Sprintf("methods[%d].grid", es.MethodIndex(name))

@@ -78,18 +78,26 @@ type LevelCheck struct {
 // (privacy.CompareLevel). A pure ε-DP guarantee at the level's ε meets an
 // (ε, δ) level: it holds at every δ. The note goes into the row's status
 // with [RowStatus]; [LevelWarnings] reads it back for the manifest. A
-// guarantee that cannot be compared with a level — not private, ex-post,
-// or ρ-zCDP, which implies no pure ε and an ε only at a δ the learner
-// must choose — is an error naming the learner.
+// guarantee that cannot be compared with a level — not private, or
+// ex-post — is an error naming the learner. A ρ-zCDP guarantee is
+// checked, and booked, as the (ε, δ) it implies at the level's δ (Bun &
+// Steinke 2016, Proposition 1.3) when that δ is > 0, and is an error at a
+// pure level.
 func CheckLevel(learner string, g privacy.Guarantee, level Level) (LevelCheck, error) {
 	switch g.Notion {
 	case privacy.Pure, privacy.Approx:
 	case privacy.None:
 		return LevelCheck{}, fmt.Errorf("learner %s returned a non-private release for the level %v: a learner must release under the level it is handed", learner, level)
 	case privacy.ZCDP:
-		return LevelCheck{}, fmt.Errorf("learner %s returned %v for the level %v: a level is (ε, δ), and ρ-zCDP implies an ε only at a δ the learner chooses; "+
-			"return the (ε, δ) it implies at a δ within the level: a Go learner converts with privacy.Guarantee.ToApprox(δ); "+
-			`an external worker declares "privacy": "approx" in its hello and replies "privacy": {"epsilon": ε, "delta": δ} (docs/worker-protocol.md)`, learner, g, level)
+		if level.Delta > 0 {
+			// Stated as (ε, δ) at the level's δ (Bun & Steinke 2016,
+			// Proposition 1.3) and checked as that.
+			g = g.ToApprox(level.Delta)
+			break
+		}
+		return LevelCheck{}, fmt.Errorf("learner %s returned %v for the level %v: a pure ε level, and ρ-zCDP implies an ε only at a δ > 0; "+
+			"give the training budget a δ (tuning.train_delta, comparison.delta), at which each fit's ρ is stated as (ε, δ), "+
+			`or return pure ε-DP guarantees (docs/worker-protocol.md)`, learner, g, level)
 	default:
 		return LevelCheck{}, fmt.Errorf("learner %s returned %v for the level %v: only an ε or (ε, δ) guarantee can be checked against a level and composed by the selection methods", learner, g, level)
 	}

@@ -68,6 +68,26 @@ type Budget struct {
 	// Delta is the δ of the stability-based validation (Theorem 1 of
 	// Chaudhuri & Vinterbo 2013): the spec's tuning.delta, in (0, 1).
 	Delta float64
+	// TrainDelta is the δ of the training budget, for learners whose
+	// guarantee is (ε, δ)-DP (or ρ-zCDP, stated at the δ of each fit):
+	// the spec's tuning.train_delta, in [0, 1); 0 for pure ε-DP learners
+	// (the paper's). The built-in methods split it as they split α:
+	// alphaSplit hands each of its k fits δ/k (sequential composition),
+	// dataSplit each part's fit δ (parallel composition), random,
+	// control and stability's final release δ.
+	TrainDelta float64
+}
+
+// level returns the level of a fit at ε eps and δ delta.
+func level(eps, delta float64) learners.Level { return learners.Level{Epsilon: eps, Delta: delta} }
+
+// budgetGuarantee is the guarantee of a training budget (ε, δ): pure ε-DP
+// when δ = 0.
+func budgetGuarantee(eps, delta float64, covers string) privacy.Guarantee {
+	if delta > 0 {
+		return privacy.EpsDeltaDP(eps, delta, covers)
+	}
+	return privacy.EpsDP(eps, covers)
 }
 
 // Terms name, for a ledger, what a method works on; the kind fills them.
@@ -171,7 +191,7 @@ func (s Stability) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, erro
 	if err != nil {
 		return Outcome{}, err
 	}
-	p := &trainer{c: c, selection: "selection: Algorithm 1's noisy argmax of the validation scores", selectionT: true}
+	p := &trainer{c: c, delta: b.TrainDelta, selection: "selection: Algorithm 1's noisy argmax of the validation scores", selectionT: true}
 	ch, err := tune.Stability[Fit](rng, p, b.Alpha/2, b.Alpha/2, beta)
 	if err != nil {
 		return Outcome{}, err
@@ -182,7 +202,7 @@ func (s Stability) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, erro
 
 // Plan implements Selector.
 func (s Stability) Plan(b Budget, _ int, t Terms) (Account, error) {
-	return s.account(b, t, privacy.EpsDP(b.Alpha/2, ""))
+	return s.account(b, t, budgetGuarantee(b.Alpha/2, b.TrainDelta, ""))
 }
 
 func (Stability) account(b Budget, t Terms, final privacy.Guarantee) (Account, error) {
@@ -191,7 +211,10 @@ func (Stability) account(b Budget, t Terms, final privacy.Guarantee) (Account, e
 	if err != nil {
 		return Account{}, err
 	}
-	const rule = "Theorem 2 of Chaudhuri & Vinterbo 2013: (alpha1 + alpha2, delta)"
+	rule := "Theorem 2 of Chaudhuri & Vinterbo 2013: (alpha1 + alpha2, delta)"
+	if b.TrainDelta > 0 {
+		rule += "; the final fit's own δ (tuning.train_delta) adds to it (sequential composition)"
+	}
 	return account(privacy.Sequential, rule, Charge{Tuning, "T,V", tuning}, Charge{Training, "T", train})
 }
 
@@ -207,7 +230,7 @@ func (AlphaSplit) Name() string { return "alphaSplit" }
 
 // Select implements Selector.
 func (s AlphaSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
-	p := &trainer{c: c, selection: expMechWhat}
+	p := &trainer{c: c, delta: b.TrainDelta / float64(c.K()), selection: expMechWhat}
 	ch, err := tune.AlphaSplit[Fit](rng, p, b.Alpha)
 	if err != nil {
 		return Outcome{}, err
@@ -220,13 +243,13 @@ func (s AlphaSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, err
 	return selection(ch, a), err
 }
 
-// Plan implements Selector: k runs at α/k compose to α.
+// Plan implements Selector: k runs at (α/k, δ/k) compose to (α, δ).
 func (s AlphaSplit) Plan(b Budget, _ int, t Terms) (Account, error) {
-	return splitAccount(b, t, privacy.EpsDP(b.Alpha, s.trainCovers(t)))
+	return splitAccount(b, t, budgetGuarantee(b.Alpha, b.TrainDelta, s.trainCovers(t)))
 }
 
 func (AlphaSplit) trainCovers(t Terms) string {
-	return "k " + t.Fit + "s at alpha/k each (sequential composition)"
+	return "k " + t.Fit + "s at alpha/k (and train_delta/k) each (sequential composition)"
 }
 
 // DataSplit is the built-in selector "dataSplit" of Chaudhuri & Vinterbo
@@ -252,7 +275,7 @@ func (s DataSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, erro
 	if err := c.Split(rng, k); err != nil {
 		return Outcome{}, err
 	}
-	p := &trainer{c: c, selection: expMechWhat}
+	p := &trainer{c: c, delta: b.TrainDelta, selection: expMechWhat}
 	ch, err := tune.DataSplit[Fit](rng, p, b.Alpha)
 	if err != nil {
 		return Outcome{}, err
@@ -267,7 +290,7 @@ func (s DataSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, erro
 
 // Plan implements Selector.
 func (s DataSplit) Plan(b Budget, _ int, t Terms) (Account, error) {
-	return splitAccount(b, t, privacy.EpsDP(b.Alpha, s.trainCovers(t)))
+	return splitAccount(b, t, budgetGuarantee(b.Alpha, b.TrainDelta, s.trainCovers(t)))
 }
 
 func (DataSplit) trainCovers(t Terms) string {
@@ -293,7 +316,7 @@ func (Random) Name() string { return "random" }
 
 // Select implements Selector.
 func (s Random) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
-	p := &trainer{c: c}
+	p := &trainer{c: c, delta: b.TrainDelta}
 	ch, err := tune.Random[Fit](rng, p, b.Alpha)
 	if err != nil {
 		return Outcome{}, err
@@ -304,7 +327,7 @@ func (s Random) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) 
 
 // Plan implements Selector.
 func (s Random) Plan(b Budget, _ int, t Terms) (Account, error) {
-	return s.account(t, privacy.EpsDP(b.Alpha, ""))
+	return s.account(t, budgetGuarantee(b.Alpha, b.TrainDelta, ""))
 }
 
 func (Random) account(t Terms, fit privacy.Guarantee) (Account, error) {
@@ -326,7 +349,7 @@ func (Control) Name() string { return "control" }
 
 // Select implements Selector.
 func (s Control) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
-	p := &trainer{c: c}
+	p := &trainer{c: c, delta: b.TrainDelta}
 	ch, err := tune.Control[Fit](rng, p, b.Alpha)
 	if err != nil {
 		return Outcome{}, err
@@ -341,7 +364,7 @@ func (s Control) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error)
 
 // Plan implements Selector: k runs at α.
 func (s Control) Plan(b Budget, k int, t Terms) (Account, error) {
-	return s.account(t, privacy.EpsDP(float64(k)*b.Alpha, s.trainCovers(t)))
+	return s.account(t, budgetGuarantee(float64(k)*b.Alpha, float64(k)*b.TrainDelta, s.trainCovers(t)))
 }
 
 func (Control) trainCovers(t Terms) string {
@@ -381,6 +404,7 @@ func account(rule privacy.Rule, words string, charges ...Charge) (Account, error
 // well as V.
 type trainer struct {
 	c          Candidates
+	delta      float64 // the δ of every fit's level (0: pure ε-DP levels)
 	fits       []Fit
 	selection  string
 	selectionT bool
@@ -400,7 +424,7 @@ type scoper interface {
 func (p *trainer) K() int { return p.c.K() }
 
 func (p *trainer) Train(rng *rand.Rand, i int, epsilon float64, part, parts int) (Fit, error) {
-	f, err := p.c.Train(rng, i, learners.Level{Epsilon: epsilon}, part, parts)
+	f, err := p.c.Train(rng, i, level(epsilon, p.delta), part, parts)
 	if err != nil {
 		return f, err
 	}
