@@ -67,7 +67,9 @@ func TestPythonMethod(t *testing.T) {
 	}
 	dir := filepath.Join(out, "py-cv-tuning", "quick-seed2013")
 	rows, summary, m := readRun(t, dir)
-	for _, want := range []string{"alphaSplit/py-output-perturbation", "control/py-output-perturbation", "alphaSplit/objective-perturbation"} {
+	// stability/py-output-perturbation: the worker states its stability
+	// constants through the protocol's "stability" op.
+	for _, want := range []string{"alphaSplit/py-output-perturbation", "control/py-output-perturbation", "alphaSplit/objective-perturbation", "stability/py-output-perturbation"} {
 		if !strings.Contains(string(summary), want) {
 			t.Errorf("summary.csv lacks %q", want)
 		}
@@ -101,7 +103,7 @@ func TestPythonMethod(t *testing.T) {
 	}
 	// The same command again: nothing to compute, same files.
 	code, _, stderr = runBin(t, bin, env, args...)
-	if code != 0 || !strings.Contains(stderr, "240 of 240 units already done") {
+	if code != 0 || !strings.Contains(stderr, "300 of 300 units already done") {
 		t.Fatalf("rerun: exit %d\n%s", code, stderr)
 	}
 	rows2, summary2, _ := readRun(t, dir)

@@ -116,6 +116,24 @@ def fit(params, seed, data, weights):
     return {"weights": (w + radius * direction).tolist()}, {"epsilon": eps}
 
 
+def stability(params, seed, data, weights):
+    """The stability constants (beta1, beta2) of Definition 2 of Chaudhuri
+    & Vinterbo 2013 for the ramp-loss validation score, which the harness's
+    Stability method needs (Algorithms 1-2): by their Theorem 4, output
+    perturbation of a 1-Lipschitz convex loss (the logistic loss on rows
+    with |x|_2 <= 1) gives beta1 = 2/lambda_min and beta2 = 1. They do not
+    depend on the data; the reply claims no privacy (None)."""
+    if params.get("loss") != "logistic":
+        raise ValueError("loss %r: Theorem 4's constants are for the logistic loss here" % (params.get("loss"),))
+    if params.get("row_norm") == "none":
+        raise ValueError("data.row_norm = \"none\": Theorem 4 needs |x|_2 <= 1")
+    lam_min = min(float(v) for v in params["lambdas"])
+    if not lam_min > 0:
+        raise ValueError("lambdas must be > 0 (got %r)" % (params["lambdas"],))
+    return {"beta1": 2.0 / lam_min, "beta2": 1.0}, None
+
+
 if __name__ == "__main__":
-    dprepro_worker.serve("learner", "pure", {"fit": fit},
-                         version="output_perturbation.py 1 (numpy %s)" % np.__version__)
+    dprepro_worker.serve("learner", "pure", {"fit": fit, "stability": stability},
+                         version="output_perturbation.py 1 (numpy %s)" % np.__version__,
+                         attributes={"stability": True})

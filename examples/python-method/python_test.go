@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/dprepro/dprepro/core/perturb"
 	"github.com/dprepro/dprepro/internal/pyenv"
 	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/learners"
 )
 
 // logisticData draws n rows of a logistic model with d−1 Gaussian features
@@ -232,5 +234,33 @@ func BenchmarkPythonCall(b *testing.B) {
 		if _, err := p.Call(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestOutputPerturbation_StabilityOp: the worker's "stability" op answers
+// the constants of Chaudhuri & Vinterbo 2013's Theorem 4 for output
+// perturbation — β₁ = 2/λ_min, β₂ = 1, as the built-in learner states
+// them — with no privacy claim, and refuses a loss its constants are not
+// for.
+func TestOutputPerturbation_StabilityOp(t *testing.T) {
+	p, _ := startPython(t)
+	lambdas := []float64{0.5, 0.01, 1}
+	rep, err := p.Call(context.Background(), external.Request{Op: "stability", Params: map[string]any{
+		"lambdas": lambdas, "n": 1000, "alpha1": 0.5, "delta": 0.01, "loss": "logistic", "row_norm": "l2-max"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Beta1, Beta2 float64 }
+	if err := json.Unmarshal(rep.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	b1, b2, err := learners.OutputPerturbation{}.StabilityConstants(lambdas, 1000, 0.5, 0.01)
+	if err != nil || out.Beta1 != b1 || out.Beta2 != b2 || rep.Privacy != nil {
+		t.Errorf("stability op: β₁ %v β₂ %v privacy %+v; the built-in learner's: %v %v (%v)", out.Beta1, out.Beta2, rep.Privacy, b1, b2, err)
+	}
+	_, err = p.Call(context.Background(), external.Request{Op: "stability", Params: map[string]any{
+		"lambdas": lambdas, "n": 1000, "alpha1": 0.5, "delta": 0.01, "loss": "huber", "row_norm": "l2-max"}})
+	if err == nil || !strings.Contains(err.Error(), "logistic loss") {
+		t.Errorf("huber: err %v, want the op refused", err)
 	}
 }

@@ -56,6 +56,7 @@ type External struct {
 	huberH  *float64 // h when loss is "huber"
 	rowNorm string
 	diags   []string // the diagnostics its hello declares (attributes.diagnostics)
+	stable  bool     // its hello declares the "stability" op (attributes.stability)
 }
 
 // NewExternal returns the learner that the spec's [[methods]] table
@@ -79,6 +80,13 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 		return nil, err
 	}
 	l.setting = params.Defaults(l.decl)
+	if raw, ok := h.Attributes["stability"]; ok {
+		b, isBool := raw.(bool)
+		if !isBool {
+			return nil, fmt.Errorf("learner %s: its hello's attributes.stability is %v: want true (the worker answers the \"stability\" op) or false", name, raw)
+		}
+		l.stable = b
+	}
 	if raw, ok := h.Attributes["diagnostics"]; ok {
 		list, ok := raw.([]any)
 		for _, v := range list {
@@ -294,4 +302,71 @@ func (d *Data) scratchKey() string {
 		d.key = fmt.Sprintf("rows-%d-%s", d.N(), hex.EncodeToString(h.Sum(nil))[:20])
 	})
 	return d.key
+}
+
+// stableExternal is an [External] whose hello declares the "stability"
+// op: a [StableLearner], so that the Stability method (Chaudhuri &
+// Vinterbo 2013, Algorithms 1–2) can tune it.
+type stableExternal struct{ *External }
+
+// stabilityCall is the params of a "stability" call.
+type stabilityCall struct {
+	Lambdas      []float64      `json:"lambdas"`
+	N            int            `json:"n"`
+	Alpha1       float64        `json:"alpha1"`
+	Delta        float64        `json:"delta"`
+	Loss         string         `json:"loss"`
+	HuberH       *float64       `json:"huber_h,omitempty"`
+	RowNorm      string         `json:"row_norm"`
+	MethodParams map[string]any `json:"method_params,omitempty"`
+}
+
+// StabilityConstants implements StableLearner through one "stability"
+// call: the worker returns {"beta1": β₁, "beta2": β₂}, the constants of
+// Definition 2 of Chaudhuri & Vinterbo 2013 for the ramp-loss score at
+// the candidates lambdas, n training rows, training level alpha1 and the
+// δ of Theorem 1 (or an error reply saying why they do not hold). They
+// are data-independent: the call carries no data and no privacy claim
+// (one is refused). Both must be finite and > 0.
+func (l stableExternal) StabilityConstants(lambdas []float64, nTrain int, alpha1, delta float64) (float64, float64, error) {
+	ctx := context.Background()
+	pool, _, err := l.set.Pool(ctx, l.method)
+	if err != nil {
+		return 0, 0, err
+	}
+	rep, err := pool.Call(ctx, external.Request{Op: "stability", Params: stabilityCall{
+		Lambdas: lambdas, N: nTrain, Alpha1: alpha1, Delta: delta,
+		Loss: l.loss, HuberH: l.huberH, RowNorm: l.rowNorm, MethodParams: l.setting.Values,
+	}})
+	if err != nil {
+		return 0, 0, err
+	}
+	if rep.Privacy != nil {
+		return 0, 0, external.OutputFault(l.name, "stability", "the reply claims privacy %+v: a stability call releases nothing (omit \"privacy\")", *rep.Privacy)
+	}
+	var out struct {
+		Beta1 *float64 `json:"beta1"`
+		Beta2 *float64 `json:"beta2"`
+	}
+	if err := external.DecodeOutput(rep, l.name, "stability", `{"beta1": β₁, "beta2": β₂}`, &out); err != nil {
+		return 0, 0, err
+	}
+	for _, b := range []struct {
+		name string
+		v    *float64
+	}{{"beta1", out.Beta1}, {"beta2", out.Beta2}} {
+		if b.v == nil || !(*b.v > 0) || math.IsInf(*b.v, 0) {
+			return 0, 0, external.OutputFault(l.name, "stability", "%s is %v: want a finite number > 0", b.name, b.v)
+		}
+	}
+	return *out.Beta1, *out.Beta2, nil
+}
+
+// WithParams implements Parameterized, keeping the stability op.
+func (l stableExternal) WithParams(name string, s params.Setting) (Learner, error) {
+	v, err := l.External.WithParams(name, s)
+	if err != nil {
+		return nil, err
+	}
+	return stableExternal{v.(*External)}, nil
 }

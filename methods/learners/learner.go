@@ -729,7 +729,14 @@ var registered = registry.New[Learner]("learner", nil, ObjectivePerturbation{}, 
 // spec id and key path.
 func Lookup(ext *external.Set, name string, cfg Config) (Learner, error) {
 	if ext != nil && ext.Has(name, experiments.ServesLearner) {
-		return NewExternal(context.Background(), ext, name, cfg)
+		x, err := NewExternal(context.Background(), ext, name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if x.stable {
+			return stableExternal{x}, nil
+		}
+		return x, nil
 	}
 	l, ok := registered.Lookup(name)
 	if !ok {
