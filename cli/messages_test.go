@@ -118,9 +118,9 @@ done
 `
 
 // TestExternalLearner_ZCDPAdvice: an external worker declaring ρ-zCDP in
-// its hello is refused when a cv-tuning spec loads (exit 2, at its
-// tuning.learners entry), with advice a worker in any language can take —
-// declare approx and reply (ε, δ), per the worker protocol — instead of
+// its hello is refused when a cv-tuning spec with a pure training budget
+// loads (exit 2, at its tuning.learners entry), saying what to set —
+// tuning.train_delta, at whose split each fit's ρ is stated — instead of
 // failing every unit.
 func TestExternalLearner_ZCDPAdvice(t *testing.T) {
 	bin := sharedBinary(t)
@@ -138,9 +138,8 @@ timeout = "20s"
 		t.Fatalf("exit %d, want 2 (refused at load)\n%s", r.code, r.stderr)
 	}
 	mustContain(t, "stderr", r.stderr,
-		"ext.toml:", "tuning.learners[0]: external learner sh-zcdp declares ρ-zCDP",
-		`declare "approx" and reply the (ε, δ) your ρ implies at a δ within the level`,
-		"docs/worker-protocol.md")
+		"ext.toml:", "tuning.learners[0]: learner sh-zcdp declares ρ-zCDP guarantees",
+		"set tuning.train_delta > 0", "Bun & Steinke 2016, Proposition 1.3")
 	// The folder may record the attempt ("not run"), never results.
 	for _, f := range []string{"manifest.json", "rows.csv", "summary.csv"} {
 		if m, _ := filepath.Glob(filepath.Join(dir, "out", "extzcdp", "*", f)); len(m) > 0 {
