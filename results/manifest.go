@@ -56,6 +56,10 @@ type Manifest struct {
 	// ExternalMethods are the methods served by external commands that
 	// the spec declares ([[methods]]).
 	ExternalMethods []ExternalMethod `json:"external_methods,omitempty"`
+	// ScratchPeakBytes is the most bytes of scratch files (the data
+	// matrices handed to external methods) on disk at once during the
+	// run's units; absent when the run wrote none.
+	ScratchPeakBytes int64 `json:"scratch_peak_bytes,omitempty"`
 }
 
 // ExternalMethod records a method served by an external command: what ran

@@ -632,6 +632,28 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		mu       sync.Mutex
 		failures []UnitFailure
 	)
+	// The scratch scopes of the units to run: a scope's files go once its
+	// last unit has returned.
+	scoper, _ := exp.(ScratchScoper)
+	pendingScope := map[string]int{}
+	if scoper != nil {
+		for _, u := range todo {
+			pendingScope[scoper.ScratchScope(u)]++
+		}
+	}
+	unitDone := func(u Unit) {
+		if scoper == nil {
+			return
+		}
+		scope := scoper.ScratchScope(u)
+		mu.Lock()
+		pendingScope[scope]--
+		last := pendingScope[scope] == 0
+		mu.Unlock()
+		if last && scope != "" {
+			scoper.ReleaseScratch(scope)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
 	for _, u := range todo {
@@ -642,7 +664,12 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
-			rows, err := runUnit(gctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(trace))
+			uctx := gctx
+			if scoper != nil {
+				uctx = WithScratchScope(gctx, scoper.ScratchScope(u))
+			}
+			rows, err := runUnit(uctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(trace))
+			unitDone(u)
 			if err != nil {
 				if gctx.Err() != nil {
 					return gctx.Err()
@@ -919,7 +946,13 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	if v, ok := exp.(Versioner); ok {
 		versions = v.MethodVersions()
 	}
+	if sp, ok := exp.(ScratchPeaker); ok {
+		m.ScratchPeakBytes = sp.ScratchPeak()
+	}
 	for _, em := range spec.Methods {
+		if !em.External() {
+			continue // a registered method's params: in spec.toml
+		}
 		rec := results.ExternalMethod{Name: em.Name, Serves: em.Serves, Command: em.Command, Version: versions[em.Name]}
 		for _, d := range em.Digests() {
 			rec.Files = append(rec.Files, results.FileDigest{Path: d.Path, SHA256: d.SHA256})
@@ -1028,4 +1061,39 @@ func inputChanges(old, now map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// ScratchScoper is implemented by an experiment whose units share scratch
+// files (the data matrices of external methods) by scope — the units of
+// one fold read its training set — so that the files of a scope go as
+// soon as no unit of the run still to run needs them, not at the run's
+// end. Run hands each unit's context its scope ([ScratchScopeOf]) and
+// calls ReleaseScratch(scope) once every unit of that scope it runs has
+// returned (done or failed).
+type ScratchScoper interface {
+	ScratchScope(u Unit) string
+	ReleaseScratch(scope string)
+}
+
+// ScratchPeaker is implemented by an experiment that reports the most
+// bytes of scratch files it held at once during the run, for the
+// manifest (results.Manifest.ScratchPeakBytes).
+type ScratchPeaker interface {
+	ScratchPeak() int64
+}
+
+type scratchScopeKey struct{}
+
+// WithScratchScope returns ctx carrying scope, the scratch scope of the
+// unit it runs.
+func WithScratchScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, scratchScopeKey{}, scope)
+}
+
+// ScratchScopeOf returns the scratch scope ctx carries ("" for none): what
+// a method writing scratch files for a unit passes to
+// external.Scratch.MatrixIn.
+func ScratchScopeOf(ctx context.Context) string {
+	s, _ := ctx.Value(scratchScopeKey{}).(string)
+	return s
 }

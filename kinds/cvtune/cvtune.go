@@ -345,6 +345,15 @@ func roles(folds [][]int, f int) (train, val, test []int) {
 // Spec implements runner.Experiment.
 func (e *Experiment) Spec() *experiments.Spec { return e.spec.Spec }
 
+// ScratchScope implements runner.ScratchScoper: the unit's dataset,
+// repetition and fold, whose training set T (and its parts) an external
+// learner's fits read from scratch files; they go once the fold's last
+// unit of the run (every method, learner and α) has run.
+func (e *Experiment) ScratchScope(ru runner.Unit) string {
+	u, _ := ru.(unit)
+	return fmt.Sprintf("%d/rep=%d/fold=%d", u.ds, u.rep, u.fold)
+}
+
 // Units implements runner.Experiment.
 func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.byKey, unit.withKey) }
 

@@ -325,6 +325,14 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 	return map[string]string{"learner " + a.label: id}
 }
 
+// ScratchScope implements runner.ScratchScoper: the unit's fold, whose
+// training rows an external learner's fits of every ε read from one
+// scratch file; it goes once the fold's last unit has run.
+func (e *Experiment) ScratchScope(ru runner.Unit) string {
+	u, _ := ru.(unit)
+	return u.fold
+}
+
 // TimingColumns implements runner.Timer: the wall-clock seconds of each
 // fit, by (dataset, learner, ε, repetition, fold), for cost–accuracy
 // plots; timings.csv, never rows.csv.

@@ -276,3 +276,29 @@ func TestParams_Incremental(t *testing.T) {
 		t.Errorf("scale changed: %d calls, want all 48 of fake-ext; stderr:\n%s", n, stderr)
 	}
 }
+
+// TestScratch_FreedPerFold: an external learner's training matrices are
+// scoped to their fold (runner.ScratchScoper) and removed once the fold's
+// last unit has run, so that at 2 workers at most 2 folds' files are on
+// disk at once — the manifest's scratch_peak_bytes — not all 8.
+func TestScratch_FreedPerFold(t *testing.T) {
+	t.Parallel()
+	e := load(t, extSpec(t, t.TempDir()+"/r.jsonl"))
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := results.ReadManifestFS(os.DirFS(dir), "manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One fold: 450 training rows × 11 columns and 450 labels, float64,
+	// each file with a .npy header of at most 128 bytes.
+	fold := int64(450*11*8 + 450*8)
+	if m.ScratchPeakBytes < fold || m.ScratchPeakBytes > 2*(fold+256) {
+		t.Errorf("scratch peak %d bytes, want one to two folds' (%d to %d); all 8 folds would be %d", m.ScratchPeakBytes, fold, 2*(fold+256), 8*fold)
+	}
+	if _, err := os.Stat(dir + "/scratch"); !os.IsNotExist(err) {
+		t.Errorf("the scratch directory outlived the run: %v", err)
+	}
+}

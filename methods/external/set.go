@@ -106,6 +106,29 @@ func (s *Set) Scratch() (*Scratch, error) {
 	return s.scratch, nil
 }
 
+// Release removes the scratch files of scope (Scratch.Release), if the
+// set is open.
+func (s *Set) Release(scope string) {
+	s.mu.Lock()
+	sc := s.scratch
+	s.mu.Unlock()
+	if sc != nil {
+		sc.Release(scope)
+	}
+}
+
+// Peak returns the most bytes of scratch files on disk at once since the
+// set was opened (0 when it is not open).
+func (s *Set) Peak() int64 {
+	s.mu.Lock()
+	sc := s.scratch
+	s.mu.Unlock()
+	if sc == nil {
+		return 0
+	}
+	return sc.Peak()
+}
+
 // Versions returns the method versions the workers' hellos stated, by
 // method name (for the manifest).
 func (s *Set) Versions() map[string]string {
@@ -156,6 +179,22 @@ func (r Runs) Close() error { return r.Methods.Close() }
 
 // MethodVersions implements runner.Versioner.
 func (r Runs) MethodVersions() map[string]string { return r.Methods.Versions() }
+
+// ReleaseScratch implements the half of runner.ScratchScoper that Runs can:
+// the scratch files of scope go (a kind supplies ScratchScope).
+func (r Runs) ReleaseScratch(scope string) {
+	if r.Methods != nil {
+		r.Methods.Release(scope)
+	}
+}
+
+// ScratchPeak implements runner.ScratchPeaker.
+func (r Runs) ScratchPeak() int64 {
+	if r.Methods == nil {
+		return 0
+	}
+	return r.Methods.Peak()
+}
 
 // Setting returns the parameter values the spec gives external method
 // name (its [methods.params], over the defaults its hello declares in

@@ -17,6 +17,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/methods/params"
+	"github.com/dprepro/dprepro/runner"
 )
 
 // External is a Learner served by an external command: a [[methods]]
@@ -166,11 +167,14 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 		return nil, privacy.Guarantee{}, err
 	}
 	key := train.scratchKey()
-	xPath, err := sc.Matrix(key+"-x", train.X)
+	// Scoped to the unit's fold (runner.ScratchScoper): the files go once
+	// no pending unit reads them.
+	scope := runner.ScratchScopeOf(ctx)
+	xPath, err := sc.MatrixIn(scope, key+"-x", train.X)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err
 	}
-	yPath, err := sc.Vector(key+"-y", train.Y)
+	yPath, err := sc.VectorIn(scope, key+"-y", train.Y)
 	if err != nil {
 		return nil, privacy.Guarantee{}, err
 	}

@@ -2,6 +2,7 @@ package external
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,53 @@ func TestMethodParams(t *testing.T) {
 	}
 	if _, err := MethodParams([]int{1}, map[string]any{"a": 1}); err == nil {
 		t.Error("params that are not an object accepted")
+	}
+}
+
+// TestScratch_ReleaseAndPeak: a scope's files go when it is released,
+// except one another scope still reads; unscoped files stay; Peak is the
+// most bytes on disk at once; a key released and needed again is
+// written again.
+func TestScratch_ReleaseAndPeak(t *testing.T) {
+	sc, err := NewScratch(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := func(n int) func() []float64 { return func() []float64 { return make([]float64, n) } }
+	size := func(path string) int64 {
+		st, err := os.Stat(path)
+		if err != nil {
+			return -1
+		}
+		return st.Size()
+	}
+	a1, _ := sc.VectorIn("A", "a1", v(100))
+	shared, _ := sc.VectorIn("A", "shared", v(50))
+	if again, _ := sc.VectorIn("B", "shared", v(50)); again != shared {
+		t.Fatalf("the shared key has two paths: %s %s", shared, again)
+	}
+	b1, _ := sc.VectorIn("B", "b1", v(200))
+	keep, _ := sc.Vector("keep", v(10))
+	all := size(a1) + size(shared) + size(b1) + size(keep)
+	if sc.Peak() != all || sc.Bytes() != all {
+		t.Fatalf("peak %d, bytes %d, want %d", sc.Peak(), sc.Bytes(), all)
+	}
+	aSize := size(a1)
+	sc.Release("A")
+	if size(a1) != -1 || size(shared) < 0 || size(b1) < 0 {
+		t.Errorf("after releasing A: a1 %d, shared %d, b1 %d; want a1 gone, the others kept", size(a1), size(shared), size(b1))
+	}
+	sc.Release("B")
+	if size(shared) != -1 || size(b1) != -1 || size(keep) < 0 {
+		t.Errorf("after releasing B: shared %d, b1 %d, keep %d; want only keep", size(shared), size(b1), size(keep))
+	}
+	// a1 needed again: written again, and the peak stays the largest.
+	p, _ := sc.VectorIn("C", "a1", v(100))
+	if size(p) != aSize || sc.Peak() != all {
+		t.Errorf("a1 rewritten: size %d (want %d), peak %d (want %d)", size(p), aSize, sc.Peak(), all)
+	}
+	sc.Release("") // no-op
+	if size(keep) < 0 {
+		t.Error("releasing the empty scope removed an unscoped file")
 	}
 }
