@@ -63,9 +63,8 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/internal/statcrit"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -144,13 +143,7 @@ const level = 0.95
 
 // tQuantile returns Student's two-sided [level] quantile on nu degrees
 // of freedom, the normal one for nu = +Inf.
-func tQuantile(nu float64) float64 {
-	p := 1 - (1-level)/2
-	if math.IsInf(nu, 1) {
-		return distuv.UnitNormal.Quantile(p)
-	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(p) // lint:nosrc (quantile only)
-}
+func tQuantile(nu float64) float64 { return statcrit.TQuantile(1-(1-level)/2, nu) }
 
 // hsuDF returns the degrees of freedom of an unpaired difference of two
 // means whose squared standard errors are va and vb on na and nb values:
@@ -356,7 +349,7 @@ func difference(rows []results.Row, idx *index, ds string, c experiments.ClaimSp
 		return nan, nan, nan, noValues(b)
 	}
 	if diffs := paired(rows, ds, c, other, otherMetric, a.XName, x, pairKey); len(diffs) >= 2 {
-		mean, sd := meanSD(diffs)
+		mean, sd := statcrit.MeanSD(diffs)
 		se := sd / math.Sqrt(float64(len(diffs)))
 		q := tQuantile(float64(len(diffs) - 1))
 		return mean, mean - q*se, mean + q*se, ""
@@ -432,17 +425,6 @@ func variance(s results.SummaryRow) float64 {
 		return 0
 	}
 	return s.SD * s.SD / float64(s.N)
-}
-
-func meanSD(xs []float64) (mean, sd float64) {
-	for _, v := range xs {
-		mean += v
-	}
-	mean /= float64(len(xs))
-	for _, v := range xs {
-		sd += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(xs)-1))
 }
 
 // index finds summary rows by (dataset, method, metric, x), and says

@@ -45,6 +45,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/dprepro/dprepro/internal/statcrit"
 	"github.com/dprepro/dprepro/results"
 )
 
@@ -193,7 +194,7 @@ func Compare(rows []results.Row, o Options) ([]Cell, error) {
 					}
 					c := Cell{Dataset: ds, Method: m, Baseline: o.Baseline, Metric: met.Name, X: x, Pairs: len(d),
 						MethodMean: mean(a), BaselineMean: mean(b)}
-					c.Mean, c.SD = meanSD(d)
+					c.Mean, c.SD = statcrit.MeanSD(d)
 					c.CILow, c.CIHigh, c.P = pairedT(c.Mean, c.SD, len(d), level)
 					out = append(out, c)
 				}
@@ -215,20 +216,6 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// meanSD returns the mean and the sample standard deviation (n − 1; NaN
-// for one value).
-func meanSD(xs []float64) (m, sd float64) {
-	m = mean(xs)
-	if len(xs) < 2 {
-		return m, math.NaN()
-	}
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return m, math.Sqrt(ss / float64(len(xs)-1))
-}
-
 // pairedT returns the t interval at level and the two-sided p-value of
 // the mean difference m of n pairs with standard deviation sd.
 func pairedT(m, sd float64, n int, level float64) (lo, hi, p float64) {
@@ -243,7 +230,7 @@ func pairedT(m, sd float64, n int, level float64) (lo, hi, p float64) {
 	}
 	se := sd / math.Sqrt(float64(n))
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)} // lint:nosrc (quantile and CDF only)
-	q := t.Quantile(1 - (1-level)/2)
+	q := statcrit.TQuantile(1-(1-level)/2, float64(n-1))
 	p = 2 * t.Survival(math.Abs(m)/se)
 	return m - q*se, m + q*se, math.Min(1, p)
 }

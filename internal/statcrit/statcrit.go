@@ -46,3 +46,30 @@ func TwoSampleCrit(n, k int) float64 {
 	nf := float64(n)
 	return (l + math.Sqrt(l*l+4*nf*l)) / (2 * nf)
 }
+
+// MeanSD returns the mean of xs and their sample standard deviation (the
+// n − 1 denominator; NaN for fewer than two values), summed in order.
+// The claims' paired intervals and the baseline comparison share it.
+func MeanSD(xs []float64) (mean, sd float64) {
+	for _, v := range xs {
+		mean += v
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, math.NaN()
+	}
+	for _, v := range xs {
+		sd += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(xs)-1))
+}
+
+// TQuantile returns Student's t quantile at probability p on nu degrees
+// of freedom, the normal one for nu = +Inf: TQuantile(0.975, ν) is the
+// half-width factor of a two-sided 95 % interval.
+func TQuantile(p, nu float64) float64 {
+	if math.IsInf(nu, 1) {
+		return distuv.UnitNormal.Quantile(p)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(p) // lint:nosrc (quantile only)
+}
