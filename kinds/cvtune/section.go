@@ -125,7 +125,7 @@ type TuningSpec struct {
 	// Proposition 1.3). In [0, 1); 0 (the default) for pure ε-DP
 	// learners, the paper's: a learner that declares (ε, δ) or ρ is then
 	// refused at load. cv-tuning only.
-	TrainDelta float64 `toml:"train_delta,omitempty"`
+	TrainDelta float64 `toml:"train_delta,omitzero"`
 	// Methods are the tuning methods to compare.
 	Methods []string `toml:"methods"`
 	// Loss is the training loss: "logistic" or "huber".
