@@ -770,10 +770,21 @@ func (e *Experiment) Figures() []plots.FigureSpec {
 // Datasets implements runner.Experiment.
 func (e *Experiment) Datasets() []results.DatasetInfo { return specdata.Infos(e.spec.Spec, e.data) }
 
-// Warnings implements runner.Experiment: the datasets' notes and those of
-// the learners ([learners.Warner]).
+// learnerNames returns the names of the learners the spec runs:
+// tuning.learners, or the default.
+func (e *Experiment) learnerNames() []string {
+	if len(e.spec.Tuning.Learners) == 0 {
+		return []string{learners.Default}
+	}
+	return e.spec.Tuning.Learners
+}
+
+// Warnings implements runner.Experiment: the datasets' notes, a
+// [[methods]] learner table no learner list names, and the learners'
+// notes ([learners.Warner]).
 func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
+	w = append(w, learners.UnusedTables(e.spec.Spec, e.learnerNames(), "tuning.learners")...)
 	seen := map[string]bool{}
 	for _, a := range e.arms {
 		for _, l := range a.fits {

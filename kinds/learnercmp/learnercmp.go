@@ -653,6 +653,7 @@ func (e *Experiment) Datasets() []results.DatasetInfo { return specdata.Infos(e.
 // the learners (learners.Warner).
 func (e *Experiment) Warnings() []string {
 	w := specdata.Warnings(e.data)
+	w = append(w, learners.UnusedTables(e.spec.Spec, e.spec.Comparison.Learners, "comparison.learners")...)
 	for _, l := range e.fitted() {
 		if lw, ok := l.(learners.Warner); ok {
 			w = append(w, lw.Warnings()...)

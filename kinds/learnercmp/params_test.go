@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -300,5 +301,18 @@ func TestScratch_FreedPerFold(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/scratch"); !os.IsNotExist(err) {
 		t.Errorf("the scratch directory outlived the run: %v", err)
+	}
+}
+
+// TestParams_UnusedTable: a learner's [[methods]] table that no
+// comparison.learners entry names (misspelt, or left out by --only) is a
+// warning naming its line and key, not ignored without a word.
+func TestParams_UnusedTable(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(smallSpec, "[data]\n", "[[methods]]\nname = \"noisy-gdd\"\nserves = \"learner\"\ncommand = [\"python3\", \"x.py\"]\n\n[data]\n", 1)
+	e := load(t, src)
+	want := `small.toml:7: methods[0].name: no comparison.learners entry names learner "noisy-gdd": its table (command, params, grid) is not used`
+	if w := e.Warnings(); !slices.Contains(w, want) {
+		t.Errorf("warnings %q lack %q", w, want)
 	}
 }

@@ -3,6 +3,7 @@ package learners
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
@@ -144,4 +145,25 @@ func Signatures() []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// UnusedTables returns a warning for each [[methods]] table of spec
+// serving learners that names none of names (the learners the spec runs,
+// listed at key): its command, params and grid would be ignored without
+// a word — most likely a name misspelt in one of the two places, or a
+// learner left out by --only.
+func UnusedTables(spec *experiments.Spec, names []string, key string) []string {
+	var w []string
+	for i, m := range spec.Methods {
+		if m.Serves != experiments.ServesLearner || slices.Contains(names, m.Name) {
+			continue
+		}
+		at := fmt.Sprintf("methods[%d].name", i)
+		where := spec.Pos(at)
+		if where == "" {
+			where = spec.ID
+		}
+		w = append(w, fmt.Sprintf("%s: %s: no %s entry names learner %q: its table (command, params, grid) is not used", where, at, key, m.Name))
+	}
+	return w
 }
