@@ -457,7 +457,7 @@ func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fi
 		train: learners.NewData(ds.X, ds.Y, train), val: learners.NewData(ds.X, ds.Y, val), beta: math.NaN(),
 	}
 	alpha := u.alpha
-	sel, err := a.sel.Select(rng, c, e.spec.Tuning.budget(alpha))
+	sel, err := a.sel.Select(ctx, rng, c, e.spec.Tuning.budget(alpha))
 	if err != nil {
 		return nil, err
 	}

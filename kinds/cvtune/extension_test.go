@@ -211,7 +211,7 @@ func (namedLearner) Fit(context.Context, *rand.Rand, *learners.Data, float64, le
 type namedSelector string
 
 func (n namedSelector) Name() string { return string(n) }
-func (namedSelector) Select(*rand.Rand, selection.Candidates, selection.Budget) (selection.Outcome, error) {
+func (namedSelector) Select(context.Context, *rand.Rand, selection.Candidates, selection.Budget) (selection.Outcome, error) {
 	return selection.Outcome{}, errors.New("unused")
 }
 func (namedSelector) Plan(selection.Budget, int, selection.Terms) (selection.Account, error) {
@@ -307,7 +307,7 @@ type firstSelector struct {
 }
 
 func (firstSelector) Name() string { return "first" }
-func (s firstSelector) Select(rng *rand.Rand, c selection.Candidates, b selection.Budget) (selection.Outcome, error) {
+func (s firstSelector) Select(_ context.Context, rng *rand.Rand, c selection.Candidates, b selection.Budget) (selection.Outcome, error) {
 	f, err := c.Train(rng, 0, learners.Level{Epsilon: b.Alpha}, 0, 1)
 	if err != nil {
 		return selection.Outcome{}, err
@@ -619,7 +619,7 @@ func TestAccount_OldValues(t *testing.T) {
 				c := &fakeCandidates{k: k}
 				var delivered []float64
 				rec := &recordingCandidates{Candidates: c, eps: &delivered}
-				s, err := sel.Select(rng, rec, b)
+				s, err := sel.Select(context.Background(), rng, rec, b)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -641,7 +641,7 @@ func TestAccount_OldValues(t *testing.T) {
 				if got.train != want.train || got.tuning != want.tuning || got.delta != want.delta || got.total != want.total || got.private != want.private {
 					t.Errorf("%s: planned columns %+v, old histogram %+v", name, got, want)
 				}
-				exact, err := sel.Select(rand.New(rand.NewPCG(1, 2)), &fakeCandidates{k: k, exact: true}, b)
+				exact, err := sel.Select(context.Background(), rand.New(rand.NewPCG(1, 2)), &fakeCandidates{k: k, exact: true}, b)
 				if err != nil {
 					t.Fatal(err)
 				}

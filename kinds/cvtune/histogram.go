@@ -251,7 +251,7 @@ func (e *Hist) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]r
 	a := e.arms[u.arm]
 	c := &histCandidates{ctx: ctx, p: p, nTrain: len(train), nVal: len(val), beta: math.NaN(), source: s.name, trainIdx: trainIdx, valIdx: valIdx}
 	b := e.spec.Tuning.budget(alpha)
-	sel, err := a.sel.Select(rng, c, b)
+	sel, err := a.sel.Select(ctx, rng, c, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
 	}

@@ -1,6 +1,7 @@
 package selection_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -17,7 +18,7 @@ type firstCandidate struct{}
 
 func (firstCandidate) Name() string { return "first" }
 
-func (s firstCandidate) Select(rng *rand.Rand, c selection.Candidates, b selection.Budget) (selection.Outcome, error) {
+func (s firstCandidate) Select(_ context.Context, rng *rand.Rand, c selection.Candidates, b selection.Budget) (selection.Outcome, error) {
 	f, err := c.Train(rng, 0, learners.Level{Epsilon: b.Alpha}, 0, 1)
 	if err != nil {
 		return selection.Outcome{}, err

@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 
@@ -27,8 +28,9 @@ type Selector interface {
 	// drawing every random number from rng (in a fixed order: a unit
 	// replays), and returns the choice, the released fit and the Account
 	// of what the release cost, composed from the guarantees the fits
-	// returned (Fit.Guarantee).
-	Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error)
+	// returned (Fit.Guarantee). It should return ctx's error soon after
+	// ctx is done (Candidates.Train does, before each fit).
+	Select(ctx context.Context, rng *rand.Rand, c Candidates, b Budget) (Outcome, error)
 	// Plan returns the Account the method promises at budget b for k
 	// candidates, when every training run delivers exactly the level it
 	// is handed: the charges of the paper's theorem, without running
@@ -186,7 +188,10 @@ func (Stability) Name() string { return "stability" }
 func (Stability) StabilityLevel(b Budget) float64 { return b.Alpha / 2 }
 
 // Select implements Selector.
-func (s Stability) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+func (s Stability) Select(ctx context.Context, rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
 	beta, err := c.StabilityBeta(s.StabilityLevel(b), b.Delta)
 	if err != nil {
 		return Outcome{}, err
@@ -229,7 +234,10 @@ type AlphaSplit struct{}
 func (AlphaSplit) Name() string { return "alphaSplit" }
 
 // Select implements Selector.
-func (s AlphaSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+func (s AlphaSplit) Select(ctx context.Context, rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
 	p := &trainer{c: c, delta: b.TrainDelta / float64(c.K()), selection: expMechWhat}
 	ch, err := tune.AlphaSplit[Fit](rng, p, b.Alpha)
 	if err != nil {
@@ -267,7 +275,10 @@ func (DataSplit) Name() string { return "dataSplit" }
 func (DataSplit) SplitParts(k int) int { return k }
 
 // Select implements Selector. The partition of T is drawn first.
-func (s DataSplit) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+func (s DataSplit) Select(ctx context.Context, rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
 	k := c.K()
 	if k < 1 {
 		return Outcome{}, tune.ErrNoCandidates
@@ -315,7 +326,10 @@ type Random struct{}
 func (Random) Name() string { return "random" }
 
 // Select implements Selector.
-func (s Random) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+func (s Random) Select(ctx context.Context, rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
 	p := &trainer{c: c, delta: b.TrainDelta}
 	ch, err := tune.Random[Fit](rng, p, b.Alpha)
 	if err != nil {
@@ -348,7 +362,10 @@ type Control struct{}
 func (Control) Name() string { return "control" }
 
 // Select implements Selector.
-func (s Control) Select(rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+func (s Control) Select(ctx context.Context, rng *rand.Rand, c Candidates, b Budget) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
 	p := &trainer{c: c, delta: b.TrainDelta}
 	ch, err := tune.Control[Fit](rng, p, b.Alpha)
 	if err != nil {
