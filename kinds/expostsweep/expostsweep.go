@@ -638,3 +638,34 @@ func maxFloat(xs []float64) float64 {
 // the paper's claims comparing two methods are decided on differences
 // paired by them.
 func (e *Experiment) PairKey() []string { return Kind.PairKey() }
+
+// SharedHash implements runner.UnitReader: the spec without
+// accuracy_first.methods, alphas and trials (each unit's own method, α
+// and trial are in its key) nor the [[methods]] tables (the external
+// generators: UnitInputs), so that a method, an α or trials added, or
+// one method's generator edited, computes only the units they concern
+// and resumes every other unit. Everything else a unit reads — the task,
+// the generators named by accuracy_first.generator and grid_generator,
+// the calibration, λ, γ, the steps and the ε grid's bounds, the data —
+// stays in it: a change there recomputes every unit.
+func (e *Experiment) SharedHash() string {
+	sec := *e.spec.Section
+	sec.AccuracyFirst.Methods, sec.AccuracyFirst.Alphas, sec.AccuracyFirst.Trials = nil, nil, 0
+	return e.spec.Spec.SharedHash(&sec)
+}
+
+// UnitInputs implements runner.UnitReader: the unit's method with the
+// identity of its generator, and that of the grid generator whose
+// theorem scales every unit's ε grid (experiments.Spec.MethodIdentity: an
+// external generator's table and files, a registered one's name).
+func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
+	u, ok := ru.(unit)
+	if !ok {
+		return nil
+	}
+	in := map[string]string{"grid generator": e.spec.Spec.MethodIdentity(e.grid.Name())}
+	if m, ok := e.methods[u.method]; ok && m.gen != nil {
+		in["method "+u.method] = "generator " + e.spec.Spec.MethodIdentity(m.gen.Name())
+	}
+	return in
+}
