@@ -43,6 +43,15 @@ func newKeyLines(src string) keyLines {
 					kl[table] = line
 				}
 				table = fmt.Sprintf("%s[%d]", table, i)
+			} else {
+				// A sub-table of an array of tables ([methods.params]
+				// after [[methods]]) belongs to its latest element.
+				for arr, n := range arrays {
+					if rest, ok := strings.CutPrefix(table, arr+"."); ok && n > 0 {
+						table = fmt.Sprintf("%s[%d].%s", arr, n-1, rest)
+						break
+					}
+				}
 			}
 			if _, ok := kl[table]; !ok {
 				kl[table] = line

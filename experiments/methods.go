@@ -202,7 +202,7 @@ func (s *Spec) validateMethods() []fieldErr {
 			add(at+".grid", at+".grid", "grid = %q: variants run for learners only (a %s method's params take one value each)", m.Grid, m.Serves)
 		}
 		if m.Grid != "" && !slices.Contains(GridValues, m.Grid) {
-			add(at+".grid", at+".grid", "must be one of %s (got %q)", strings.Join(GridValues, ", "), m.Grid)
+			add(at+".grid", at+".grid", "must be one of %s (got %q)%s", strings.Join(GridValues, ", "), m.Grid, Hint(m.Grid, GridValues))
 		}
 		if m.Timeout != "" {
 			if d, err := time.ParseDuration(m.Timeout); err != nil || d <= 0 {

@@ -1068,11 +1068,20 @@ func build(spec FigureSpec, rows []results.SummaryRow) (*figure, error) {
 	return fig, nil
 }
 
+// AsWritten is the Caption.Profile of a run whose spec has no profile of
+// the name asked (runner: a --profile quick run of a spec without a
+// quick profile): its own settings ran, which are not "reduced".
+const AsWritten = "as written"
+
 // captionText is the caption line of spec (see [Caption]).
 func captionText(spec FigureSpec, data figureData) string {
 	c := spec.Caption
 	var parts []string
-	if c.Profile != "" {
+	switch c.Profile {
+	case "":
+	case AsWritten:
+		parts = append(parts, "the spec's settings as written (it has no profile of the name asked)")
+	default:
 		prof := c.Profile + " profile"
 		if c.Profile != "paper" {
 			prof += " (reduced settings, not the paper's)"

@@ -1020,7 +1020,9 @@ func FigureCaption(spec *experiments.Spec, c plots.Caption) plots.Caption {
 	if c.Profile == "" {
 		c.Profile = spec.Profile
 		if spec.ProfileFallback {
-			c.Profile = "paper" // no quick profile: the paper's settings ran
+			// No such profile: the spec's own settings ran — a paper's
+			// spec's are the paper's, a user's are what it says.
+			c.Profile = plots.AsWritten
 		}
 	}
 	if c.CILevel == 0 {

@@ -383,7 +383,7 @@ func TestFigureCaption(t *testing.T) {
 		want plots.Caption
 	}{
 		{"quick", spec("quick", false), plots.Caption{}, plots.Caption{Profile: "quick", CILevel: 0.9}},
-		{"fallback", spec("quick", true), plots.Caption{}, plots.Caption{Profile: "paper", CILevel: 0.9}},
+		{"fallback", spec("quick", true), plots.Caption{}, plots.Caption{Profile: plots.AsWritten, CILevel: 0.9}},
 		{"kind's own", spec("quick", false), plots.Caption{Profile: "mine", CILevel: 0.5, Note: "n"}, plots.Caption{Profile: "mine", CILevel: 0.5, Note: "n"}},
 	}
 	for _, tt := range tests {

@@ -446,6 +446,7 @@ func oracleRow(a arm, rows []results.Row, key string) results.Row {
 	r.Set("setting", a.settings[best].Label)
 	r.Set("key", key)
 	r.Set("private", "false")
+	r.Set("notion", string(privacy.None)) // the release, not the variant's fit
 	note := fmt.Sprintf("oracle: %s has the highest test AUC of %d variants; the choice reads the test fold, so the release is not private", rows[best]["learner"], len(rows))
 	st := rows[best]["status"]
 	if st == "ok" {
@@ -632,6 +633,9 @@ func (e *Experiment) styles() map[string]plots.Style {
 		}
 		if j := variant[a.name]; j > 0 {
 			st.Shape, st.Dashes = plots.PaletteShape(j+4), plots.VariantDashes(j)
+		}
+		if a.oracle {
+			st.Dashes = plots.VariantDashes(2) // dotted: not a private curve
 		}
 		variant[a.name]++
 		styles[a.label] = st

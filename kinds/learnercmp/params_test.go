@@ -222,7 +222,7 @@ func TestParams_Refused(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ table, want string }{
 		{"[methods.params]\nfeatur = 3", `methods[0].params: featur: unknown parameter "featur" (known: feature, scale); did you mean "feature"?`},
-		{"[methods.params]\nfeature = 1.5", "methods[0].params: feature: 1.5 (float64) is not an int"},
+		{"[methods.params]\nfeature = 1.5", "small.toml:12: methods[0].params: feature: 1.5 (a float) is not an int"},
 		{"[methods.params]\nfeature = [1, 1]", "methods[0].params: feature[1]: 1 listed twice"},
 		{"grid = \"private\"\n[methods.params]\nfeature = [1, 2]", "methods[0].grid: learner-comparison tunes nothing"},
 		{"grid = \"oracle\"\n[methods.params]\nfeature = 1", `methods[0].grid: grid = "oracle" selects among the variants of list-valued params, and methods[0].params lists none`},

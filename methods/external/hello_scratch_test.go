@@ -29,7 +29,7 @@ func TestHello_Params(t *testing.T) {
 	for attrs, want := range map[string]string{
 		`{"params": {"steps": 1}}`: "method m: its hello's attributes.params is {",
 		`{"params": [{"name": "steps", "type": "int", "default": 1, "min": 0}]}`: `unknown field "min"`,
-		`{"params": [{"name": "steps", "type": "int", "default": 1.5}]}`:         "parameter steps: default: 1.5 (float64) is not an int",
+		`{"params": [{"name": "steps", "type": "int", "default": 1.5}]}`:         "parameter steps: default: 1.5 (a float) is not an int",
 	} {
 		var h Hello
 		if err := json.Unmarshal([]byte(`{"attributes":`+attrs+`}`), &h); err != nil {

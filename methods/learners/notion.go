@@ -5,6 +5,7 @@ import (
 
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/params"
 )
 
 // Notioner is implemented by a Learner that declares, before any fit, the
@@ -50,11 +51,12 @@ func CheckNotion(l Learner, delta float64, key string) error {
 	if !ok || delta > 0 {
 		return nil
 	}
+	name := params.Base(l.Name()) // every variant declares the same
 	switch n.Notion() {
 	case privacy.Approx:
-		return fmt.Errorf("learner %s declares (ε, δ)-DP guarantees, and %s is 0 (a pure ε-DP budget): set %s > 0, the δ of the training budget", l.Name(), key, key)
+		return fmt.Errorf("learner %s declares (ε, δ)-DP guarantees, and %s is 0 (unset: a pure ε-DP budget): set %s > 0, the δ of the training budget", name, key, key)
 	case privacy.ZCDP:
-		return fmt.Errorf("learner %s declares ρ-zCDP guarantees, which imply an ε only at a δ > 0, and %s is 0: set %s > 0; each fit's ρ is then stated as (ε, δ) at the δ it is handed (Bun & Steinke 2016, Proposition 1.3)", l.Name(), key, key)
+		return fmt.Errorf("learner %s declares ρ-zCDP guarantees, which imply an ε only at a δ > 0, and %s is 0 (unset): set %s > 0; each fit's ρ is then stated as (ε, δ) at the δ it is handed (Bun & Steinke 2016, Proposition 1.3)", name, key, key)
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func LookupVariants(spec *experiments.Spec, ext *external.Set, name string, cfg 
 	}
 	settings, err := params.Expand("", decl, table.Params)
 	if err != nil {
-		return Variants{}, at("params", err)
+		return Variants{}, paramErrors(spec, i, err)
 	}
 	if v.Grid != experiments.GridVariants && len(settings) < 2 {
 		return Variants{}, at("grid", fmt.Errorf("grid = %q selects among the variants of list-valued params, and methods[%d].params lists none", v.Grid, i))
@@ -126,6 +126,31 @@ func LookupVariants(spec *experiments.Spec, ext *external.Set, name string, cfg 
 		return Variants{}, err
 	}
 	return v, nil
+}
+
+// paramErrors places the errors of methods[i]'s params at their keys
+// (file:line of "methods[i].params.<name>"), each params.KeyError on its
+// own line.
+func paramErrors(spec *experiments.Spec, i int, err error) error {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	var out []error
+	for _, e := range list {
+		key := fmt.Sprintf("methods[%d].params", i)
+		var ke *params.KeyError
+		if errors.As(e, &ke) {
+			k := key + "." + ke.Key
+			if spec.Pos(k) != "" {
+				key = k
+			}
+		}
+		out = append(out, spec.ErrorAt(key, fmt.Sprintf("methods[%d].params", i), e))
+	}
+	return errors.Join(out...)
 }
 
 // Signatures returns the registered learners as `dprepro list` shows

@@ -199,7 +199,7 @@ func Expand(prefix string, decl []Param, set map[string]any) ([]Setting, error) 
 		if len(names) > 0 {
 			what = experiments.Unknown("parameter", k, names)
 		}
-		errs = append(errs, fmt.Errorf("%s%s: %s", prefix, k, what))
+		errs = append(errs, &KeyError{Key: k, Err: fmt.Errorf("%s%s: %s", prefix, k, what)})
 	}
 	choices := make([][]any, len(decl)) // the values of each parameter
 	listed := make([]bool, len(decl))
@@ -213,7 +213,7 @@ func Expand(prefix string, decl []Param, set map[string]any) ([]Setting, error) 
 		if !isList {
 			v, err := normalize(p.Type, raw)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s%s: %w", prefix, p.Name, err))
+				errs = append(errs, &KeyError{Key: p.Name, Err: fmt.Errorf("%s%s: %w", prefix, p.Name, err)})
 				continue
 			}
 			choices[i] = []any{v}
@@ -221,17 +221,17 @@ func Expand(prefix string, decl []Param, set map[string]any) ([]Setting, error) 
 		}
 		listed[i] = true
 		if len(list) == 0 {
-			errs = append(errs, fmt.Errorf("%s%s: an empty list (give one value, or a list of the values to run)", prefix, p.Name))
+			errs = append(errs, &KeyError{Key: p.Name, Err: fmt.Errorf("%s%s: an empty list (give one value, or a list of the values to run)", prefix, p.Name)})
 			continue
 		}
 		for j, x := range list {
 			v, err := normalize(p.Type, x)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s%s[%d]: %w", prefix, p.Name, j, err))
+				errs = append(errs, &KeyError{Key: p.Name, Err: fmt.Errorf("%s%s[%d]: %w", prefix, p.Name, j, err)})
 				continue
 			}
 			if slices.Contains(choices[i], v) {
-				errs = append(errs, fmt.Errorf("%s%s[%d]: %s listed twice", prefix, p.Name, j, Format(v)))
+				errs = append(errs, &KeyError{Key: p.Name, Err: fmt.Errorf("%s%s[%d]: %s listed twice", prefix, p.Name, j, Format(v))})
 				continue
 			}
 			choices[i] = append(choices[i], v)
@@ -368,12 +368,30 @@ func tokenOK(s string) bool {
 	return true
 }
 
+// show formats a value as the spec wrote it, with its TOML type.
 func show(x any) string {
-	if s, ok := x.(string); ok {
-		return strconv.Quote(s)
+	switch v := x.(type) {
+	case string:
+		return strconv.Quote(v)
+	case float64, float32:
+		return fmt.Sprintf("%v (a float)", v)
+	case int, int64, int32:
+		return fmt.Sprintf("%v (an integer)", v)
+	case bool:
+		return fmt.Sprintf("%v (a boolean)", v)
 	}
-	return fmt.Sprintf("%v (%T)", x, x)
+	return fmt.Sprintf("%v", x)
 }
+
+// KeyError is an error of one key of a spec's params (Expand): Key is
+// the parameter's name, as the table writes it.
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string { return e.Err.Error() }
+func (e *KeyError) Unwrap() error { return e.Err }
 
 // Base returns the method name of a variant's label: label up to its
 // "[" ([Label]), or label itself.

@@ -71,12 +71,12 @@ func TestExpand_Errors(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"step": int64(3)}, `p.step: unknown parameter "step" (known: steps, clip, noise, center); did you mean "steps"?`},
-		{map[string]any{"steps": 2.5}, "p.steps: 2.5 (float64) is not an int"},
+		{map[string]any{"steps": 2.5}, "p.steps: 2.5 (a float) is not an int"},
 		{map[string]any{"steps": "ten"}, `p.steps: "ten" is not an int`},
 		{map[string]any{"clip": []any{}}, "p.clip: an empty list"},
 		{map[string]any{"clip": []any{1.0, int64(1)}}, "p.clip[1]: 1 listed twice"},
 		{map[string]any{"noise": "a b"}, `p.noise: string "a b": want 1–64 letters`},
-		{map[string]any{"center": int64(1)}, "p.center: 1 (int64) is not a bool"},
+		{map[string]any{"center": int64(1)}, "p.center: 1 (an integer) is not a bool"},
 		{map[string]any{"clip": math.Inf(1)}, "is not finite"},
 	} {
 		_, err := Expand("p.", d, c.set)
