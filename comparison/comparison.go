@@ -74,6 +74,10 @@ type Options struct {
 	// Level is the confidence level of the intervals; 1 − Level the
 	// family-wise error rate of each metric's verdicts. Zero means 0.95.
 	Level float64
+	// NotPrivate are the method labels whose releases are not private (a
+	// selection that reads the test fold, an exact argmax): Table marks
+	// them, so that a win is not read as a private result.
+	NotPrivate []string
 }
 
 // Cell is one comparison: a method against the baseline at one dataset,
@@ -296,13 +300,28 @@ func CSV(cells []Cell, xName string, level float64) ([]byte, error) {
 
 // Table returns the Markdown win/tie/loss table of cells: one row per
 // (metric, method), counting its cells' outcomes over datasets and x,
-// then one row per cell with the difference and its interval.
-func Table(cells []Cell, xName string, level float64) []byte {
+// then one row per cell with the difference and its interval; o gives
+// the x name, the level (zero: 0.95) and the methods marked not private.
+func Table(cells []Cell, o Options) []byte {
+	xName, level := o.XName, o.Level
+	if level == 0 {
+		level = 0.95
+	}
 	var b strings.Builder
 	if len(cells) == 0 {
 		return []byte("No comparison: no method shares a dataset and privacy level with the baseline.\n")
 	}
 	fmt.Fprintf(&b, "Each method against the baseline **%s**, paired by replicate: win/tie/loss per metric over every (dataset, %s), a win or loss when the Holm-adjusted paired t-test rejects at %.3g (family: the metric's cells).\n\n", cells[0].Baseline, xName, 1-level)
+	label := func(m string) string { return m }
+	if slices.ContainsFunc(cells, func(c Cell) bool { return slices.Contains(o.NotPrivate, c.Method) }) {
+		b.WriteString("A method marked **(not private)** releases a choice that is not private — it reads the test fold (an oracle) or takes an exact argmax: its wins are no private result.\n\n")
+		label = func(m string) string {
+			if slices.Contains(o.NotPrivate, m) {
+				return m + " **(not private)**"
+			}
+			return m
+		}
+	}
 	b.WriteString("| metric | method | win | tie | loss | n/a |\n|---|---|---:|---:|---:|---:|\n")
 	type mk struct{ metric, method string }
 	var order []mk
@@ -317,13 +336,13 @@ func Table(cells []Cell, xName string, level float64) []byte {
 	}
 	for _, k := range order {
 		n := count[k]
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", k.metric, k.method, n[Win], n[Tie], n[Loss], n[NA])
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d |\n", k.metric, label(k.method), n[Win], n[Tie], n[Loss], n[NA])
 	}
 	fmt.Fprintf(&b, "\n| metric | dataset | method | %s | pairs | %s − %s | %.3g %% CI | p (Holm) | outcome |\n|---|---|---|---:|---:|---:|---|---:|---|\n",
 		xName, "method", cells[0].Baseline, 100*level)
 	for _, c := range cells {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %.4g | [%.4g, %.4g] | %.3g | %s |\n",
-			c.Metric, c.Dataset, c.Method, results.FormatFloat(c.X), c.Pairs, c.Mean, c.CILow, c.CIHigh, c.PHolm, c.Outcome)
+			c.Metric, c.Dataset, label(c.Method), results.FormatFloat(c.X), c.Pairs, c.Mean, c.CILow, c.CIHigh, c.PHolm, c.Outcome)
 	}
 	return []byte(b.String())
 }

@@ -167,8 +167,16 @@ func TestCSVAndTable(t *testing.T) {
 	if len(lines) != 3 || lines[0] != strings.Join(Columns, ",") || !strings.HasPrefix(lines[1], "d,m,base,auc,epsilon,1,2,") {
 		t.Errorf("comparison.csv:\n%s", b)
 	}
-	md := string(Table(cells, "epsilon", 0.95))
-	if !strings.Contains(md, "| auc | m | 1 | 0 | 0 | 0 |") || !strings.Contains(md, "| error_rate | m | 0 | 1 | 0 | 0 |") {
+	md := string(Table(cells, Options{XName: "epsilon", Level: 0.95}))
+	if !strings.Contains(md, "| auc | m | 1 | 0 | 0 | 0 |") || !strings.Contains(md, "| error_rate | m | 0 | 1 | 0 | 0 |") || strings.Contains(md, "not private") {
 		t.Errorf("table:\n%s", md)
+	}
+	// A method whose release is not private (an oracle) is marked in
+	// both tables, with a sentence saying why its wins are no private
+	// result.
+	md = string(Table(cells, Options{XName: "epsilon", Level: 0.95, NotPrivate: []string{"m"}}))
+	if !strings.Contains(md, "| auc | m **(not private)** | 1 | 0 | 0 | 0 |") || !strings.Contains(md, "| auc | d | m **(not private)** | 1 |") ||
+		!strings.Contains(md, "its wins are no private result") {
+		t.Errorf("table with m not private:\n%s", md)
 	}
 }

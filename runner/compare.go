@@ -40,7 +40,7 @@ func compareBaseline(exp Experiment, rows []results.Row) (*compared, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
-	out := &compared{table: comparison.Table(cells, o.XName, o.Level), rows: comparison.SummaryRows(cells, spec.ID, o.XName)}
+	out := &compared{table: comparison.Table(cells, o), rows: comparison.SummaryRows(cells, spec.ID, o.XName)}
 	if out.csv, err = comparison.CSV(cells, o.XName, o.Level); err != nil {
 		return nil, err
 	}

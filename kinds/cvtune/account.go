@@ -8,6 +8,7 @@ import (
 	"github.com/dprepro/dprepro/comparison"
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/methods/selection"
@@ -130,15 +131,22 @@ func comparisonFor(t *TuningSpec, arms []arm, metrics []comparison.Metric) (comp
 	if t.Baseline == "" {
 		return comparison.Options{}, plots.FigureSpec{}, false
 	}
-	var others []string
-	for _, l := range labels(arms) {
-		if l != t.Baseline {
-			others = append(others, l)
+	var others, notPrivate []string
+	for _, a := range arms {
+		if a.label != t.Baseline {
+			others = append(others, a.label)
+		}
+		// An oracle's choice on the test fold, and a selection whose plan
+		// is not private (control's exact argmax): from the privacy the
+		// method states, not its name.
+		plan, err := a.sel.Plan(t.budget(t.Alphas[0]), 1, a.terms)
+		if a.grid == experiments.GridOracle || err == nil && !plan.Total.Private() {
+			notPrivate = append(notPrivate, a.label)
 		}
 	}
 	o := comparison.Options{
 		Baseline: t.Baseline, Methods: others, XCol: "alpha", XName: "alpha",
-		Metrics: metrics, PairKey: []string{"rep", "fold"},
+		Metrics: metrics, PairKey: []string{"rep", "fold"}, NotPrivate: notPrivate,
 	}
 	return o, plots.FigureSpec{XLabel: "privacy level α", LogX: true, Methods: others, Styles: FigureStyles}, true
 }

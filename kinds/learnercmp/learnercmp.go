@@ -274,16 +274,19 @@ func (e *Experiment) Comparison() (comparison.Options, plots.FigureSpec, bool) {
 	if e.baseline == "" {
 		return comparison.Options{}, plots.FigureSpec{}, false
 	}
-	var others []string
+	var others, notPrivate []string
 	for _, a := range e.arms {
 		if a.label != e.baseline {
 			others = append(others, a.label)
+		}
+		if a.oracle {
+			notPrivate = append(notPrivate, a.label)
 		}
 	}
 	o := comparison.Options{
 		Baseline: e.baseline, Methods: others, XCol: "epsilon", XName: "epsilon",
 		Metrics: []comparison.Metric{{Name: "auc", HigherIsBetter: true}, {Name: "error_rate"}, {Name: "mse"}},
-		PairKey: e.PairKey(),
+		PairKey: e.PairKey(), NotPrivate: notPrivate,
 	}
 	// Each learner drawn as in the accuracy figures: its fixed style, else
 	// the palette's at its place in comparison.learners.
