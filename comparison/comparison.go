@@ -313,6 +313,9 @@ func Table(cells []Cell, o Options) []byte {
 	}
 	fmt.Fprintf(&b, "Each method against the baseline **%s**, paired by replicate: win/tie/loss per metric over every (dataset, %s), a win or loss when the Holm-adjusted paired t-test rejects at %.3g (family: the metric's cells).\n\n", cells[0].Baseline, xName, 1-level)
 	label := func(m string) string { return m }
+	if slices.Contains(o.NotPrivate, cells[0].Baseline) {
+		fmt.Fprintf(&b, "The baseline **%s** is **not private**: its release reads the test fold (an oracle) or takes an exact argmax.\n\n", cells[0].Baseline)
+	}
 	if slices.ContainsFunc(cells, func(c Cell) bool { return slices.Contains(o.NotPrivate, c.Method) }) {
 		b.WriteString("A method marked **(not private)** releases a choice that is not private — it reads the test fold (an oracle) or takes an exact argmax: its wins are no private result.\n\n")
 		label = func(m string) string {

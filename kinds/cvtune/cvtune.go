@@ -258,6 +258,11 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 		}
 	}
+	if b := spec.Tuning.Baseline; b != "" && !slices.Contains(labels(e.arms), b) {
+		// Validated against the labels the spec names; a learner's
+		// variants (methods/params) label their arms by setting.
+		return nil, es.ErrorAt("tuning.baseline", "tuning.baseline", fmt.Errorf("%s (a learner with variants labels each setting, or its grid, on its own)", experiments.Unknown("method", b, labels(e.arms))))
+	}
 	built = true
 	return e, nil
 }
@@ -288,7 +293,11 @@ func minRecords(folds, k int, arms []arm) (int, string) {
 		if !ok {
 			continue
 		}
-		parts := sp.SplitParts(k)
+		candidates := k
+		if a.grid == experiments.GridPrivate {
+			candidates = k * len(a.fits) // λ × variants
+		}
+		parts := sp.SplitParts(candidates)
 		if m := folds * parts * 2; m > min {
 			min, why = m, fmt.Sprintf("%d folds and %s into %d parts need at least %d", folds, a.sel.Name(), parts, m)
 		}
@@ -363,6 +372,10 @@ func (e *Experiment) Units() []runner.Unit { return runner.UnitsOf(e.units, e.by
 // the released fit of that learner's rows.
 func (e *Experiment) Columns() []string {
 	if !e.explicit {
+		if e.deltaColumns() {
+			// A training δ: say where it went, as LearnerColumns do.
+			return slices.Insert(slices.Clone(Columns), slices.Index(Columns, "eps_tuning")+1, "delta_train", "delta_tuning")
+		}
 		return Columns
 	}
 	var ls []learners.Learner
@@ -375,6 +388,11 @@ func (e *Experiment) Columns() []string {
 	}
 	return slices.Concat(cols, learners.DiagnosticColumns(ls...))
 }
+
+// deltaColumns reports whether the rows have delta_train and
+// delta_tuning: with tuning.learners (LearnerColumns), or with a training
+// δ (tuning.train_delta), whose charges the ledger reads from them.
+func (e *Experiment) deltaColumns() bool { return e.explicit || e.spec.Tuning.TrainDelta > 0 }
 
 // RunUnit implements runner.Experiment.
 func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env) ([]results.Row, error) {
@@ -456,6 +474,10 @@ func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fi
 		ctx: ctx, learners: fits, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train, valIdx: val,
 		train: learners.NewData(ds.X, ds.Y, train), val: learners.NewData(ds.X, ds.Y, val), beta: math.NaN(),
 	}
+	// The parts of T a splitting method trains on are this unit's alone:
+	// their scratch files (an external learner's) go when it ends.
+	c.partScope = "parts/" + key
+	defer e.ReleaseScratch(c.partScope)
 	alpha := u.alpha
 	sel, err := a.sel.Select(ctx, rng, c, e.spec.Tuning.budget(alpha))
 	if err != nil {
@@ -511,7 +533,7 @@ func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fi
 	r.SetInt("nonconverged_fits", c.nonconverged)
 	r.SetFloat("eps_train", priv.train)
 	r.SetFloat("eps_tuning", priv.tuning)
-	if e.explicit {
+	if e.deltaColumns() {
 		r.SetFloat("delta_train", priv.trainDelta)
 		r.SetFloat("delta_tuning", priv.tuningDelta)
 	}
@@ -553,6 +575,7 @@ type classifierCandidates struct {
 	val      *learners.Data
 	margins  []float64
 
+	partScope    string // the scratch scope of the parts of T (Split): the unit's own
 	nonconverged int
 	fitSeconds   float64 // wall-clock seconds of the unit's fits (timings.csv)
 	fits         int     // training runs
@@ -621,7 +644,9 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level learners.Level
 	li, vi := c.candidate(i)
 	learner, lambda := c.learners[vi], c.lambdas[li]
 	rows, records := c.train, mech.Records{Dataset: c.ds.Name, Part: "T", Index: c.trainIdx, N: len(c.trainIdx)}
+	fitCtx := c.ctx
 	if parts > 1 {
+		fitCtx = runner.WithScratchScope(c.ctx, c.partScope)
 		if parts != len(c.parts) || part < 0 || part >= parts {
 			return selection.Fit{}, fmt.Errorf("cvtune: part %d of %d asked, %d prepared by Split", part, parts, len(c.parts))
 		}
@@ -630,7 +655,7 @@ func (c *classifierCandidates) Train(rng *rand.Rand, i int, level learners.Level
 	}
 	mech.Scope(rng, fmt.Sprintf("training: %s of candidate %d (lambda=%v) at %v", learner.Name(), i+1, lambda, level), records)
 	start := time.Now()
-	m, g, err := learner.Fit(c.ctx, rng, rows, lambda, level)
+	m, g, err := learner.Fit(fitCtx, rng, rows, lambda, level)
 	c.fitSeconds += time.Since(start).Seconds()
 	if err != nil {
 		return selection.Fit{}, fmt.Errorf("learner %s: %w", learner.Name(), err)

@@ -108,3 +108,34 @@ func TestNotions_TrainDelta(t *testing.T) {
 		})
 	}
 }
+
+// TestNotions_TrainDeltaWithoutLearnerList: with tuning.train_delta and
+// no tuning.learners (the built-in, pure ε-DP learner) the rows still
+// have delta_train and delta_tuning, so that the ledger's training charge
+// books what the fits spent (δ = 0: a pure guarantee meets any level)
+// rather than the plan's δ.
+func TestNotions_TrainDeltaWithoutLearnerList(t *testing.T) {
+	s, err := experiments.Parse("ext.toml", []byte(strings.Replace(fmt.Sprintf(extSpec, "train_delta = 1e-6"),
+		`methods = ["stability", "alphaSplit", "dataSplit", "random", "control"]`, `methods = ["alphaSplit"]`, 1)), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cols := strings.Join(e.Columns(), ","); !strings.Contains(cols, ",eps_tuning,delta_train,delta_tuning,") || strings.Contains(cols, ",learner,") {
+		t.Errorf("columns %s: want delta_train and delta_tuning, no learner column", cols)
+	}
+	rows, err := runner.RunKey(context.Background(), e, "magic/alpha=2/alphaSplit/rep=1/fold=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0]["delta_train"] != "0" || rows[0]["method"] != "alphaSplit" {
+		t.Errorf("row method %s delta_train %q: want alphaSplit and 0", rows[0]["method"], rows[0]["delta_train"])
+	}
+	led := e.Ledger(rows)
+	if len(led) != 1 || led[0].Components[0].Delta != 0 || led[0].Total.Delta != 0 {
+		t.Errorf("ledger %+v: want the training charge and the total at δ = 0", led)
+	}
+}

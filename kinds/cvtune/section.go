@@ -8,6 +8,7 @@ import (
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -205,7 +206,9 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 // validateBaseline checks tuning.baseline against the run's method
 // labels.
 func validateBaseline(t *TuningSpec, labels []string, p *experiments.Problems) {
-	if t.Baseline != "" && !slices.Contains(labels, t.Baseline) {
+	// A variant's label ("alphaSplit/dp-gd[steps=20]") is known only when
+	// the learner's parameters are (New checks it): its base must be here.
+	if t.Baseline != "" && !slices.Contains(labels, t.Baseline) && !slices.Contains(labels, params.Base(t.Baseline)) {
 		p.At("tuning.baseline", "%s (the baseline is one of the run's method labels)", experiments.Unknown("method", t.Baseline, labels))
 	}
 }

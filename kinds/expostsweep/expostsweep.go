@@ -663,9 +663,22 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 	if !ok {
 		return nil
 	}
-	in := map[string]string{"grid generator": e.spec.Spec.MethodIdentity(e.grid.Name())}
+	in := map[string]string{"grid generator": e.generatorIdentity(e.grid)}
 	if m, ok := e.methods[u.method]; ok && m.gen != nil {
-		in["method "+u.method] = "generator " + e.spec.Spec.MethodIdentity(m.gen.Name())
+		in["method "+u.method] = "generator " + e.generatorIdentity(m.gen)
 	}
 	return in
+}
+
+// generatorIdentity is what identifies generator g for the units that
+// call it: experiments.Spec.MethodIdentity (an external generator's table
+// and files, a registered one's name) and, for an external one, the
+// values of its parameters ([methods.params]), which MethodIdentity
+// leaves out.
+func (e *Experiment) generatorIdentity(g interface{ Name() string }) string {
+	id := e.spec.Spec.MethodIdentity(g.Name())
+	if x, ok := g.(interface{ Setting() string }); ok && x.Setting() != "" {
+		id += " params(" + x.Setting() + ")"
+	}
+	return id
 }

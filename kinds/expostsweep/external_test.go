@@ -64,6 +64,10 @@ func fakeHypWorker(mode string) int {
 	if tasks != nil {
 		attrs["tasks"] = tasks
 	}
+	if mode == "params" {
+		// One declared parameter: the hypotheses' scale (default 1).
+		attrs["params"] = []any{map[string]any{"name": "scale", "type": "float", "default": 1.0}}
+	}
 	send(map[string]any{"type": "hello", "protocol": 1, "serves": "hypothesis", "privacy": form, "attributes": attrs})
 	for in.Scan() {
 		var req struct {
@@ -71,10 +75,11 @@ func fakeHypWorker(mode string) int {
 			Op     string
 			Seed   uint64
 			Params struct {
-				N, D     int
-				Radius   float64
-				Epsilons []float64
-				Epsilon  float64
+				N, D         int
+				Radius       float64
+				Epsilons     []float64
+				Epsilon      float64
+				MethodParams struct{ Scale *float64 } `json:"method_params"`
 			}
 			Data map[string]string
 		}
@@ -96,6 +101,13 @@ func fakeHypWorker(mode string) int {
 		}
 		d := req.Params.D
 		s := 0.05 + 0.4*float64(req.Seed%1000)/1000
+		if mode == "params" {
+			if req.Params.MethodParams.Scale == nil {
+				fail("no method_params.scale in the call")
+				continue
+			}
+			s *= *req.Params.MethodParams.Scale
+		}
 		theta := func(scale float64) []float64 {
 			th := make([]float64, d)
 			for j := range th {
@@ -425,5 +437,53 @@ func TestExternalGenerator_Faults(t *testing.T) {
 				t.Errorf("error %v is not an output fault", err)
 			}
 		})
+	}
+}
+
+// TestExternalGenerator_Params: a generator worker that declares a
+// parameter gets its value in every call (params.method_params), set by
+// the spec's [methods.params] (a list is refused: one setting per
+// generator); a changed value is part of the identity of the units that
+// call it, so the rerun recomputes them (saying so) instead of resuming
+// stale rows, and leaves the built-in generator's units resumed.
+func TestExternalGenerator_Params(t *testing.T) {
+	out := t.TempDir()
+	run := func(scale string) (string, []byte) {
+		t.Helper()
+		src := fakeSpec(t, "params", "timeout = \"20s\"\n", "timeout = \"20s\"\n[methods.params]\nscale = "+scale+"\n")
+		s, err := parseSpec(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(s, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: out, Workers: 2, Stderr: &stderr})
+		if err != nil {
+			t.Fatalf("scale %s: %v\n%s", scale, err, stderr.String())
+		}
+		rows, err := os.ReadFile(dir + "/rows.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stderr.String(), rows
+	}
+	_, rows1 := run("1.0")
+	stderr, rows2 := run("0.5")
+	if !strings.Contains(stderr, "recomputing the units whose inputs changed") || !strings.Contains(stderr, "method noise-reduction changed (6 units)") ||
+		!strings.Contains(stderr, "method doubling changed (6 units)") || strings.Contains(stderr, "noise-reduction-output changed") {
+		t.Errorf("scale changed: stderr does not say that fake-hyp's units (and only those) are recomputed:\n%s", stderr)
+	}
+	if string(rows1) == string(rows2) {
+		t.Error("the rows did not change with the generator's scale")
+	}
+	s, err := parseSpec(fakeSpec(t, "params", "timeout = \"20s\"\n", "timeout = \"20s\"\n[methods.params]\nscale = [0.5, 1.0]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(s, Options{}); err == nil || !strings.Contains(err.Error(), "methods[0].params: lists expand into variants for learners only") {
+		t.Errorf("a list for a generator: err %v, want it refused", err)
 	}
 }

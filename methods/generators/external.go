@@ -80,6 +80,7 @@ type External struct {
 	set    *external.Set
 	tasks  []Task
 	values map[string]any // the values of its declared parameters, sent in every call
+	canon  string         // those values, "k=v,…" (params.Setting.Canonical)
 
 	mu     sync.Mutex
 	inputs map[Problem]genInput
@@ -115,7 +116,7 @@ func NewExternal(ctx context.Context, set *external.Set, name string) (*External
 	if err != nil {
 		return nil, err
 	}
-	g := &External{name: name, set: set, inputs: map[Problem]genInput{}, values: st.Values}
+	g := &External{name: name, set: set, inputs: map[Problem]genInput{}, values: st.Values, canon: st.Canonical()}
 	for _, v := range raw {
 		s, _ := v.(string)
 		t := Task(s)
@@ -128,6 +129,11 @@ func NewExternal(ctx context.Context, set *external.Set, name string) (*External
 	}
 	return g, nil
 }
+
+// Setting returns the values of the parameters the worker declares, as
+// the spec sets them, "k=v,…" ("" for none): part of the identity of
+// every unit that calls it (runner.UnitReader).
+func (g *External) Setting() string { return g.canon }
 
 // Name implements Generator: the [[methods]] name.
 func (g *External) Name() string { return g.name }
