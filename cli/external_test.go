@@ -101,6 +101,18 @@ func TestPythonMethod(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "scratch")); !os.IsNotExist(err) {
 		t.Errorf("the scratch directory outlived the run: %v", err)
 	}
+	// The scratch files: each fold's training set T (8 of 10 folds) is
+	// written once and kept until the fold's last unit; dataSplit's parts
+	// of T are their unit's alone and go with it. At most the 10 folds'
+	// T and a few units' parts are on disk at once — not the 30 dataSplit
+	// units' parts as well (≈ 4× as much).
+	if len(m.Datasets) == 1 {
+		n, d := float64(m.Datasets[0].N), float64(m.Datasets[0].D)
+		folds := 10 * 0.8 * n * (d + 1) * 8
+		if p := float64(m.ScratchPeakBytes); p < 0.8*n*(d+1)*8 || p > 2*folds {
+			t.Errorf("scratch peak %.0f bytes: want at least one fold's T (%.0f) and at most twice every fold's (%.0f)", p, 0.8*n*(d+1)*8, 2*folds)
+		}
+	}
 	// The same command again: nothing to compute, same files.
 	code, _, stderr = runBin(t, bin, env, args...)
 	if code != 0 || !strings.Contains(stderr, "300 of 300 units already done") {
