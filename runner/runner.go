@@ -1012,6 +1012,13 @@ func hashExecutable() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// builtinSpec reports whether spec is one of the built-in specs (parsed
+// from the binary's bytes, not a file): its settings as written are the
+// paper's.
+func builtinSpec(spec *experiments.Spec) bool {
+	return slices.Contains(experiments.BuiltinIDs(), spec.ID) && (spec.Source == nil || spec.Source.Abs == "")
+}
+
 // FigureCaption completes the caption of a figure of spec's run: the
 // profile applied (marked when a quick profile fell back to the paper's
 // settings) and the level of the summary's intervals, where the kind left
@@ -1020,9 +1027,12 @@ func FigureCaption(spec *experiments.Spec, c plots.Caption) plots.Caption {
 	if c.Profile == "" {
 		c.Profile = spec.Profile
 		if spec.ProfileFallback {
-			// No such profile: the spec's own settings ran — a paper's
+			// No such profile: the spec's own settings ran — a built-in
 			// spec's are the paper's, a user's are what it says.
 			c.Profile = plots.AsWritten
+			if builtinSpec(spec) {
+				c.Profile = "paper"
+			}
 		}
 	}
 	if c.CILevel == 0 {

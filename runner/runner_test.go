@@ -384,6 +384,8 @@ func TestFigureCaption(t *testing.T) {
 	}{
 		{"quick", spec("quick", false), plots.Caption{}, plots.Caption{Profile: "quick", CILevel: 0.9}},
 		{"fallback", spec("quick", true), plots.Caption{}, plots.Caption{Profile: plots.AsWritten, CILevel: 0.9}},
+		// A built-in spec without the profile asked: its settings are the paper's.
+		{"built-in fallback", func() *experiments.Spec { s := spec("quick", true); s.ID = experiments.BuiltinIDs()[0]; return s }(), plots.Caption{}, plots.Caption{Profile: "paper", CILevel: 0.9}},
 		{"kind's own", spec("quick", false), plots.Caption{Profile: "mine", CILevel: 0.5, Note: "n"}, plots.Caption{Profile: "mine", CILevel: 0.5, Note: "n"}},
 	}
 	for _, tt := range tests {
