@@ -1334,3 +1334,38 @@ func (e *Experiment) RowWarnings(rows []results.Row) []string {
 // variability fit), at one dataset and x; the paper's claims comparing two
 // methods are decided on differences paired by them.
 func (e *Experiment) PairKey() []string { return Kind.PairKey() }
+
+// SharedHash implements runner.UnitReader: the spec without
+// confidence_intervals.methods and the [[methods]] tables — the methods
+// a unit computes are its own inputs (UnitInputs) — so that a method
+// added, removed or edited (an external one's script, files or
+// parameter values) computes only the units of its group and resumes the
+// others. Everything else (the sweep and its values, the replicates and
+// blocks, the budget, the data) stays in it: a change there starts over.
+// The draws do not depend on the grouping (see unitGroups), so a unit
+// recomputed for its methods gives the rows a fresh run would.
+func (e *Experiment) SharedHash() string {
+	sec := *e.spec.Section
+	sec.ConfidenceIntervals.Methods = nil
+	return e.spec.Spec.SharedHash(&sec)
+}
+
+// UnitInputs implements runner.UnitReader: the identity of every method
+// the unit computes (experiments.Spec.MethodIdentity, with an external
+// method's parameter values, which it leaves out), in the unit's order.
+func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
+	u, ok := ru.(unit)
+	if !ok {
+		return nil
+	}
+	var ids []string
+	for _, i := range u.ms {
+		m := e.methods[i]
+		id := e.spec.Spec.MethodIdentity(m.Name())
+		if x, ok := m.(interface{ Setting() string }); ok && x.Setting() != "" {
+			id += " params(" + x.Setting() + ")"
+		}
+		ids = append(ids, id)
+	}
+	return map[string]string{"methods": strings.Join(ids, "; ")}
+}

@@ -107,6 +107,7 @@ type External struct {
 	attrs  Attributes
 	spends []int          // the budget parts spent, indices 0..2 (ε₁, ε₂, ε₃), ascending
 	values map[string]any // the values of its declared parameters, sent in every call
+	canon  string         // those values, "k=v,…" (params.Setting.Canonical)
 }
 
 // Attribute keys of a ci method's hello.
@@ -140,9 +141,14 @@ func NewExternal(ctx context.Context, set *external.Set, name string) (*External
 	if err != nil {
 		return nil, err
 	}
-	m.values = st.Values
+	m.values, m.canon = st.Values, st.Canonical()
 	return m, nil
 }
+
+// Setting returns the values of the parameters the worker declares, as
+// the spec sets them, "k=v,…" ("" for none): part of the identity of
+// every unit that calls it (runner.UnitReader).
+func (m *External) Setting() string { return m.canon }
 
 // readAttributes sets m's attributes and budget parts from a hello's.
 func (m *External) readAttributes(attrs map[string]any) error {
