@@ -70,6 +70,10 @@ type CheckpointHeader struct {
 	// its run was to decide. Not part of the identity ([Changes]): the
 	// same spec read from another path is the same run.
 	SpecFile string `json:"spec_file,omitempty"`
+	// SpecKeys are the resolved spec's settings (FlattenSpec), so that a
+	// run of another spec can name the keys that changed. Not part of the
+	// identity (SpecHash is): wording only.
+	SpecKeys map[string]string `json:"spec_keys,omitempty"`
 }
 
 // ReadCheckpointHeader reads the header of the checkpoint in the run
@@ -143,6 +147,15 @@ func sourceBrief(src string) string {
 	return src
 }
 
+// keysNote is ": " and the keys that differ between old's and h's spec
+// settings (keyChanges), or "" when a header lacks them.
+func keysNote(old, h CheckpointHeader) string {
+	if k := keyChanges(old.SpecKeys, h.SpecKeys, 6); k != "" {
+		return ": " + k
+	}
+	return ""
+}
+
 // Changes lists, in words, what differs between an old header and h, the
 // current one: e.g. "data: magic changed from synthetic
 // planted-logistic/v1 (…) to real magic04.data sha256 318f…". It is empty
@@ -165,9 +178,9 @@ func (h CheckpointHeader) Changes(old CheckpointHeader) []string {
 	case old.PerUnit != h.PerUnit:
 		ch = append(ch, "spec: the checkpoint identifies its units another way (written by another version of the kind)")
 	case old.SpecHash != h.SpecHash && old.Seed == h.Seed && old.Profile == h.Profile && h.PerUnit:
-		ch = append(ch, fmt.Sprintf("spec: a setting every unit reads changed (sha256 %s to %s; a change of one method, grid value or method file recomputes only its units)", short(old.SpecHash), short(h.SpecHash)))
+		ch = append(ch, fmt.Sprintf("spec: a setting every unit reads changed (sha256 %s to %s; a change of one method, grid value or method file recomputes only its units)%s", short(old.SpecHash), short(h.SpecHash), keysNote(old, h)))
 	case old.SpecHash != h.SpecHash && old.Seed == h.Seed && old.Profile == h.Profile:
-		ch = append(ch, fmt.Sprintf("spec: the resolved spec changed (sha256 %s to %s)", short(old.SpecHash), short(h.SpecHash)))
+		ch = append(ch, fmt.Sprintf("spec: the resolved spec changed (sha256 %s to %s)%s", short(old.SpecHash), short(h.SpecHash), keysNote(old, h)))
 	}
 	oldData := map[string]string{}
 	for _, d := range old.Data {

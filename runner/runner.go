@@ -310,7 +310,12 @@ func Header(exp Experiment) results.CheckpointHeader {
 	if ur, ok := exp.(UnitReader); ok {
 		hash, perUnit = ur.SharedHash(), true
 	}
+	var keys map[string]string
+	if canon, err := spec.Canonical(); err == nil {
+		keys, _ = results.FlattenSpec(canon)
+	}
 	return results.CheckpointHeader{
+		SpecKeys: keys,
 		SpecFile: file,
 		Format:   results.CheckpointFormat,
 		SpecID:   spec.ID,
@@ -426,7 +431,11 @@ func announceFinished(stderr io.Writer, id, dir string, h results.CheckpointHead
 		fmt.Fprintf(stderr, "dprepro: %s: %s holds a manifest.json that cannot be read (%v); the run's files stay in place until this run has all its units, and are then replaced\n", id, dir, err)
 		return nil
 	}
-	changes := h.Changes(m.Identity())
+	old := m.Identity()
+	if b, err := os.ReadFile(filepath.Join(dir, "spec.toml")); err == nil {
+		old.SpecKeys, _ = results.FlattenSpec(b) // to name the keys that changed
+	}
+	changes := h.Changes(old)
 	if len(changes) == 0 {
 		return nil
 	}
