@@ -390,7 +390,10 @@ type KeyError struct {
 	Err error
 }
 
+// Error implements error: the message, which names the key.
 func (e *KeyError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *KeyError) Unwrap() error { return e.Err }
 
 // Base returns the method name of a variant's label: label up to its
