@@ -60,3 +60,18 @@ func (s *Spec) MethodIdentity(name string) string {
 	}
 	return name
 }
+
+// WithSettings returns the method identity id with the values of each
+// parameter setting (its canonical "k=v,…", methods/params) appended as
+// " params(…)", empty ones skipped: MethodIdentity leaves a method's
+// params out, and every kind that keys units by method adds the values
+// its unit ran, so that a value added or changed recomputes only the
+// units that ran it.
+func WithSettings(id string, settings ...string) string {
+	for _, c := range settings {
+		if c != "" {
+			id += " params(" + c + ")"
+		}
+	}
+	return id
+}

@@ -1361,11 +1361,7 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 	var ids []string
 	for _, i := range u.ms {
 		m := e.methods[i]
-		id := e.spec.Spec.MethodIdentity(m.Name())
-		if x, ok := m.(interface{ Setting() string }); ok && x.Setting() != "" {
-			id += " params(" + x.Setting() + ")"
-		}
-		ids = append(ids, id)
+		ids = append(ids, experiments.WithSettings(e.spec.Spec.MethodIdentity(m.Name()), external.SettingOf(m)))
 	}
 	return map[string]string{"methods": strings.Join(ids, "; ")}
 }

@@ -191,14 +191,8 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 		return nil
 	}
 	a := e.arms[u.arm]
-	id := e.spec.Spec.MethodIdentity(params.Base(a.learner))
-	// The values of the arm's settings (a grid's: of every variant), so
-	// that a value added to a list recomputes its variant alone.
-	for _, st := range a.settings {
-		if c := st.Canonical(); c != "" {
-			id += " params(" + c + ")"
-		}
-	}
+	// With the values of the arm's settings (a grid's: of every variant).
+	id := experiments.WithSettings(e.spec.Spec.MethodIdentity(params.Base(a.learner)), params.Canonicals(a.settings)...)
 	return map[string]string{
 		"method " + a.sel.Name(): a.sel.Name(),
 		"learner " + a.learner:   id,

@@ -676,9 +676,5 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 // values of its parameters ([methods.params]), which MethodIdentity
 // leaves out.
 func (e *Experiment) generatorIdentity(g interface{ Name() string }) string {
-	id := e.spec.Spec.MethodIdentity(g.Name())
-	if x, ok := g.(interface{ Setting() string }); ok && x.Setting() != "" {
-		id += " params(" + x.Setting() + ")"
-	}
-	return id
+	return experiments.WithSettings(e.spec.Spec.MethodIdentity(g.Name()), external.SettingOf(g))
 }

@@ -317,14 +317,8 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 		return map[string]string{"learner " + name: e.spec.Spec.MethodIdentity(name) + " lambda=" + results.FormatFloat(e.spec.Comparison.lambda(name))}
 	}
 	a := e.arms[u.learner]
-	id := e.spec.Spec.MethodIdentity(a.name) + " lambda=" + results.FormatFloat(e.spec.Comparison.lambda(a.name))
-	// The values of the unit's setting (an oracle's: of every variant),
-	// so that a value added to a list recomputes its variant alone.
-	for _, st := range a.settings {
-		if c := st.Canonical(); c != "" {
-			id += " params(" + c + ")"
-		}
-	}
+	// With the values of the unit's setting (an oracle's: of every variant).
+	id := experiments.WithSettings(e.spec.Spec.MethodIdentity(a.name)+" lambda="+results.FormatFloat(e.spec.Comparison.lambda(a.name)), params.Canonicals(a.settings)...)
 	return map[string]string{"learner " + a.label: id}
 }
 

@@ -241,3 +241,14 @@ func MethodParams(p any, values map[string]any) (any, error) {
 	m["method_params"] = values
 	return m, nil
 }
+
+// SettingOf returns the parameter values of m, an external method of an
+// extension point that runs one setting per method (a ci method, a
+// hypothesis generator: their Setting method), "k=v,…"; "" for any
+// other method, or one without parameters.
+func SettingOf(m any) string {
+	if x, ok := m.(interface{ Setting() string }); ok {
+		return x.Setting()
+	}
+	return ""
+}

@@ -413,3 +413,13 @@ func Labels(settings []Setting) []string {
 	}
 	return out
 }
+
+// Canonicals returns the canonical values of settings, in order
+// ([Setting.Canonical]).
+func Canonicals(settings []Setting) []string {
+	out := make([]string, len(settings))
+	for i, s := range settings {
+		out[i] = s.Canonical()
+	}
+	return out
+}
