@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -425,41 +424,11 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 }
 
 // oracleRow is the row of an oracle arm ("<method>/<learner>[grid=oracle]")
-// from its variants' rows of one unit: the variant with the highest test
-// AUC (the first of ties, in the variants' order), chosen by looking at
-// the test fold W — so the release is not private with respect to it:
-// private is false and the status says so. setting names the variant;
-// fits, nonconverged_fits and fit_seconds count every variant's (each
-// was selected and fit, to be chosen among).
+// from its variants' rows of one unit (learners.OracleRow): fits,
+// nonconverged_fits and fit_seconds count every variant's (each was
+// selected and fit, to be chosen among).
 func (e *Experiment) oracleRow(a arm, rows []results.Row) results.Row {
-	best := 0
-	for i, r := range rows {
-		if r.Float("auc") > rows[best].Float("auc") {
-			best = i
-		}
-	}
-	r := maps.Clone(rows[best])
-	var fits, nonconv int
-	var secs float64
-	for _, x := range rows {
-		fits += int(x.Float("fits"))
-		nonconv += int(x.Float("nonconverged_fits"))
-		secs += x.Float("fit_seconds")
-	}
-	r.SetInt("fits", fits)
-	r.SetInt("nonconverged_fits", nonconv)
-	r.SetFloat("fit_seconds", secs)
-	r.Set("method", a.label)
-	r.Set("learner", a.learner)
-	r.Set("setting", a.settings[best].Label)
-	r.Set("private", "false")
-	note := fmt.Sprintf("oracle: %s has the highest test AUC of %d variants; the choice reads the test fold, so the release is not private", rows[best]["learner"], len(rows))
-	if st := rows[best]["status"]; st == "ok" {
-		r.Set("status", learners.RowStatus(note))
-	} else {
-		r.Set("status", st+"; "+note)
-	}
-	return r
+	return learners.OracleRow(rows, a.label, a.learner, a.settings, "fits", "nonconverged_fits", "fit_seconds")
 }
 
 // selectRow runs arm a's selection method on unit u's folds over the

@@ -63,7 +63,6 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -420,38 +419,13 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 }
 
 // oracleRow is the row of an oracle arm ("name[grid=oracle]") from the
-// rows of its variants' fits on one fold and ε: the variant with the
-// highest test AUC (the first of ties, in the variants' order) — chosen
-// by looking at the test fold, so the release is not private with
-// respect to it: private is false and the status says so. Its setting
-// column names the variant, fit_seconds sums every variant's fit (each
-// was fit, to be chosen among).
+// rows of its variants' fits on one fold and ε (learners.OracleRow, its
+// fit_seconds summed), keyed key, its notion none: the release, not the
+// variant's fit.
 func oracleRow(a arm, rows []results.Row, key string) results.Row {
-	best := 0
-	for i, r := range rows {
-		if r.Float("auc") > rows[best].Float("auc") {
-			best = i
-		}
-	}
-	r := maps.Clone(rows[best])
-	secs := 0.0
-	for _, x := range rows {
-		secs += x.Float("fit_seconds")
-	}
-	r.Set("method", a.label)
-	r.Set("learner", a.label)
-	r.Set("setting", a.settings[best].Label)
+	r := learners.OracleRow(rows, a.label, a.label, a.settings, "fit_seconds")
 	r.Set("key", key)
-	r.Set("private", "false")
-	r.Set("notion", string(privacy.None)) // the release, not the variant's fit
-	note := fmt.Sprintf("oracle: %s has the highest test AUC of %d variants; the choice reads the test fold, so the release is not private", rows[best]["learner"], len(rows))
-	st := rows[best]["status"]
-	if st == "ok" {
-		r.Set("status", learners.RowStatus(note))
-	} else {
-		r.Set("status", st+"; "+note)
-	}
-	r.SetFloat("fit_seconds", secs)
+	r.Set("notion", string(privacy.None))
 	return r
 }
 
