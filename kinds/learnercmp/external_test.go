@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 2 && os.Args[1] == "fake-learner-zcdp" {
 		os.Exit(fakeZCDPHello())
 	}
+	if len(os.Args) == 3 && os.Args[1] == "fake-learner-stability" {
+		os.Exit(fakeStabilityWorker(os.Args[2]))
+	}
 	if len(os.Args) == 3 && os.Args[1] == "fake-learner-params" {
 		os.Exit(fakeParamsWorker(os.Args[2]))
 	}

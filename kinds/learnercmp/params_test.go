@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -314,5 +315,82 @@ func TestParams_UnusedTable(t *testing.T) {
 	want := `small.toml:7: methods[0].name: no comparison.learners entry names learner "noisy-gdd": its table (command, params, grid) is not used`
 	if w := e.Warnings(); !slices.Contains(w, want) {
 		t.Errorf("warnings %q lack %q", w, want)
+	}
+}
+
+// fakeStabilityWorker is a learner whose hello declares the "stability"
+// op and answers it with β₁ = 2/min λ, β₂ = 1 (mode "ok"), the same with
+// a privacy claim ("claim"), or β₁ = 0 ("zero").
+func fakeStabilityWorker(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<16), 1<<24)
+	if !in.Scan() {
+		return 1
+	}
+	fmt.Println(`{"type": "hello", "protocol": 1, "serves": "learner", "privacy": "pure", "attributes": {"stability": true}}`)
+	for in.Scan() {
+		var req struct {
+			ID     uint64 `json:"id"`
+			Op     string `json:"op"`
+			Params struct {
+				Lambdas []float64 `json:"lambdas"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil || req.Op != "stability" {
+			return 2
+		}
+		b1 := 2 / slices.Min(req.Params.Lambdas)
+		reply := map[string]any{"type": "result", "id": req.ID, "output": map[string]any{"beta1": b1, "beta2": 1}}
+		switch mode {
+		case "claim":
+			reply["privacy"] = map[string]any{"epsilon": 1}
+		case "zero":
+			reply["output"] = map[string]any{"beta1": 0, "beta2": 1}
+		}
+		b, _ := json.Marshal(reply)
+		fmt.Println(string(b))
+	}
+	return 0
+}
+
+// TestExternalLearner_StabilityOp: a worker whose hello declares
+// attributes.stability is a learners.StableLearner whose constants come
+// from its "stability" reply; a reply that claims privacy (the op
+// releases nothing) or a β that is not > 0 is a fault naming the method.
+func TestExternalLearner_StabilityOp(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ mode, want string }{
+		{"ok", ""},
+		{"claim", "a stability call releases nothing"},
+		{"zero", "beta1 is"},
+	} {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := strings.Replace(extSpec(t, t.TempDir()+"/r.jsonl"), fmt.Sprintf("command = [%q, \"fake-learner\",", exe),
+			fmt.Sprintf("command = [%q, \"fake-learner-stability\", %q] #", exe, c.mode), 1)
+		e := load(t, src)
+		var l learners.Learner
+		for _, a := range e.arms {
+			if a.name == "fake-ext" {
+				l = a.fits[0]
+			}
+		}
+		sl, ok := l.(learners.StableLearner)
+		if !ok {
+			t.Fatalf("%s: learner %T is not a StableLearner", c.mode, l)
+		}
+		b1, b2, err := sl.StabilityConstants([]float64{0.5, 0.1}, 100, 0.5, 0.01)
+		e.Methods.Close()
+		if c.want == "" {
+			if err != nil || b1 != 20 || b2 != 1 {
+				t.Errorf("ok: β₁ %v β₂ %v err %v, want 20, 1", b1, b2, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "fake-ext") {
+			t.Errorf("%s: err %v, want it to name fake-ext and say %q", c.mode, err, c.want)
+		}
 	}
 }
