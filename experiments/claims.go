@@ -118,8 +118,47 @@ type Produced struct {
 	// tuning.learners is set; external methods ([[methods]]) by their
 	// names.
 	Methods []string
+	// Varied are the labels of methods that run as variants (a list in
+	// the params of their [[methods]] table; see [Spec.VariedMethods]):
+	// their rows carry "label[param=value,…]" (or "label[grid=oracle]",
+	// "label[grid=private]" for a grid selected per fold), never the bare
+	// label. The exact variant labels are known once the
+	// method's declared parameters are, at the run: a name that passed
+	// [Produced.CheckMethod] but no row carries is reported there (a
+	// claim "missing", with the reason).
+	Varied []string
 	// Metrics are the summarized metrics, in the summary's order.
 	Metrics []string
+}
+
+// variantBase is the base of a variant label "base[…]" and true, or ""
+// and false for any other name (as methods/params.Base splits it).
+func variantBase(name string) (string, bool) {
+	if i := strings.IndexByte(name, '['); i > 0 && strings.HasSuffix(name, "]") {
+		return name[:i], true
+	}
+	return "", false
+}
+
+// CheckMethod returns "" when name is a method label the rows can carry
+// (one of Methods, or a variant "base[…]" of one of Varied), else why
+// not, in words: the bare label of a method that runs variants, or an
+// unknown name with the names the spec runs and a "did you mean".
+func (p Produced) CheckMethod(name string) string {
+	if slices.Contains(p.Methods, name) {
+		return ""
+	}
+	if b, ok := variantBase(name); ok && slices.Contains(p.Varied, b) {
+		return ""
+	}
+	if slices.Contains(p.Varied, name) {
+		return fmt.Sprintf("method %q runs variants (a list in its [[methods]] params): name one as its rows label it, %s[param=value,…] (or %s[grid=…] for a grid selected per fold)", name, name, name)
+	}
+	known := slices.Clone(p.Methods)
+	for _, v := range p.Varied {
+		known = append(known, v+"[…]")
+	}
+	return unknownName("method", name, "the spec runs", known)
 }
 
 // Producer is implemented by a Section that declares what its kind's
@@ -185,6 +224,7 @@ func scopeOf(specs ...*Spec) *claimScope {
 		if p, ok := s.Produced(); ok {
 			sc.declared = true
 			union(&sc.Methods, p.Methods)
+			union(&sc.Varied, p.Varied)
 			union(&sc.Metrics, p.Metrics)
 		}
 	}
@@ -253,8 +293,14 @@ func (s *Spec) validateClaims() []fieldErr {
 			add(i, "dataset", "required: the spec's summary has %d datasets (%s)", len(scope.Datasets), strings.Join(scope.Datasets, ", "))
 		}
 		if scope.declared {
-			checkName(i, "method", "method", c.Method, "the spec runs", scope.Methods)
-			checkName(i, "than", "method", c.Than, "the spec runs", scope.Methods)
+			for _, f := range [...]struct{ field, name string }{{"method", c.Method}, {"than", c.Than}} {
+				if f.name == "" || len(scope.Methods)+len(scope.Varied) == 0 {
+					continue // an empty list is the section's to report
+				}
+				if why := scope.CheckMethod(f.name); why != "" {
+					add(i, f.field, "%s", why)
+				}
+			}
 			checkName(i, "metric", "metric", c.Metric, "the kind writes", scope.Metrics)
 			checkName(i, "than_metric", "metric", c.ThanMetric, "the kind writes", scope.Metrics)
 		}

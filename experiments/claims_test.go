@@ -245,3 +245,35 @@ func TestParse_ClaimNamesExternalMethod(t *testing.T) {
 		t.Errorf("error %v, want %s", err, want)
 	}
 }
+
+// TestParse_ClaimNamesVariants: a method that runs variants (a list in its
+// params) is named by a variant's label, as its rows carry it; its bare
+// name is refused, saying how to name a variant, and a misspelt base is
+// unknown with the variants offered as "name[…]".
+func TestParse_ClaimNamesVariants(t *testing.T) {
+	const file = "../examples/python-method/dp-gd.toml"
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := "\n[[claims]]\nid = \"c\"\nsource = \"s\"\nstatement = \"s\"\nrule = \"greater\"\nmetric = \"auc\"\nmethod = \"py-dp-gd[steps=100]\"\nthan = \"objective-perturbation\"\n"
+	if _, err := Parse(file, append(src, claim...), "quick", testKinds); err != nil {
+		t.Fatalf("a variant's label refused: %v", err)
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{`"py-dp-gd[steps=100]"`, `"py-dp-gd"`, `claims[0].method: method "py-dp-gd" runs variants (a list in its [[methods]] params): name one as its rows label it, py-dp-gd[param=value,…] (or py-dp-gd[grid=…] for a grid selected per fold)`},
+		{`"py-dp-gd[steps=100]"`, `"py-dp-g[steps=100]"`, `claims[0].method: unknown method "py-dp-g[steps=100]" (the spec runs: objective-perturbation, non-private, py-dp-gd[…])`},
+		{`"objective-perturbation"`, `"py-dp-gd"`, `claims[0].than: method "py-dp-gd" runs variants`},
+	} {
+		bad := strings.Replace(claim, c.old, c.new, 1)
+		if _, err := Parse(file, append(src, bad...), "quick", testKinds); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %s", c.new, err, c.want)
+		}
+	}
+	// With one value per parameter the method is one curve, named as is.
+	one := strings.Replace(string(src), "\nsteps = [20, 100]", "\nsteps = 20", 1)
+	plain := strings.Replace(claim, `"py-dp-gd[steps=100]"`, `"py-dp-gd"`, 1)
+	if _, err := Parse(file, []byte(one+plain), "quick", testKinds); err != nil {
+		t.Errorf("one setting: %v", err)
+	}
+}

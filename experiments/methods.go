@@ -326,6 +326,27 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// VariedMethods returns the names of the [[methods]] tables (external or
+// registered) serving serves whose params give a list for some parameter:
+// the rows label such a method "name[param=value,…]" per variant
+// (methods/params.Label), or "name[grid=private]" / "name[grid=oracle]"
+// for a grid selected per fold — never "name".
+func (s *Spec) VariedMethods(serves string) []string {
+	var out []string
+	for _, m := range s.Methods {
+		if m.Serves != serves || m.Name == "" {
+			continue
+		}
+		for _, v := range m.Params {
+			if _, list := v.([]any); list {
+				out = append(out, m.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // WithMethods returns the names a spec may use for a method of an
 // extension point: the registered names followed by those of the
 // [[methods]] tables serving serves. A table whose name is a registered

@@ -1,7 +1,6 @@
 package cvtune
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -831,46 +830,12 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 // learner or selector that is not built in is named in DeclaredBy
 // ([learners.DeclaredBy], [selection.DeclaredBy]).
 func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.LedgerEntry {
-	type agg struct {
-		train, tuning, delta, total float64
-		trainDelta, tuningDelta     float64 // NaN when the rows lack the columns
-		private                     bool
-		rows, over, under           int    // rows; rows with fits over, below their level
-		overNote, underNote         string // the first of each
-	}
-	seen := map[string]*agg{}
-	for _, r := range rows {
-		key := r["method"] + "|" + r["alpha"]
-		a := seen[key]
-		if a == nil {
-			a = &agg{private: true, trainDelta: math.NaN(), tuningDelta: math.NaN()}
-			seen[key] = a
-		}
-		a.train = math.Max(a.train, r.Float("eps_train"))
-		a.tuning = math.Max(a.tuning, r.Float("eps_tuning"))
-		a.delta = math.Max(a.delta, r.Float("delta"))
-		a.total = math.Max(a.total, r.Float("eps_total"))
-		if _, ok := r["delta_train"]; ok {
-			a.trainDelta = maxNaN(a.trainDelta, r.Float("delta_train"))
-			a.tuningDelta = maxNaN(a.tuningDelta, r.Float("delta_tuning"))
-		}
-		a.private = a.private && r["private"] == "true"
-		a.rows++
-		if o, u := learners.LevelNotes(r["status"]); o != "" || u != "" {
-			if o != "" {
-				a.overNote = cmp.Or(a.overNote, o)
-				a.over++
-			}
-			if u != "" {
-				a.underNote = cmp.Or(a.underNote, u)
-				a.under++
-			}
-		}
-	}
+	cells := results.GroupLedger(rows, func(r results.Row) string { return r["method"] + "|" + r["alpha"] },
+		[]string{"eps_train", "eps_tuning", "delta", "eps_total", "delta_train", "delta_tuning"}, learners.LevelNotes)
 	var out []results.LedgerEntry
 	for _, arm := range arms {
 		for _, alpha := range t.Alphas {
-			a := seen[arm.label+"|"+results.FormatFloat(alpha)]
+			a := cells.Get(arm.label + "|" + results.FormatFloat(alpha))
 			if a == nil {
 				continue
 			}
@@ -887,9 +852,9 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 				eps, delta := c.Guarantee.Epsilon, math.NaN()
 				switch c.Part {
 				case selection.Training:
-					eps, delta = a.train, a.trainDelta
+					eps, delta = a.Max("eps_train"), a.MaxPresent("delta_train")
 				case selection.Tuning:
-					eps, delta = a.tuning, a.tuningDelta
+					eps, delta = a.Max("eps_tuning"), a.MaxPresent("delta_tuning")
 				}
 				if math.IsNaN(delta) {
 					delta = c.Guarantee.Delta
@@ -912,12 +877,7 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 							break
 						}
 					}
-					if a.over > 0 {
-						claims = append(claims, fmt.Sprintf("%s in %d of %d rows; booked as returned", trimCount(a.overNote), a.over, a.rows))
-					}
-					if a.under > 0 {
-						claims = append(claims, fmt.Sprintf("%s in %d of %d rows; booked at the level", trimCount(a.underNote), a.under, a.rows))
-					}
+					claims = append(claims, a.LevelClaims("rows", trimCount)...)
 					ch.Claimed = strings.Join(claims, "; ")
 				}
 				if d := selection.DeclaredBy(arm.sel); d != "" {
@@ -935,7 +895,7 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 			case experiments.GridOracle:
 				le.Rule = fmt.Sprintf("not private: each row releases the one of %d variants (%s), each selected by %s as its own arm would be, with the highest test AUC, a choice that reads the test fold. ", len(arm.fits), strings.Join(params.Labels(arm.settings), "; "), arm.sel.Name()) + le.Rule
 			}
-			le.Total = results.NewTotal(booked(a.total, a.delta, a.private))
+			le.Total = results.NewTotal(booked(a.Max("eps_total"), a.Max("delta"), a.Private))
 			out = append(out, le)
 		}
 	}
@@ -964,14 +924,6 @@ func booked(eps, delta float64, private bool) privacy.Guarantee {
 		notion = privacy.Approx
 	}
 	return privacy.Guarantee{Notion: notion, Epsilon: eps, Delta: delta}
-}
-
-// maxNaN is the maximum of a and b, ignoring a NaN a.
-func maxNaN(a, b float64) float64 {
-	if math.IsNaN(a) {
-		return b
-	}
-	return math.Max(a, b)
 }
 
 // PairKey implements runner.Pairer: the columns that identify a replicate

@@ -335,7 +335,7 @@ func TestRun_Baseline(t *testing.T) {
 	}
 	bad := strings.Replace(src, `baseline = "random"`, "baseline = \"random\"\nlearners = [\"objective-perturbation\"]", 1)
 	if _, err := experiments.Parse("small.toml", []byte(bad), "", testKinds); err == nil ||
-		!strings.Contains(err.Error(), `tuning.baseline: unknown method "random" (known: stability/objective-perturbation, random/objective-perturbation)`) {
+		!strings.Contains(err.Error(), `tuning.baseline: unknown method "random" (the spec runs: stability/objective-perturbation, random/objective-perturbation)`) {
 		t.Errorf("a bare method as the baseline with tuning.learners: %v", err)
 	}
 }

@@ -140,6 +140,7 @@ func TestParams_OracleAndVariants(t *testing.T) {
 	registerLearner(t, scaledOP{name: "scaled-op-var", rec: &fitLog{}})
 	registerLearner(t, scaledOP{name: "scaled-op-orc", rec: &fitLog{}})
 	run := func(spec *experiments.Spec) []results.Row {
+		t.Helper()
 		e, err := New(spec, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -151,6 +152,25 @@ func TestParams_OracleAndVariants(t *testing.T) {
 		rows, err := results.ReadRowsCSV(dir + "/rows.csv")
 		if err != nil {
 			t.Fatal(err)
+		}
+		// What the section declares (claims and tuning.baseline are
+		// checked against it at load) admits every label the rows carry,
+		// and none of its plain labels is missing from them.
+		p, _ := spec.Produced()
+		seen := map[string]bool{}
+		for _, r := range rows {
+			seen[r["method"]] = true
+			if why := p.CheckMethod(r["method"]); why != "" {
+				t.Errorf("the rows' method %q is refused by the declared names: %s", r["method"], why)
+			}
+		}
+		for _, m := range p.Methods {
+			if !seen[m] {
+				t.Errorf("declared method %q: no row carries it", m)
+			}
+		}
+		if len(p.Varied) != 2 {
+			t.Errorf("declared variants %q, want the two arms of the varied learner", p.Varied)
 		}
 		return rows
 	}

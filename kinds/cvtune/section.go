@@ -8,7 +8,6 @@ import (
 
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/learners"
-	"github.com/dprepro/dprepro/methods/params"
 	"github.com/dprepro/dprepro/methods/selection"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -200,16 +199,19 @@ func (c *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		p.At("tuning.learners", "must list at least one learner when set (known: %s); leave the key out for the built-in learner alone", strings.Join(known, ", "))
 	}
 	p.Names("tuning.learners", c.Tuning.Learners, known, false, "learner")
-	validateBaseline(&c.Tuning, c.Produces(s).Methods, p)
+	validateBaseline(&c.Tuning, c.Produces(s), p)
 }
 
 // validateBaseline checks tuning.baseline against the run's method
 // labels.
-func validateBaseline(t *TuningSpec, labels []string, p *experiments.Problems) {
-	// A variant's label ("alphaSplit/dp-gd[steps=20]") is known only when
-	// the learner's parameters are (New checks it): its base must be here.
-	if t.Baseline != "" && !slices.Contains(labels, t.Baseline) && !slices.Contains(labels, params.Base(t.Baseline)) {
-		p.At("tuning.baseline", "%s (the baseline is one of the run's method labels)", experiments.Unknown("method", t.Baseline, labels))
+func validateBaseline(t *TuningSpec, labels experiments.Produced, p *experiments.Problems) {
+	// A variant's exact label ("alphaSplit/dp-gd[steps=20]") is known
+	// only when the learner's parameters are (New checks it).
+	if t.Baseline == "" {
+		return
+	}
+	if why := labels.CheckMethod(t.Baseline); why != "" {
+		p.At("tuning.baseline", "%s (the baseline is one of the run's method labels)", why)
 	}
 }
 
@@ -220,21 +222,27 @@ func (c *Section) Serves() []string { return []string{experiments.ServesLearner}
 // Produces implements experiments.Producer: the rows' datasets are
 // data.datasets; their method labels one per tuning.methods entry, or one
 // "<method>/<learner>" per method and tuning.learners entry (registered,
-// a Go module's or external) when that key is set, as New labels them;
-// the metrics are [Metrics].
+// a Go module's or external) when that key is set, as New labels them
+// (Varied: those of learners that run as variants, whose rows carry
+// "<method>/<learner>[param=value,…]"); the metrics are [Metrics].
 func (c *Section) Produces(s *experiments.Spec) experiments.Produced {
 	explicit := len(c.Tuning.Learners) > 0
 	learners := c.Tuning.Learners
 	if !explicit {
 		learners = []string{""} // the built-in learner, unnamed in the label
 	}
-	var methods []string
+	varied := s.VariedMethods(experiments.ServesLearner)
+	out := experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Metrics: slices.Clone(Metrics)}
 	for _, m := range c.Tuning.Methods {
 		for _, l := range learners {
-			methods = append(methods, armLabel(m, l, explicit))
+			if explicit && slices.Contains(varied, l) {
+				out.Varied = append(out.Varied, armLabel(m, l, explicit))
+			} else {
+				out.Methods = append(out.Methods, armLabel(m, l, explicit))
+			}
 		}
 	}
-	return experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Methods: methods, Metrics: slices.Clone(Metrics)}
+	return out
 }
 
 // Produces implements experiments.Producer: the rows' datasets are the
@@ -260,7 +268,7 @@ func (c *HistSection) Validate(s *experiments.Spec, p *experiments.Problems) {
 	if len(c.Tuning.Learners) > 0 {
 		p.At("tuning.learners", "the histogram-tuning kind has one learner, Algorithm 5 of Chaudhuri & Vinterbo 2013; remove the key")
 	}
-	validateBaseline(&c.Tuning, c.Tuning.Methods, p)
+	validateBaseline(&c.Tuning, experiments.Produced{Methods: c.Tuning.Methods}, p)
 }
 
 // budget returns the selection budget of α: α, tuning.delta and

@@ -480,42 +480,15 @@ func (e *Experiment) Warnings() []string {
 // in Claimed beside what it books; a generator that is not built in is
 // named in DeclaredBy ([generators.DeclaredBy]).
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
-	type agg struct {
-		hyp, test, total    float64
-		rows, over, under   int
-		overNote, underNote string
-	}
-	seen := map[string]*agg{}
-	var order []string
-	for _, r := range rows {
-		k := r["dataset"] + "|" + r["method"] + "|" + r["alpha"]
-		a := seen[k]
-		if a == nil {
-			a = &agg{}
-			seen[k] = a
-			order = append(order, k)
-		}
-		a.hyp = math.Max(a.hyp, r.Float("hypothesis_eps"))
-		a.test = math.Max(a.test, r.Float("test_eps"))
-		a.total = math.Max(a.total, r.Float("expost_eps"))
-		a.rows++
-		if o, u := levelNotes(r["status"]); o != "" || u != "" {
-			if o != "" {
-				a.overNote = cmp.Or(a.overNote, trimCount(o))
-				a.over++
-			}
-			if u != "" {
-				a.underNote = cmp.Or(a.underNote, trimCount(u))
-				a.under++
-			}
-		}
-	}
+	cells := results.GroupLedger(rows, func(r results.Row) string {
+		return r["dataset"] + "|" + r["method"] + "|" + r["alpha"]
+	}, []string{"hypothesis_eps", "test_eps", "expost_eps"}, levelNotes)
 	var out []results.LedgerEntry
 	F := func(v float64) results.Float { return results.Float(v) }
-	for _, k := range order {
+	for _, k := range cells.Keys() {
 		parts := strings.SplitN(k, "|", 3)
 		name, alpha := parts[1], parts[2]
-		a := seen[k]
+		a := cells.Get(k)
 		le := results.LedgerEntry{Method: name, Setting: "dataset=" + parts[0] + " alpha=" + alpha}
 		m, ok := e.methods[name]
 		if !ok {
@@ -528,25 +501,19 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		charge := func(part, release string, eps float64) {
 			le.Components = append(le.Components, results.NewCharge(part, release, "D", privacy.Guarantee{Notion: m.notion, Epsilon: eps}))
 		}
-		charge("generating", m.generating, a.hyp)
+		charge("generating", m.generating, a.Max("hypothesis_eps"))
 		gen := &le.Components[0]
 		gen.DeclaredBy = generators.DeclaredBy(m.gen)
-		var claims []string
-		if a.over > 0 {
-			claims = append(claims, fmt.Sprintf("%s in %d of %d trials; booked as returned", a.overNote, a.over, a.rows))
-		}
-		if a.under > 0 {
-			claims = append(claims, fmt.Sprintf("%s in %d of %d trials; booked at the level", a.underNote, a.under, a.rows))
-		}
-		gen.Claimed = strings.Join(claims, "; ")
-		if a.test != 0 {
-			charge("testing", m.testing, a.test)
+		gen.Claimed = strings.Join(a.LevelClaims("trials", trimCount), "; ")
+		test := a.Max("test_eps")
+		if test != 0 {
+			charge("testing", m.testing, test)
 		}
 		le.Rule = m.rule
-		if e.cal == expost.AuthorsCode && a.test != 0 {
+		if e.cal == expost.AuthorsCode && test != 0 {
 			le.Rule += "; authors-code calibration: the code's query sensitivities and its reporting (test loss counted twice) — nominal, not the paper's proven constants"
 		}
-		le.Total = results.NewTotal(privacy.Guarantee{Notion: m.notion, Epsilon: a.total})
+		le.Total = results.NewTotal(privacy.Guarantee{Notion: m.notion, Epsilon: a.Max("expost_eps")})
 		out = append(out, le)
 	}
 	return out

@@ -652,49 +652,27 @@ func (e *Experiment) Warnings() []string {
 // over their level, or a ρ-zCDP claim with its ρ, which Rho also holds),
 // and in DeclaredBy a learner that is not built in (learners.DeclaredBy).
 func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
-	type cell struct {
-		eps, delta float64
-		private    bool
-		perData    map[string][]privacy.Guarantee
-		fits       int
-		rho        float64 // the largest ρ of the fits that claimed ρ-zCDP
-		zcdp       bool
-		over       int    // fits over their level (learners.LevelNotes)
-		under      int    // fits below their level
-		overNote   string // the first of each
-		underNote  string
+	key := func(r results.Row) string { return r["method"] + "|" + r["epsilon"] }
+	cells := results.GroupLedger(rows, key, []string{"epsilon_spent", "delta_spent"}, learners.LevelNotes)
+	// What the shared cells do not hold: each cell's guarantees per
+	// dataset (to compose them) and the largest ρ of its ρ-zCDP claims.
+	type zc struct {
+		rho  float64
+		zcdp bool
 	}
-	cells := map[string]*cell{}
+	perData := map[string]map[string][]privacy.Guarantee{}
+	zcdp := map[string]*zc{}
 	var datasets []string
 	for _, r := range rows {
-		k := r["method"] + "|" + r["epsilon"]
-		c := cells[k]
-		if c == nil {
-			c = &cell{private: true, perData: map[string][]privacy.Guarantee{}}
-			cells[k] = c
+		k := key(r)
+		if perData[k] == nil {
+			perData[k], zcdp[k] = map[string][]privacy.Guarantee{}, &zc{}
 		}
-		c.eps = math.Max(c.eps, r.Float("epsilon_spent"))
-		c.delta = math.Max(c.delta, r.Float("delta_spent"))
-		c.private = c.private && r["private"] == "true"
-		c.fits++
 		if privacy.Notion(r["notion"]) == privacy.ZCDP {
-			c.zcdp, c.rho = true, math.Max(c.rho, r.Float("rho_spent"))
+			z := zcdp[k]
+			z.zcdp, z.rho = true, math.Max(z.rho, r.Float("rho_spent"))
 		}
-		if o, u := learners.LevelNotes(r["status"]); o != "" || u != "" {
-			if o != "" {
-				c.over++
-				if c.overNote == "" {
-					c.overNote = o
-				}
-			}
-			if u != "" {
-				c.under++
-				if c.underNote == "" {
-					c.underNote = u
-				}
-			}
-		}
-		c.perData[r["dataset"]] = append(c.perData[r["dataset"]], rowGuarantee(r))
+		perData[k][r["dataset"]] = append(perData[k][r["dataset"]], rowGuarantee(r))
 		if !slices.Contains(datasets, r["dataset"]) {
 			datasets = append(datasets, r["dataset"])
 		}
@@ -716,10 +694,12 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	cv := e.spec.CV
 	data := fmt.Sprintf("T: the %d training folds of one (repetition, fold) of %d × %d-fold CV", cv.Folds-1, cv.Repetitions, cv.Folds)
 	entry := func(learner, setting, epsKey string, lambda float64) (results.LedgerEntry, bool) {
-		c := cells[learner+"|"+epsKey]
+		k := learner + "|" + epsKey
+		c := cells.Get(k)
 		if c == nil {
 			return results.LedgerEntry{}, false
 		}
+		eps, delta, z := c.Max("epsilon_spent"), c.Max("delta_spent"), zcdp[k]
 		release := fmt.Sprintf("the model of one %s fit at λ = %s", learner, results.FormatFloat(lambda))
 		if declared[learner] {
 			// The ledger says whose word the guarantee is.
@@ -730,39 +710,34 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		// otherwise, none when a fit was not private.
 		notion := privacy.Pure
 		switch {
-		case !c.private:
+		case !c.Private:
 			notion = privacy.None
-		case c.delta > 0:
+		case delta > 0:
 			notion = privacy.Approx
 		}
 		ch := results.LedgerCharge{
 			Part: "training", Release: release, Data: data, Notion: string(notion),
-			Epsilon: results.Float(c.eps), Delta: results.Float(c.delta), Private: c.private,
+			Epsilon: results.Float(eps), Delta: results.Float(delta), Private: c.Private,
 		}
 		if declared[learner] {
 			ch.DeclaredBy = learner
 		}
 		var claims []string
-		if c.zcdp {
+		if z.zcdp {
 			// The claim's ρ beside the (ε, δ) it was checked and booked as
 			// (Bun & Steinke 2016, Proposition 1.3, at comparison.delta).
-			rho := results.Float(c.rho)
+			rho := results.Float(z.rho)
 			ch.Rho = &rho
-			claims = append(claims, fmt.Sprintf("ρ-zCDP with ρ = %v (the largest of the fits), stated as (ε, δ) at comparison.delta = %v (Bun & Steinke 2016, Proposition 1.3)", c.rho, e.spec.Comparison.Delta))
+			claims = append(claims, fmt.Sprintf("ρ-zCDP with ρ = %v (the largest of the fits), stated as (ε, δ) at comparison.delta = %v (Bun & Steinke 2016, Proposition 1.3)", z.rho, e.spec.Comparison.Delta))
 		}
-		if c.over > 0 {
-			claims = append(claims, fmt.Sprintf("%s in %d of %d fits; booked as returned", c.overNote, c.over, c.fits))
-		}
-		if c.under > 0 {
-			claims = append(claims, fmt.Sprintf("%s in %d of %d fits; booked at the level", c.underNote, c.under, c.fits))
-		}
+		claims = append(claims, c.LevelClaims("fits", nil)...)
 		ch.Claimed = strings.Join(claims, "; ")
 		le.Components = []results.LedgerCharge{ch}
-		le.Total = results.PrivacyGuarantee{Notion: string(notion), Epsilon: results.Float(c.eps), Delta: results.Float(c.delta), Private: c.private}
+		le.Total = results.PrivacyGuarantee{Notion: string(notion), Epsilon: results.Float(eps), Delta: results.Float(delta), Private: c.Private}
 		all := privacy.Guarantee{Notion: privacy.Pure}
 		var n int
 		for _, name := range datasets {
-			gs := c.perData[name]
+			gs := perData[k][name]
 			seq, err := privacy.Compose(privacy.Sequential, "all models of "+name, gs...)
 			if err != nil {
 				le.Rule = "composing the fits' guarantees: " + err.Error()
@@ -772,7 +747,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 				all, n = seq, len(gs)
 			}
 		}
-		le.Rule = fmt.Sprintf("none across fits: each of the %d fits is a separate release on overlapping training sets (no parallel composition across folds or repetitions); the total is the guarantee of one released model. Releasing all %d models of a dataset together would cost their sequential composition: %s", c.fits, n, all)
+		le.Rule = fmt.Sprintf("none across fits: each of the %d fits is a separate release on overlapping training sets (no parallel composition across folds or repetitions); the total is the guarantee of one released model. Releasing all %d models of a dataset together would cost their sequential composition: %s", c.Rows, n, all)
 		return le, true
 	}
 	var out []results.LedgerEntry

@@ -141,9 +141,20 @@ func (sec *Section) Serves() []string { return []string{experiments.ServesLearne
 
 // Produces implements experiments.Producer: the rows' datasets are
 // data.datasets, their methods comparison.learners and then
-// comparison.reference (its rows at x = +Inf), and the metrics [Metrics].
+// comparison.reference (its rows at x = +Inf) — in Varied those that run
+// as variants, whose rows carry "<learner>[param=value,…]" — and the
+// metrics [Metrics].
 func (sec *Section) Produces(s *experiments.Spec) experiments.Produced {
-	return experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Methods: sec.Comparison.fitted(), Metrics: slices.Clone(Metrics)}
+	varied := s.VariedMethods(experiments.ServesLearner)
+	out := experiments.Produced{Datasets: slices.Clone(s.Data.Datasets), Metrics: slices.Clone(Metrics)}
+	for _, l := range sec.Comparison.fitted() {
+		if slices.Contains(varied, l) {
+			out.Varied = append(out.Varied, l)
+		} else {
+			out.Methods = append(out.Methods, l)
+		}
+	}
+	return out
 }
 
 // Validate implements experiments.Section.
