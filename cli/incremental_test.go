@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dprepro/dprepro/results"
 )
 
 // incrWorker is an external learner releasing fixed weights; the comment
@@ -90,6 +94,25 @@ func TestRun_RecomputesOnlyWhatChanged(t *testing.T) {
 			if !strings.Contains(r.stderr, c) {
 				t.Errorf("%s: stderr lacks %q:\n%s", what, c, r.stderr)
 			}
+		}
+		// The manifest keeps what stderr said: units new, and recomputed
+		// per changed input.
+		var m results.Manifest
+		if err := json.Unmarshal(mustRead(t, filepath.Join(out, "incr", "quick-seed3", "manifest.json")), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Units.Resumed != got || m.Units.Computed != total-got {
+			t.Errorf("%s: manifest units %+v, want %d resumed of %d", what, m.Units, got, total)
+		}
+		recomputed := 0
+		for name, n := range m.Units.Changed {
+			recomputed += n
+			if !strings.Contains(r.stderr, fmt.Sprintf("%s (%d units)", name, n)) {
+				t.Errorf("%s: the manifest's changed input %q (%d units) is not what stderr said", what, name, n)
+			}
+		}
+		if got > 0 && m.Units.New+recomputed != m.Units.Computed {
+			t.Errorf("%s: manifest units %+v: new + recomputed ≠ computed", what, m.Units)
 		}
 		// The same spec from scratch, in another folder: the same rows.
 		fresh := t.TempDir()

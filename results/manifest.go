@@ -116,6 +116,13 @@ type UnitCounts struct {
 	Total    int `json:"total"`
 	Resumed  int `json:"resumed_from_checkpoint"`
 	Computed int `json:"computed"`
+	// New counts the computed units the checkpoint did not hold (a
+	// method, ε or parameter value added, or an interrupted attempt);
+	// Changed, per input that changed since the checkpoint's units were
+	// computed (e.g. "learner ext changed"), the units recomputed for it.
+	// Both are absent on a run that resumed nothing.
+	New     int            `json:"new,omitempty"`
+	Changed map[string]int `json:"recomputed_for_changed_inputs,omitempty"`
 }
 
 // DatasetInfo is the provenance of one dataset as used by a run.

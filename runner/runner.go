@@ -642,10 +642,15 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		failures []UnitFailure
 	)
 	// The scratch scopes of the units to run: a scope's files go once its
-	// last unit has returned.
+	// last unit has returned, and the units run scope by scope (in the
+	// order of each scope's first unit) so that few scopes are open at
+	// once — the rows are gathered in the units' order below, and every
+	// unit draws from its own stream, so the order they run in changes
+	// no result.
 	scoper, _ := exp.(ScratchScoper)
 	pendingScope := map[string]int{}
 	if scoper != nil {
+		todo = groupByScope(todo, scoper)
 		for _, u := range todo {
 			pendingScope[scoper.ScratchScope(u)]++
 		}
@@ -735,11 +740,18 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if rw, ok := exp.(RowWarner); ok {
 		rowWarnings = rw.RowWarnings(rows)
 	}
+	counts := results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}
+	if resumed > 0 {
+		counts.New = fresh
+		if len(changed) > 0 {
+			counts.Changed = changed
+		}
+	}
 	var traced *tracedRun
 	if o.TracePrivacy {
 		traced = &tracedRun{releases: trace.Releases(), units: len(todo), untraced: resumed}
 	}
-	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}, traced); err != nil {
+	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, counts, traced); err != nil {
 		return dir, err
 	}
 	// The finished run whose checkpoint was set aside is replaced.
@@ -1094,6 +1106,25 @@ func inputChanges(old, now map[string]string) []string {
 type ScratchScoper interface {
 	ScratchScope(u Unit) string
 	ReleaseScratch(scope string)
+}
+
+// groupByScope orders units scope by scope, the scopes in the order of
+// their first unit and each scope's units in their own order.
+func groupByScope(units []Unit, scoper ScratchScoper) []Unit {
+	var order []string
+	by := map[string][]Unit{}
+	for _, u := range units {
+		sc := scoper.ScratchScope(u)
+		if _, ok := by[sc]; !ok {
+			order = append(order, sc)
+		}
+		by[sc] = append(by[sc], u)
+	}
+	out := make([]Unit, 0, len(units))
+	for _, sc := range order {
+		out = append(out, by[sc]...)
+	}
+	return out
 }
 
 // ScratchPeaker is implemented by an experiment that reports the most
