@@ -254,7 +254,7 @@ func TestOutputPerturbation_StabilityOp(t *testing.T) {
 	if err := json.Unmarshal(rep.Output, &out); err != nil {
 		t.Fatal(err)
 	}
-	b1, b2, err := learners.OutputPerturbation{}.StabilityConstants(lambdas, 1000, 0.5, 0.01)
+	b1, b2, err := learners.OutputPerturbation{}.StabilityConstants(context.Background(), lambdas, 1000, 0.5, 0.01)
 	if err != nil || out.Beta1 != b1 || out.Beta2 != b2 || rep.Privacy != nil {
 		t.Errorf("stability op: β₁ %v β₂ %v privacy %+v; the built-in learner's: %v %v (%v)", out.Beta1, out.Beta2, rep.Privacy, b1, b2, err)
 	}

@@ -324,7 +324,8 @@ func (e *Experiment) checkStability(n int) error {
 				return fmt.Errorf("method %s needs the stability constants of Definition 2 (Chaudhuri & Vinterbo 2013), which learner %s does not have", a.sel.Name(), l.Name())
 			}
 			alpha1 := su.StabilityLevel(t.budget(amin))
-			if _, _, err := sl.StabilityConstants(t.Lambdas, nTrain, alpha1, t.Delta); err != nil {
+			// At load: no unit's context yet; the worker's call timeout bounds it.
+			if _, _, err := sl.StabilityConstants(context.Background(), t.Lambdas, nTrain, alpha1, t.Delta); err != nil {
 				return fmt.Errorf("method %s, learner %s, alpha = %v (training at %v on the smallest training set, %d rows): %w", a.sel.Name(), l.Name(), amin, alpha1, nTrain, err)
 			}
 		}
@@ -682,7 +683,7 @@ func (c *classifierCandidates) StabilityBeta(alpha1, delta float64) (float64, er
 		if !ok {
 			return 0, fmt.Errorf("cvtune: learner %s has no stability constants (Definition 2 of Chaudhuri & Vinterbo 2013)", l.Name())
 		}
-		b1, b2, err := s.StabilityConstants(c.lambdas, c.train.N(), alpha1, delta)
+		b1, b2, err := s.StabilityConstants(c.ctx, c.lambdas, c.train.N(), alpha1, delta)
 		if err != nil {
 			return 0, err
 		}

@@ -288,7 +288,7 @@ func TestNew_StabilityNeeds(t *testing.T) {
 type needyLearner struct{ fakeLearner }
 
 func (needyLearner) Name() string { return "needy" }
-func (needyLearner) StabilityConstants(_ []float64, n int, _, _ float64) (float64, float64, error) {
+func (needyLearner) StabilityConstants(_ context.Context, _ []float64, n int, _, _ float64) (float64, float64, error) {
 	if n < 500 {
 		return 0, 0, fmt.Errorf("needy: needs 500 training rows, got %d", n)
 	}

@@ -124,7 +124,7 @@ func (fakeLearner) Name() string { return "fake-double" }
 func (fakeLearner) Fit(_ context.Context, _ *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
 	return meanDiff(train, lambda), privacy.EpsDeltaDP(2*level.Epsilon, 1e-6, "fake"), nil
 }
-func (fakeLearner) StabilityConstants([]float64, int, float64, float64) (float64, float64, error) {
+func (fakeLearner) StabilityConstants(context.Context, []float64, int, float64, float64) (float64, float64, error) {
 	return 1, 1, nil
 }
 
@@ -148,7 +148,7 @@ func (r recordingLearner) Fit(_ context.Context, _ *rand.Rand, train *learners.D
 	r.mu.Unlock()
 	return meanDiff(train, lambda), privacy.EpsDP(level.Epsilon, "recorded"), nil
 }
-func (recordingLearner) StabilityConstants([]float64, int, float64, float64) (float64, float64, error) {
+func (recordingLearner) StabilityConstants(context.Context, []float64, int, float64, float64) (float64, float64, error) {
 	return 1, 1, nil
 }
 

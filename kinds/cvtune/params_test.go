@@ -63,7 +63,7 @@ func (l scaledOP) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data,
 	return learners.ObjectivePerturbation{}.Fit(ctx, rng, train, lambda*l.factor, level)
 }
 
-func (l scaledOP) StabilityConstants(lambdas []float64, nTrain int, alpha1, delta float64) (float64, float64, error) {
+func (l scaledOP) StabilityConstants(_ context.Context, lambdas []float64, nTrain int, alpha1, delta float64) (float64, float64, error) {
 	b1, b2 := tune.RampStabilityConstants(slices.Min(lambdas) * l.factor)
 	return b1, b2, nil
 }

@@ -381,7 +381,7 @@ func TestExternalLearner_StabilityOp(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: learner %T is not a StableLearner", c.mode, l)
 		}
-		b1, b2, err := sl.StabilityConstants([]float64{0.5, 0.1}, 100, 0.5, 0.01)
+		b1, b2, err := sl.StabilityConstants(context.Background(), []float64{0.5, 0.1}, 100, 0.5, 0.01)
 		e.Methods.Close()
 		if c.want == "" {
 			if err != nil || b1 != 20 || b2 != 1 {

@@ -332,8 +332,7 @@ type stabilityCall struct {
 // δ of Theorem 1 (or an error reply saying why they do not hold). They
 // are data-independent: the call carries no data and no privacy claim
 // (one is refused). Both must be finite and > 0.
-func (l stableExternal) StabilityConstants(lambdas []float64, nTrain int, alpha1, delta float64) (float64, float64, error) {
-	ctx := context.Background()
+func (l stableExternal) StabilityConstants(ctx context.Context, lambdas []float64, nTrain int, alpha1, delta float64) (float64, float64, error) {
 	pool, _, err := l.set.Pool(ctx, l.method)
 	if err != nil {
 		return 0, 0, err

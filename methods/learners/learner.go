@@ -269,8 +269,8 @@ type StableLearner interface {
 	// StabilityConstants returns (β₁, β₂) for the candidate parameters
 	// lambdas, a training set of nTrain rows, training level alpha1 and
 	// the δ of Theorem 1, or an error saying why the conditions do not
-	// hold.
-	StabilityConstants(lambdas []float64, nTrain int, alpha1, delta float64) (beta1, beta2 float64, err error)
+	// hold. ctx bounds the work (an external learner asks its worker).
+	StabilityConstants(ctx context.Context, lambdas []float64, nTrain int, alpha1, delta float64) (beta1, beta2 float64, err error)
 }
 
 // Configurer is implemented by a registered Learner whose variant a spec
@@ -527,7 +527,7 @@ func (o ObjectivePerturbation) Fit(ctx context.Context, rng *rand.Rand, train *D
 // Vinterbo 2013 for the 1-Lipschitz ramp score with objective
 // perturbation of a convex 1-Lipschitz loss (logistic and Huber are):
 // β₁ = 2/λ_min, β₂ = 1, whatever n, α₁ and δ.
-func (ObjectivePerturbation) StabilityConstants(lambdas []float64, _ int, _, _ float64) (beta1, beta2 float64, err error) {
+func (ObjectivePerturbation) StabilityConstants(_ context.Context, lambdas []float64, _ int, _, _ float64) (beta1, beta2 float64, err error) {
 	if len(lambdas) == 0 {
 		return 0, 0, fmt.Errorf("objective-perturbation: no candidate lambdas")
 	}
@@ -633,7 +633,7 @@ func (o OutputPerturbation) Fit(ctx context.Context, rng *rand.Rand, train *Data
 // StabilityConstants implements StableLearner: Theorem 4 of Chaudhuri &
 // Vinterbo 2013 (its proof for output perturbation, supplementary Section
 // 6.5) for the 1-Lipschitz ramp score: β₁ = 2/λ_min, β₂ = 1.
-func (OutputPerturbation) StabilityConstants(lambdas []float64, _ int, _, _ float64) (beta1, beta2 float64, err error) {
+func (OutputPerturbation) StabilityConstants(_ context.Context, lambdas []float64, _ int, _, _ float64) (beta1, beta2 float64, err error) {
 	if len(lambdas) == 0 {
 		return 0, 0, fmt.Errorf("output-perturbation: no candidate lambdas")
 	}

@@ -104,7 +104,7 @@ func TestOutputPerturbation_Release(t *testing.T) {
 	if r := m.(Reporter).Report(); !r.Converged || !math.IsNaN(r.EpsPrime) {
 		t.Errorf("report %+v", r)
 	}
-	b1, b2, err := OutputPerturbation{}.StabilityConstants([]float64{0.5, 0.1}, 10, 1, 0.01)
+	b1, b2, err := OutputPerturbation{}.StabilityConstants(context.Background(), []float64{0.5, 0.1}, 10, 1, 0.01)
 	if err != nil || b1 != 2/0.1 || b2 != 1 {
 		t.Errorf("stability constants %v, %v, %v; want 20, 1 (Theorem 4)", b1, b2, err)
 	}
