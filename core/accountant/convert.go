@@ -12,8 +12,9 @@ type Conversion int
 const (
 	// Tight is the conversion of Balle, Barthe, Gaboardi, Hsu & Sato,
 	// "Hypothesis Testing Interpretations and Rényi Differential Privacy"
-	// (AISTATS 2020, [arXiv:1905.09982v2], Theorem 21), also Canonne, Kamath
-	// & Steinke, "The Discrete Gaussian for Differential Privacy"
+	// (AISTATS 2020, [arXiv:1905.09982], Theorem 21 in the arXiv numbering
+	// cited by Opacus; the version was not checked), also Canonne, Kamath &
+	// Steinke, "The Discrete Gaussian for Differential Privacy"
 	// (NeurIPS 2020, [arXiv:2004.00010v4], Proposition 12): an
 	// (α, r)-RDP mechanism is (ε, δ)-DP for
 	//
@@ -28,14 +29,19 @@ const (
 	// caution); here every α > 1 is used — the formula is finite there and
 	// its ε is never below the true one, so this only matters for grids
 	// with orders in (1, 1.01].
+	//
+	// [arXiv:1905.09982]: https://arxiv.org/abs/1905.09982
+	// [arXiv:2004.00010v4]: https://arxiv.org/abs/2004.00010v4
 	Tight Conversion = iota
 	// Classic is Mironov, "Rényi Differential Privacy" (CSF 2017,
 	// [arXiv:1702.07476v3], Proposition 3):
 	//
 	//	ε = r + log(1/δ)/(α−1).
 	//
-	// It is what TF-Privacy and Opacus used before 2020–2022; published
-	// values from that time are reproduced with it.
+	// It is what TF-Privacy and Opacus used before they switched to
+	// Tight; published values from that time are reproduced with it.
+	//
+	// [arXiv:1702.07476v3]: https://arxiv.org/abs/1702.07476v3
 	Classic
 )
 

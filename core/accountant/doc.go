@@ -13,7 +13,7 @@
 //
 //   - RDPSampledGaussian and SampledGaussian.RDP give ε(α), the Rényi-DP of
 //     order α (Mironov, "Rényi Differential Privacy", CSF 2017,
-//     [arXiv:1702.07476v3], Definition 4), from Mironov, Talwar & Zhang,
+//     [arXiv:1702.07476v3]), from Mironov, Talwar & Zhang,
 //     "Rényi Differential Privacy of the Sampled Gaussian Mechanism" (2019,
 //     [arXiv:1908.10530v1], Section 3): ε(α) = log(A_α)/(α−1), A_α the
 //     α-th moment of the likelihood ratio of (1−q)N(0,σ²) + qN(1,σ²) to
@@ -22,9 +22,10 @@
 //     Proposition 1).
 //   - EpsilonFromRDP and SampledGaussian.Epsilon give the smallest ε over a
 //     grid of orders with the chosen Conversion: Tight (Balle et al. 2020,
-//     [arXiv:1905.09982v2], Theorem 21; Canonne, Kamath & Steinke 2020,
-//     [arXiv:2004.00010v4], Proposition 12 — what TF-Privacy's and Opacus's
-//     current accountants use) or Classic (Mironov 2017, Proposition 3).
+//     [arXiv:1905.09982], Theorem 21 in the arXiv numbering cited by
+//     Opacus; Canonne, Kamath & Steinke 2020, [arXiv:2004.00010v4],
+//     Proposition 12 — what TF-Privacy's and Opacus's current accountants
+//     use) or Classic (Mironov 2017, Proposition 3).
 //     DeltaFromRDP and SampledGaussian.Delta invert them.
 //
 // Every value is an upper bound on the mechanism's privacy loss: RDP at a
@@ -75,6 +76,6 @@
 //
 // [arXiv:1702.07476v3]: https://arxiv.org/abs/1702.07476v3
 // [arXiv:1908.10530v1]: https://arxiv.org/abs/1908.10530v1
-// [arXiv:1905.09982v2]: https://arxiv.org/abs/1905.09982v2
+// [arXiv:1905.09982]: https://arxiv.org/abs/1905.09982
 // [arXiv:2004.00010v4]: https://arxiv.org/abs/2004.00010v4
 package accountant

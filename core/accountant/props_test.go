@@ -8,7 +8,7 @@ import (
 
 // TestRDPSampledGaussian_Edges checks the closed special cases: q = 0
 // releases nothing (ε(α) = 0); q = 1 is the Gaussian mechanism, ε(α) =
-// α/(2σ²) (Mironov 2017, Proposition 7), which the general code must
+// α/(2σ²) (Mironov 2017, the Gaussian mechanism), which the general code must
 // approach as q → 1; α = +Inf is +Inf.
 func TestRDPSampledGaussian_Edges(t *testing.T) {
 	for _, alpha := range []float64{1.5, 2, 7.25, 32, 256} {
@@ -46,7 +46,7 @@ func TestRDPSampledGaussian_Edges(t *testing.T) {
 }
 
 // TestRDP_MonotoneInAlpha: ε(α) is non-decreasing in α (Rényi divergence
-// is monotone in its order; van Erven & Harremoës 2014, Theorem 3),
+// is non-decreasing in its order; van Erven & Harremoës 2014),
 // across the integer/fractional switch.
 func TestRDP_MonotoneInAlpha(t *testing.T) {
 	for _, c := range []struct{ q, sigma float64 }{{1e-5, 3}, {0.004, 1.1}, {0.01, 0.7}, {0.1, 2}, {0.5, 0.8}, {0.99, 0.3}} {

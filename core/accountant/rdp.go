@@ -42,14 +42,15 @@ const seriesCutoff = -40
 //
 //	A_α = E_{z∼μ0} [(μ(z)/μ0(z))^α],  μ0 = N(0, σ²), μ = (1−q)·N(0, σ²) + q·N(1, σ²),
 //
-// which bounds both directions D_α(μ‖μ0) and D_α(μ0‖μ) (their Theorem 5).
-// An integer α uses the exact binomial expansion (Section 3.3),
+// which they show bounds both directions D_α(μ‖μ0) and D_α(μ0‖μ) (the
+// test checks this numerically).
+// An integer α uses the exact binomial expansion,
 //
 //	A_α = Σ_{k=0..α} C(α,k) (1−q)^(α−k) q^k exp((k²−k)/(2σ²)),
 //
 // summed in log space (log-sum-exp, log binomials from math.Lgamma, log(1−q)
 // as Log1p(−q)); it is exact up to rounding, O(α) operations. A fractional
-// α uses the convergent series of Section 3.4, which splits the integral
+// α uses their convergent series, which splits the integral
 // at z0 = σ²·log(1/q − 1) + 1/2 and expands each half binomially in
 // generalised binomial coefficients C(α, k) (signs alternate once k > α),
 // each term carrying a Gaussian tail written as log erfc; the two half
@@ -57,7 +58,8 @@ const seriesCutoff = -40
 // when both new terms are below e^-30 (see seriesCutoff).
 //
 // Special cases: q = 0 gives 0; q = 1 gives the Gaussian mechanism's
-// α/(2σ²) (Mironov 2017, Proposition 7); α = +Inf gives +Inf when q > 0.
+// α/(2σ²) (Mironov 2017, the Gaussian mechanism); α = +Inf gives +Inf
+// when q > 0.
 // Errors (wrapping ErrInvalid): σ not finite and > 0, q outside [0, 1],
 // α ≤ 1 or NaN.
 //
@@ -106,7 +108,7 @@ func checkQSigma(q, sigma float64) error {
 }
 
 // logAInt returns log A_α for an integer α ≥ 2 and 0 < q < 1 by the
-// binomial expansion of Section 3.3, in log space: the terms are summed
+// binomial expansion of Mironov, Talwar & Zhang (2019), in log space: the terms are summed
 // relative to the largest, so no term over- or underflows.
 func logAInt(q, sigma float64, alpha int) float64 {
 	logQ, log1mQ := math.Log(q), math.Log1p(-q)
@@ -138,7 +140,7 @@ func logAInt(q, sigma float64, alpha int) float64 {
 }
 
 // logAFrac returns log A_α for a fractional α > 1 and 0 < q < 1 by the
-// series of Section 3.4 (Mironov, Talwar & Zhang 2019, arXiv v1):
+// series of Mironov, Talwar & Zhang (2019, arXiv v1, Section 3):
 //
 //	A_α = Σ_k C(α,k) [ q^k (1−q)^(α−k) e^((k²−k)/(2σ²)) · ½erfc((k−z0)/(√2σ))
 //	                 + q^(α−k) (1−q)^k e^(((α−k)²−(α−k))/(2σ²)) · ½erfc((z0−(α−k))/(√2σ)) ]

@@ -40,6 +40,8 @@ func (m SampledGaussian) Validate() error {
 // RDP returns the Rényi-DP ε(α) of the T steps: T times the per-step
 // value of RDPSampledGaussian, since RDP composes additively (Mironov
 // 2017, [arXiv:1702.07476v3], Proposition 1).
+//
+// [arXiv:1702.07476v3]: https://arxiv.org/abs/1702.07476v3
 func (m SampledGaussian) RDP(alpha float64) (float64, error) {
 	if err := m.Validate(); err != nil {
 		return 0, err
