@@ -59,6 +59,7 @@ json_encode <- function(x) {
     }
     return(paste0("[", paste0(parts, collapse = ","), "]"))
   }
+  array <- length(x) != 1 || inherits(x, "AsIs") # decided before as.double drops the class
   if (is.factor(x)) x <- as.character(x)
   s <- if (is.logical(x)) {
     ifelse(x, "true", "false")
@@ -75,7 +76,7 @@ json_encode <- function(x) {
     stop(sprintf("a value of class %s has no JSON form", class(x)[1]), call. = FALSE)
   }
   s[is.na(x)] <- "null"
-  if (length(x) == 1 && !inherits(x, "AsIs")) s else paste0("[", paste0(s, collapse = ","), "]")
+  if (!array) s else paste0("[", paste0(s, collapse = ","), "]")
 }
 
 #' Serve a method to the dprepro harness over the worker protocol.
