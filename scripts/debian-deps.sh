@@ -2,6 +2,8 @@
 # Installs the Debian packages some tests need, when they are missing and
 # this user can install (root, or sudo without a password):
 #   python3-numpy  the external-method example (examples/python-method)
+#   r-base-core, r-cran-jsonlite  the R front end and its example
+#                  (R/dprepro, examples/r-method)
 #   chromium       the HTML report in a real browser (cli TestReportInBrowser)
 #   slurm-wlm, munge  scripts/slurm-array.sh on a real single-node Slurm
 #                  (cli TestSlurmArrayScript_RealScheduler; it starts munged,
@@ -11,6 +13,8 @@
 set -euo pipefail
 missing=()
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
+command -v Rscript >/dev/null 2>&1 || missing+=(r-base-core)
+Rscript -e 'library(jsonlite)' >/dev/null 2>&1 || missing+=(r-cran-jsonlite)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 # The daemons live in /usr/sbin, which a non-root PATH may not list.
 has() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ]; }
