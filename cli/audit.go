@@ -24,9 +24,30 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	specFile := fs.String("spec", "audit", "the privacy-audit spec: a `file`, or the id of a built-in spec")
 	thorough := fs.Bool("thorough", false, "the thorough audit (the spec's paper profile: more draws and epsilons)")
 	family := fs.Bool("family", false, "Bonferroni: each bound at confidence 1 − (1 − c)/m for the m correct mechanisms' audits, so that a false alarm anywhere in the run has probability ≤ 1 − c")
+	var lf learnerAuditFlags
+	lf.register(fs)
+	f.registerData(fs)
 	names, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	if lf.learner != "" {
+		switch {
+		case !given["spec"]:
+			return usagef("audit: --learner needs --spec FILE: the learner-comparison spec that runs it")
+		case len(names) > 0:
+			return usagef("audit: --learner audits one learner; it takes no mechanisms (got %s)", strings.Join(names, " "))
+		case *thorough || *family:
+			return usagef("audit: --thorough and --family are for the mechanism audit, not --learner")
+		}
+		return cmdAuditLearner(ctx, &f, &lf, *specFile, stdout, stderr)
+	}
+	for _, fl := range []string{"releases", "epsilon", "rows", "confidence", "data-dir"} {
+		if given[fl] {
+			return usagef("audit: --%s goes with --learner", fl)
+		}
 	}
 	if *thorough {
 		explicit := false

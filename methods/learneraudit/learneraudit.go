@@ -40,9 +40,13 @@
 // qualifies: s0 = θ·u, the projection of the released model on the unit
 // direction u of y_r·x_r − y_c·x_c (r the record of D, c the canary: the
 // direction in which the replaced record's gradient moves the minimizer),
-// and s1 = y_c·θ·x_c, the canary's margin (a monotone function of its
-// loss). core/audit.Run chooses the event {s ≤ t} or {s > t} on the
-// selection half of the releases and measures it on the held-out half.
+// s1 = y_c·θ·x_c, the canary's margin (a monotone function of its loss),
+// and s2 = ‖θ − μ₁‖₂ − ‖θ − μ₀‖₂ with μ_s the mean released θ of side s's
+// selection half (θ read as the model's scores of e₁, …, e_d, so a linear
+// model is assumed for s2 only): the log-likelihood ratio of noise with
+// density ∝ exp(−β‖b‖₂), output perturbation's, up to β. core/audit.Run
+// chooses the event {s ≤ t} or {s > t} on the selection half of the
+// releases and measures it on the held-out half.
 //
 // # Confidence
 //
@@ -165,7 +169,7 @@ var ErrOptions = errors.New("learner audit: invalid options")
 type pair struct {
 	name, what string
 	data       [2]*learners.Data
-	probe      *learners.Data // rows u and x_c
+	probe      *learners.Data // rows u, x_c, e₁, …, e_d
 	yc         float64        // the canary's label
 }
 
@@ -193,7 +197,7 @@ func Run(ctx context.Context, l learners.Learner, o Options) (Report, error) {
 	}
 	pairs := []pair{adv.pair, srch}
 	perPair := 1 - (1-o.Confidence)/float64(len(pairs))
-	stats := make([][2][][2]float64, len(pairs))
+	stats := make([][2][]release, len(pairs))
 	for k, p := range pairs {
 		s, err := releases(ctx, l, o, p, "learner-audit", o.Releases, &claim)
 		if err != nil {
@@ -205,8 +209,8 @@ func Run(ctx context.Context, l learners.Learner, o Options) (Report, error) {
 	rep.Claim = claim.get()
 	for k, p := range pairs {
 		sel := o.Releases / 2
-		res, err := audit.Run(ctx, randx.New(o.Seed, "learner-audit", "unused"), replay(stats[k]), rep.Claim,
-			audit.Options{Stats: 2, Select: sel, Measure: o.Releases - sel, Confidence: perPair})
+		res, err := audit.Run(ctx, randx.New(o.Seed, "learner-audit", "unused"), replay(stats[k], sel), rep.Claim,
+			audit.Options{Stats: 3, Select: sel, Measure: o.Releases - sel, Confidence: perPair})
 		if err != nil {
 			return Report{}, fmt.Errorf("learner %s, pair %s: %w", l.Name(), p.name, err)
 		}
@@ -304,10 +308,10 @@ func (m *claimMax) get() audit.Claim {
 
 // releases fits l n times on each side of p, on the streams (seed, stream,
 // p.name, side, index), and returns each release's statistics (s0, s1).
-func releases(ctx context.Context, l learners.Learner, o Options, p pair, stream string, n int, claim *claimMax) ([2][][2]float64, error) {
-	var out [2][][2]float64
+func releases(ctx context.Context, l learners.Learner, o Options, p pair, stream string, n int, claim *claimMax) ([2][]release, error) {
+	var out [2][]release
 	for side := range 2 {
-		out[side] = make([][2]float64, n)
+		out[side] = make([]release, n)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
@@ -326,10 +330,10 @@ func releases(ctx context.Context, l learners.Learner, o Options, p pair, stream
 					return err
 				}
 				mg := m.Margins(nil, p.probe)
-				if len(mg) != 2 {
-					return fmt.Errorf("release %d on side %d: the model scored %d of 2 probe rows", i, side, len(mg))
+				if len(mg) != p.probe.N() {
+					return fmt.Errorf("release %d on side %d: the model scored %d of %d probe rows", i, side, len(mg), p.probe.N())
 				}
-				out[side][i] = [2]float64{mg[0], p.yc * mg[1]}
+				out[side][i] = release{s0: mg[0], s1: p.yc * mg[1], theta: mg[2:]}
 				return nil
 			})
 		}
@@ -340,11 +344,36 @@ func releases(ctx context.Context, l learners.Learner, o Options, p pair, stream
 	return out, ctx.Err()
 }
 
+// release is what the distinguisher reads of one released model: s0 = θ·u,
+// s1 = y_c·θ·x_c and θ itself (the model's scores of e₁, …, e_d).
+type release struct {
+	s0, s1 float64
+	theta  []float64
+}
+
 // replay is a core/audit Sampler that hands out the precomputed releases
 // of each side in order: audit.Run asks for the selection half of side 0,
 // then side 1, then the measurement half of each, so release i of a side
-// is in the selection half when i < Releases/2.
-func replay(stats [2][][2]float64) audit.Sampler {
+// is in the selection half when i < sel. Besides s0 and s1 it reports
+//
+//	s2 = ‖θ − μ₁‖₂ − ‖θ − μ₀‖₂,
+//
+// μ_s the mean θ of side s's selection half: the log-likelihood ratio of
+// a release under noise with density ∝ exp(−β‖b‖₂) centred at μ₀ and μ₁
+// (output perturbation's), up to the factor β. The centres come from the
+// selection half only, so the measured event stays independent of the
+// measurement half, as core/audit's bound requires.
+func replay(stats [2][]release, sel int) audit.Sampler {
+	var mu [2][]float64
+	for side := range 2 {
+		d := len(stats[side][0].theta)
+		mu[side] = make([]float64, d)
+		for _, r := range stats[side][:sel] {
+			for j, v := range r.theta {
+				mu[side][j] += v / float64(sel)
+			}
+		}
+	}
 	var next [2]int
 	return func(dst []float64, _ *rand.Rand, side int) error {
 		i := next[side]
@@ -352,9 +381,27 @@ func replay(stats [2][][2]float64) audit.Sampler {
 			return fmt.Errorf("learner audit: release %d of side %d asked for, %d drawn", i, side, len(stats[side]))
 		}
 		next[side]++
-		copy(dst, stats[side][i][:])
+		r := stats[side][i]
+		dst[0], dst[1] = r.s0, r.s1
+		dst[2] = dist(r.theta, mu[1]) - dist(r.theta, mu[0])
 		return nil
 	}
+}
+
+func dist(a, b []float64) float64 {
+	var s float64
+	for j := range a {
+		s += (a[j] - b[j]) * (a[j] - b[j])
+	}
+	return math.Sqrt(s)
+}
+
+func ones(n int) []float64 {
+	o := make([]float64, n)
+	for i := range o {
+		o[i] = 1
+	}
+	return o
 }
 
 // adversarial is the fixed adversarial pair and its base rows.
@@ -418,13 +465,17 @@ func neighbour(name, what string, x *mat.Dense, y, xc []float64, yc float64) pai
 			u[j] /= math.Sqrt(norm)
 		}
 	}
-	probe := mat.NewDense(2, d, nil)
+	// The probe's rows: u, x_c, then e₁ … e_d (the model's weights θ).
+	probe := mat.NewDense(2+d, d, nil)
 	probe.SetRow(0, u)
 	probe.SetRow(1, xc)
+	for j := range d {
+		probe.Set(2+j, j, 1)
+	}
 	return pair{
 		name: name, what: what,
 		data:  [2]*learners.Data{learners.NewData(x, y, nil), learners.NewData(x1, y1, nil)},
-		probe: learners.NewData(probe, []float64{1, 1}, nil),
+		probe: learners.NewData(probe, ones(2+d), nil),
 		yc:    yc,
 	}
 }
@@ -502,16 +553,16 @@ func search(ctx context.Context, l learners.Learner, o Options, x *mat.Dense, y 
 // separation is |mean(a) − mean(b)| / sqrt((var(a) + var(b))/2) of the
 // first statistic (unbiased variances; +Inf when both are constant and
 // differ, 0 when equal).
-func separation(a, b [][2]float64) float64 {
-	mv := func(s [][2]float64) (float64, float64) {
+func separation(a, b []release) float64 {
+	mv := func(s []release) (float64, float64) {
 		var m float64
 		for _, v := range s {
-			m += v[0]
+			m += v.s0
 		}
 		m /= float64(len(s))
 		var q float64
 		for _, v := range s {
-			q += (v[0] - m) * (v[0] - m)
+			q += (v.s0 - m) * (v.s0 - m)
 		}
 		return m, q / float64(len(s)-1)
 	}
