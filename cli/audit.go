@@ -16,7 +16,8 @@ import (
 // cmdAudit runs the empirical privacy audit (the privacy-audit spec,
 // experiments/audit.toml by default) for all or the named mechanisms,
 // prints the verdicts and fails when a correct mechanism's lower bound on ε
-// exceeds its claim.
+// exceeds its claim. With --learner NAME --spec FILE it audits one learner
+// of a learner-comparison spec instead (cmdAuditLearner).
 func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
 	fs := newFlagSet("audit", stderr)
@@ -41,6 +42,8 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("audit: --learner audits one learner; it takes no mechanisms (got %s)", strings.Join(names, " "))
 		case *thorough || *family:
 			return usagef("audit: --thorough and --family are for the mechanism audit, not --learner")
+		case given["secure-noise"] || given["trace-privacy"]:
+			return usagef("audit: --secure-noise and --trace-privacy do not go with --learner (an audit's releases replay from their seeded streams and are no run's releases)")
 		}
 		return cmdAuditLearner(ctx, &f, &lf, *specFile, stdout, stderr)
 	}

@@ -101,6 +101,7 @@ func TestAuditLearner_BadInput(t *testing.T) {
 		{[]string{"--learner", "output-perturbation", "--spec", spec, "laplace"}, "takes no mechanisms"},
 		{[]string{"--learner", "output-perturbation", "--spec", spec, "--rows", "1000"}, "rows must be in [4, 40]"},
 		{[]string{"--epsilon", "1"}, "--epsilon goes with --learner"},
+		{[]string{"--learner", "output-perturbation", "--spec", spec, "--secure-noise"}, "do not go with --learner"},
 		{[]string{"--learner", "output-perturbation", "--spec", "audit"}, "runs no learners that can be audited"},
 	} {
 		code, _, stderr := dprepro(t, append([]string{"audit", "--out", t.TempDir()}, tt.args...)...)
