@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dprepro/dprepro/core/erm"
+	"github.com/dprepro/dprepro/core/perturb"
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/internal/pyenv"
+	"github.com/dprepro/dprepro/methods/learners"
 )
 
 // auditLearnerSpec is the example spec of the learner audit: Python
@@ -108,5 +114,113 @@ func TestAuditLearner_BadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
 		}
+	}
+}
+
+// goBroken is a Go learner registered as a user's module would
+// (learners.Register): output perturbation (core/perturb, Chaudhuri,
+// Monteleoni & Sarwate 2011, Algorithm 1) with the Huber hinge that claims
+// ε but draws its noise at rateMul times the rate ε needs — rateMul = 2 is
+// the sensitivity without its factor 2, 4 the noise for 4ε.
+type goBroken struct {
+	name    string
+	rateMul float64
+}
+
+func (g goBroken) Name() string { return g.name }
+
+func (g goBroken) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
+	rows := train.ERM()
+	plan, err := perturb.PlanOutPert(perturb.OutPertOptions{Epsilon: level.Epsilon, Lambda: lambda, Loss: erm.Huber{H: 0.5}}, rows.N())
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	plan.NoiseGamma *= g.rateMul // the broken line
+	b := make([]float64, rows.D())
+	if err := plan.DrawNoise(b, rng); err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	res, err := plan.Fit(rows, b, erm.FitOptions{Context: ctx})
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	return goWeights(res.W), privacy.EpsDP(level.Epsilon, "broken on purpose"), nil
+}
+
+type goWeights []float64
+
+func (w goWeights) Margins(dst []float64, d *learners.Data) []float64 {
+	if len(dst) != d.N() {
+		dst = nil
+	}
+	return d.ERM().Margins(dst, w)
+}
+
+// TestAuditLearner_GoRegistered: Go learners registered by a user's module
+// are audited through the registry like any other (in process, as a
+// module's own dprepro runs cli.Main): on the example's data with the
+// Huber hinge at λ = 0.5 (n = 20: the adversarial pair's minimizers lie
+// the full sensitivity 2/(nλ) apart, so the true ε is rateMul·ε), output
+// perturbation without its factor 2 and with the noise for 4ε are caught
+// at 2,000 releases per side (exit 1), the built-in one is consistent.
+func TestAuditLearner_GoRegistered(t *testing.T) {
+	for _, l := range []goBroken{{"cli-test-no-factor-2", 2}, {"cli-test-noise-for-4eps", 4}} {
+		if err := learners.Register(l); err != nil {
+			t.Fatal(err)
+		}
+		defer learners.Unregister(l.name)
+	}
+	dir := t.TempDir()
+	csvData, err := os.ReadFile(filepath.Join("..", "examples", "python-method", "audit-data.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit-data.csv"), csvData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "go-audit.toml")
+	src := `schema = 1
+id = "go-audit"
+title = "Auditing Go learners"
+kind = "learner-comparison"
+seed = 26
+
+[data]
+datasets = ["tiny2d"]
+intercept = false
+
+[data.files.tiny2d]
+path = "audit-data.csv"
+label = "y"
+positive = "yes"
+
+[cv]
+repetitions = 1
+folds = 2
+
+[comparison]
+learners = ["cli-test-no-factor-2", "cli-test-noise-for-4eps", "output-perturbation"]
+epsilons = [0.5, 1.0, 5.0]
+lambda = 0.5
+loss = "huber"
+`
+	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for _, tt := range []struct {
+		learner string
+		code    int
+		verdict string
+	}{
+		{"cli-test-no-factor-2", 1, "claim violated"},
+		{"cli-test-noise-for-4eps", 1, "claim violated"},
+		{"output-perturbation", 0, "consistent with the claim"},
+	} {
+		code, stdout, stderr := dprepro(t, "audit", "--learner", tt.learner, "--spec", spec, "--out", out, "--workers", "2")
+		if code != tt.code || !strings.Contains(stdout, tt.verdict) || !strings.Contains(stdout, "claimed ε = 1,") {
+			t.Errorf("%s: exit %d, want %d and %q at the grid's ε closest to 1\nstdout:\n%s\nstderr:\n%s", tt.learner, code, tt.code, tt.verdict, stdout, stderr)
+		}
+		t.Logf("%s", strings.SplitN(stdout, "\n", 2)[0])
 	}
 }
