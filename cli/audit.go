@@ -22,7 +22,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f runFlags
 	fs := newFlagSet("audit", stderr)
 	f.registerRun(fs)
-	specFile := fs.String("spec", "audit", "the privacy-audit spec: a `file`, or the id of a built-in spec")
+	specFile := fs.String("spec", "audit", "the privacy-audit spec: a `file`, or the id of a built-in spec; with --learner, the learner-comparison spec that runs the learner")
 	thorough := fs.Bool("thorough", false, "the thorough audit (the spec's paper profile: more draws and epsilons)")
 	family := fs.Bool("family", false, "Bonferroni: each bound at confidence 1 − (1 − c)/m for the m correct mechanisms' audits, so that a false alarm anywhere in the run has probability ≤ 1 − c")
 	var lf learnerAuditFlags

@@ -28,7 +28,7 @@ type learnerAuditFlags struct {
 }
 
 func (l *learnerAuditFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.learner, "learner", "", "audit the learner `name` of the --spec (a learner-comparison spec) instead of the harness's mechanisms: built-in, Go-registered or external ([[methods]]), run as the spec runs it")
+	fs.StringVar(&l.learner, "learner", "", "audit the learner `name` of the --spec (a learner-comparison spec) instead of the harness's mechanisms: built-in, Go-registered or external ([[methods]]), run as the spec runs it; writes audit.csv, audit.json and audit.md to OUT/<spec id>/audit-<name>-seed<seed>/ and exits 1 when the claim is violated")
 	fs.IntVar(&l.releases, "releases", 2000, "with --learner: releases `n` per side and pair (half choose the threshold, half measure it); >= 200")
 	fs.Float64Var(&l.epsilon, "epsilon", 0, "with --learner: the ε `e` handed to every fit (default: the spec's ε closest to 1)")
 	fs.IntVar(&l.rows, "rows", 0, "with --learner: rows `n` of the audited datasets (default: the spec's training-set size of its first dataset)")
