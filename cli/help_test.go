@@ -46,7 +46,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	// Flags a command refuses are not in its help.
-	for _, c := range []struct{ cmd, flag string }{{"merge", "-shard "}, {"merge", "-shard-count"}, {"audit", "-data-dir"}, {"audit", "-shard"}, {"reproduce", "-shard"}, {"check", "-workers"}} {
+	for _, c := range []struct{ cmd, flag string }{{"merge", "-shard "}, {"merge", "-shard-count"}, {"audit", "-shard"}, {"reproduce", "-shard"}, {"check", "-workers"}} {
 		_, stdout, _ := dprepro(t, "help", c.cmd)
 		if strings.Contains(stdout, c.flag) {
 			t.Errorf("help %s lists %s, which it does not accept", c.cmd, c.flag)

@@ -99,7 +99,7 @@ func init() {
 			"", cmdReproduce},
 		{"merge", "merge SPEC... --shards DIR,DIR,... [flags]", "finish a sharded run from its shards' checkpoints",
 			"SPEC\tthe spec the shards ran (file or built-in id)", cmdMerge},
-		{"audit", "audit [MECHANISM...] [flags]", "empirical privacy audit: lower bounds on ε against the claims",
+		{"audit", "audit [MECHANISM...] [flags]", "empirical privacy audit: lower bounds on ε against the claims (the harness's mechanisms, or --learner NAME of a --spec)",
 			"MECHANISM\tmechanisms to audit (default: every one of the audit spec)", cmdAudit},
 		{"check", "check RUN_DIR [flags]", "compare runs with the reference results",
 			"RUN_DIR\ta run folder, or a folder holding runs (e.g. the --out of reproduce)",

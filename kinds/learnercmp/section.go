@@ -1,11 +1,13 @@
 package learnercmp
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/learneraudit"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -291,4 +293,21 @@ func (c *Section) Only(names []string) error {
 		return nil
 	}
 	return experiments.FilterMethods(names, experiments.MethodList{Key: "comparison.learners", Names: &c.Comparison.Learners})
+}
+
+// LearnerSetting implements learneraudit.Source: learner name (one of
+// comparison.learners) as the kind runs it — comparison.loss, huber_h,
+// objective_perturbation and data.row_norm, its λ, the ε grid and δ — on
+// training sets of (K−1)/K of a dataset's rows.
+func (sec *Section) LearnerSetting(s *experiments.Spec, name string) (learneraudit.Setting, error) {
+	c := &sec.Comparison
+	if !slices.Contains(c.Learners, name) {
+		return learneraudit.Setting{}, s.ErrorAt("comparison.learners", "comparison.learners",
+			fmt.Errorf("the spec does not compare learner %q (comparison.learners: %s)", name, strings.Join(c.Learners, ", ")))
+	}
+	return learneraudit.Setting{
+		Config: c.learnerConfig(s.Data.RowNorm), Lambda: c.lambda(name),
+		Epsilons: slices.Clone(c.Epsilons), Delta: c.Delta,
+		TrainShare: float64(sec.CV.Folds-1) / float64(sec.CV.Folds),
+	}, nil
 }

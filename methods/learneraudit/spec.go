@@ -1,0 +1,171 @@
+package learneraudit
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dprepro/dprepro/core/randx"
+	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/external"
+	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/runner"
+	"github.com/dprepro/dprepro/runner/specdata"
+)
+
+// Setting is what a spec says about how it runs one of its learners: the
+// configuration learners.Lookup gets, λ, the privacy grid and δ it hands
+// the learner, and the share of a dataset's rows a training set holds.
+type Setting struct {
+	Config   learners.Config
+	Lambda   float64
+	Epsilons []float64
+	Delta    float64
+	// TrainShare is the training set's share of a dataset's rows, e.g.
+	// (K−1)/K for K-fold cross-validation; in (0, 1].
+	TrainShare float64
+}
+
+// Source is implemented by the spec section of a kind that runs learners
+// (the learner-comparison kind), so that `dprepro audit --learner` can
+// audit them as the kind runs them.
+type Source interface {
+	// LearnerSetting returns the setting of learner name in spec, or an
+	// error when the spec does not run it.
+	LearnerSetting(spec *experiments.Spec, name string) (Setting, error)
+}
+
+// SpecOptions are the choices of an audit of a spec's learner beyond the
+// spec: zero values mean the defaults stated.
+type SpecOptions struct {
+	// Epsilon is the level's ε; zero means the spec's ε closest to 1 (in
+	// log scale).
+	Epsilon float64
+	// Rows is the number of rows of the audited datasets; zero means the
+	// spec's training-set size of its first dataset.
+	Rows int
+	// Data says where the data are.
+	Data runner.DataOptions
+	// Scratch is the folder of the matrices an external learner reads
+	// (emptied); required for external learners.
+	Scratch string
+	// Log receives the workers' stderr; nil discards it.
+	Log io.Writer
+}
+
+// Prepared is an audit of a spec's learner, ready to Run.
+type Prepared struct {
+	Learner learners.Learner
+	Options Options
+	// Dataset names the base rows' dataset and says whether they are
+	// real or a synthetic stand-in.
+	Dataset string
+	set     *external.Set
+}
+
+// Close ends the external workers the audit started.
+func (p *Prepared) Close() error {
+	if p.set == nil {
+		return nil
+	}
+	return p.set.Close()
+}
+
+// Prepare resolves learner name of spec through the same registry and
+// worker protocol as the spec's runs (learners.Lookup with the spec's
+// [[methods]]), loads the spec's first dataset and draws the base rows (a
+// seeded sample of o.Rows rows, the spec's training-set size by default).
+// Options' Releases, Seed, Workers and Confidence are left for the caller.
+func Prepare(spec *experiments.Spec, name string, o SpecOptions) (*Prepared, error) {
+	src, ok := spec.Section.(Source)
+	if !ok {
+		return nil, spec.Attribute(fmt.Errorf("kind %q runs no learners that can be audited (learner-comparison specs do)", spec.Kind))
+	}
+	st, err := src.LearnerSetting(spec, name)
+	if err != nil {
+		return nil, err
+	}
+	eps := o.Epsilon
+	if eps == 0 {
+		if len(st.Epsilons) == 0 {
+			return nil, spec.Attribute(fmt.Errorf("the spec hands learner %s no ε: give --epsilon", name))
+		}
+		eps = slices.MinFunc(st.Epsilons, func(a, b float64) int {
+			da, db := math.Abs(math.Log(a)), math.Abs(math.Log(b))
+			switch {
+			case da < db:
+				return -1
+			case da > db:
+				return 1
+			}
+			return 0
+		})
+	}
+	if !(eps > 0) || math.IsInf(eps, 1) {
+		return nil, fmt.Errorf("ε must be finite and > 0 (got %v)", eps)
+	}
+	if len(spec.Data.Datasets) == 0 {
+		return nil, spec.Attribute(fmt.Errorf("data.datasets is empty"))
+	}
+	dsName := spec.Data.Datasets[0]
+	ds, err := specdata.Load(spec, dsName, o.Data.DataDir, o.Data.Named)
+	if err != nil {
+		return nil, err
+	}
+	if ds.Task != "classification" {
+		return nil, specdata.At(spec, dsName, fmt.Errorf("a %s dataset; a learner audit needs classification", ds.Task))
+	}
+	n, d := ds.X.Dims()
+	rows := o.Rows
+	if rows == 0 {
+		rows = int(math.Floor(st.TrainShare * float64(n)))
+	}
+	if rows < 4 || rows > n {
+		return nil, fmt.Errorf("rows must be in [4, %d], the records of %s (got %d)", n, dsName, rows)
+	}
+	perm := randx.New(uint64(spec.Seed), "learner-audit", "rows", dsName).Perm(n)[:rows]
+	slices.Sort(perm)
+	x := mat.NewDense(rows, d, nil)
+	y := make([]float64, rows)
+	for k, i := range perm {
+		x.SetRow(k, ds.X.RawRowView(i))
+		y[k] = ds.Y[i]
+	}
+	set := external.NewSet(spec)
+	l, err := learners.Lookup(set, name, st.Config)
+	if err != nil {
+		set.Close()
+		return nil, spec.Attribute(fmt.Errorf("--learner: %w", err))
+	}
+	if set.Has(name, experiments.ServesLearner) {
+		if o.Scratch == "" {
+			set.Close()
+			return nil, fmt.Errorf("learner audit: an external learner needs a scratch folder")
+		}
+		log := o.Log
+		if log == nil {
+			log = io.Discard
+		}
+		if err := os.MkdirAll(o.Scratch, 0o755); err != nil {
+			set.Close()
+			return nil, err
+		}
+		if err := set.Open(o.Scratch, log); err != nil {
+			set.Close()
+			return nil, err
+		}
+	}
+	p := &Prepared{
+		Learner: l, set: set,
+		Dataset: fmt.Sprintf("%s (%s data), %d of its %d rows drawn with the spec's seed", dsName, ds.Source.Kind, rows, n),
+		Options: Options{
+			Lambda: st.Lambda, Level: learners.Level{Epsilon: eps, Delta: st.Delta},
+			Loss: st.Config.Loss, N: rows, D: d, X: x, Y: y,
+		},
+	}
+	return p, nil
+}
