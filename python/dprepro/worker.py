@@ -300,9 +300,12 @@ class Method:
             output = dict(output, diagnostics=diag)
         return output, claim
 
-    def serve(self, stdin=None, stdout=None):
-        """Serve calls on stdin/stdout until the harness closes stdin."""
-        _serve(self.hello(), self._reply, stdin, stdout, self.name)
+    def serve(self, stdin=None, stdout=None, log=None):
+        """Serve calls on stdin/stdout until the harness closes stdin.
+
+        stdin, stdout and log (the log lines, stderr by default) are for
+        tests; when stdout is the process's, print goes to stderr."""
+        _serve(self.hello(), self._reply, stdin, stdout, log, self.name)
 
     def _reply(self, req):
         if req.get("op") not in self.ops:
@@ -315,9 +318,10 @@ class _UnknownOp(Exception):
     pass
 
 
-def _serve(hello_reply, answer, stdin, stdout, name=""):
+def _serve(hello_reply, answer, stdin, stdout, log, name=""):
     stdin = stdin or sys.stdin
     proto = stdout or sys.stdout
+    log = log or sys.stderr
     if stdout is None:
         sys.stdout = sys.stderr  # keep stray prints out of the protocol stream
 
@@ -334,7 +338,7 @@ def _serve(hello_reply, answer, stdin, stdout, name=""):
             why = str(exc)
             if isinstance(exc, ValueError) and "Out of range float" in why:
                 why = "NaN/Inf (JSON has neither)"
-            print("dprepro.worker: call %s: output is not valid JSON: %s" % (rid, exc), file=sys.stderr)
+            print("dprepro.worker: call %s: output is not valid JSON: %s" % (rid, exc), file=log)
             send({"type": "error", "id": rid, "message": "output is not valid JSON: " + why})
             return
         proto.write(line + "\n")
@@ -351,12 +355,12 @@ def _serve(hello_reply, answer, stdin, stdout, name=""):
         raise SystemExit("dprepro.worker: expected a hello from the harness, got %r" % line[:80])
     if hello.get("protocol") != PROTOCOL:
         print("dprepro.worker: the harness speaks protocol %r, this worker %d" % (hello.get("protocol"), PROTOCOL),
-              file=sys.stderr)
+              file=log)
     send(hello_reply)
     version = hello_reply.get("version", "")
     print("dprepro.worker: %s serving %s (%s privacy)%s" % (
         hello.get("method") or name or "?", hello_reply["serves"], hello_reply["privacy"],
-        ", " + version if version else ""), file=sys.stderr)
+        ", " + version if version else ""), file=log)
 
     for line in stdin:
         try:
@@ -370,7 +374,7 @@ def _serve(hello_reply, answer, stdin, stdout, name=""):
             send({"type": "error", "id": rid, "message": str(exc)})
             continue
         except Exception as exc:  # the call fails, the worker lives on
-            traceback.print_exc(file=sys.stderr)
+            traceback.print_exc(file=log)
             send({"type": "error", "id": rid, "message": "%s: %s" % (type(exc).__name__, exc)})
             continue
         send_result(rid, output, claim)
