@@ -28,30 +28,35 @@ import (
 	"github.com/dprepro/dprepro/results"
 )
 
-// worker is the README's (python/README.md) ten-line learner written with
-// the package: a private centroid classifier w = (1/n) Σ yᵢxᵢ plus
-// Laplace noise. With ‖xᵢ‖₂ ≤ 1 and yᵢ = ±1 a replaced record moves w by
-// at most 2√d/n in L1 norm, so Laplace noise of scale 2√d/(nε) per
-// coordinate makes w ε-DP (the Laplace mechanism); dividing by the
-// temperature is post-processing.
-const worker = `import numpy as np
-from dprepro.worker import Method, Param, pure
-
-method = Method("learner", "pure", version="centroid 1",
-                params=[Param("temperature", "float", 1.0, "divides the weights (post-processing)")])
-
-@method.op("fit")
-def fit(call):
-    X, y, eps = call.x, call.y, call.params["epsilon"]
-    if call.params["row_norm"] == "none":
-        raise ValueError("the noise scale needs |x|_2 <= 1")
-    n, d = X.shape
-    w = y @ X / n + call.rng.laplace(scale=2 * np.sqrt(d) / (n * eps), size=d)
-    return {"weights": w / call.method_params["temperature"]}, pure(eps)
-
-if __name__ == "__main__":
-    method.serve()
-`
+// readmeWorker returns the ten-line learner of python/README.md (the
+// python block after the comment that names this test), written with the
+// package: a private centroid classifier w = (1/n) Σ yᵢxᵢ plus Laplace
+// noise of scale 2√d/(nε) per coordinate (the README says why that is
+// ε-DP). Running the README's block keeps the README's example working.
+func readmeWorker(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "<!-- worker.py: python/package_test.go runs this block"
+	s := string(b)
+	i := strings.Index(s, marker)
+	if i < 0 {
+		t.Fatalf("README.md lacks %q", marker)
+	}
+	s = s[i:]
+	start := strings.Index(s, "```python\n")
+	if start < 0 {
+		t.Fatal("README.md: no python block after the marker")
+	}
+	s = s[start+len("```python\n"):]
+	end := strings.Index(s, "```")
+	if end < 0 {
+		t.Fatal("README.md: the python block is not closed")
+	}
+	return s[:end]
+}
 
 const spec = `schema = 1
 id = "pkg-test"
@@ -227,7 +232,7 @@ func TestPackage_InstallRunLoad(t *testing.T) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(work, "worker.py"), worker)
+	writeFile(t, filepath.Join(work, "worker.py"), readmeWorker(t))
 	writeFile(t, filepath.Join(work, "spec.toml"), fmt.Sprintf(spec, vpy))
 	writeFile(t, filepath.Join(work, "mydata.csv"), dataCSV(300))
 	bin := filepath.Join(tmp, "dprepro")
