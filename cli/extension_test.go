@@ -383,9 +383,10 @@ func walkthroughEnv(t *testing.T) []string {
 
 // TestPythonWalkthrough_TreeClean: the README's external-method
 // walk-through runs Python workers in examples/python-method, whose import
-// of dprepro_worker writes byte code into __pycache__ there: it is
-// git-ignored, so the tree stays clean (a build after it is not "+dirty").
-// The import is what every worker does first; numpy is not needed for it.
+// of the dprepro package (python/dprepro, put first on sys.path) writes
+// byte code into python/dprepro/__pycache__: it is git-ignored, so the
+// tree stays clean (a build after it is not "+dirty"). The import is what
+// every worker does first; numpy is not needed for it.
 func TestPythonWalkthrough_TreeClean(t *testing.T) {
 	if testing.Short() {
 		t.Skip("copies the repository")
@@ -395,13 +396,14 @@ func TestPythonWalkthrough_TreeClean(t *testing.T) {
 		t.Skip("python3 is not on PATH")
 	}
 	repo := repoCopy(t)
-	cmd := exec.Command(python, "-c", "import dprepro_worker")
+	const imp = "import os, sys; sys.path.insert(0, os.path.join(os.pardir, os.pardir, 'python')); import dprepro.worker"
+	cmd := exec.Command(python, "-c", imp)
 	cmd.Dir = filepath.Join(repo, "examples", "python-method")
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=", "PYTHONPYCACHEPREFIX=")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("import dprepro_worker: %v\n%s", err, b)
+		t.Fatalf("import dprepro.worker: %v\n%s", err, b)
 	}
-	if _, err := os.Stat(filepath.Join(cmd.Dir, "__pycache__")); err != nil {
+	if _, err := os.Stat(filepath.Join(repo, "python", "dprepro", "__pycache__")); err != nil {
 		t.Fatalf("python wrote no byte code, so this test shows nothing: %v", err)
 	}
 	if st := gitStatus(t, repo); st != "" {

@@ -91,11 +91,11 @@ func TestPythonMethod(t *testing.T) {
 		t.Errorf("the ledger does not book the Python learner's training as declared by the method at ε = 1: %+v", m.Ledger)
 	}
 	if len(m.ExternalMethods) != 1 || m.ExternalMethods[0].Name != "py-output-perturbation" ||
-		!strings.HasPrefix(m.ExternalMethods[0].Version, "output_perturbation.py 1") || len(m.ExternalMethods[0].Files) != 2 {
+		!strings.HasPrefix(m.ExternalMethods[0].Version, "output_perturbation.py 1") || len(m.ExternalMethods[0].Files) != 3 {
 		t.Errorf("the manifest's external_methods: %+v", m.ExternalMethods)
 	}
 	logb, err := os.ReadFile(filepath.Join(dir, "workers.log"))
-	if err != nil || !strings.Contains(string(logb), "run of py-cv-tuning started") || !strings.Contains(string(logb), "] dprepro_worker: py-output-perturbation serving learner") {
+	if err != nil || !strings.Contains(string(logb), "run of py-cv-tuning started") || !strings.Contains(string(logb), "] dprepro.worker: py-output-perturbation serving learner") {
 		t.Errorf("workers.log: %v %q", err, logb)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "scratch")); !os.IsNotExist(err) {

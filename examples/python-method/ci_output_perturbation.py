@@ -60,33 +60,34 @@ Randomness comes only from numpy's PCG64 seeded by the call's seed, so a
 run replays bit-identically at any number of workers.
 """
 
-import functools
 import math
+import os
+import sys
 
 import numpy as np
 
-import dprepro_worker
+# The repository's python/ first on the path: the package whose files the
+# spec's files = [...] list, so that editing them recomputes (and the
+# example runs from a clone without installing the package).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python"))
+from dprepro.worker import Method, pure  # noqa: E402
 
 VERSION = "ci_output_perturbation.py 1"
 
-
-@functools.lru_cache(maxsize=8)
-def load(path):
-    """Read a .npy file, keeping the last 8 paths read (the harness never
-    rewrites a path; a long run hands a worker many, so the cache is
-    bounded). The array is read-only: every call shares it."""
-    a = np.load(path)
-    a.setflags(write=False)
-    return a
+method = Method("ci", "pure", version="%s (numpy %s)" % (VERSION, np.__version__),
+                attributes={
+                    "model": "lr",
+                    "spends": ["eps1", "eps2", "eps3"],
+                    "perturbation": "output",
+                    "perturbation_label": "output (Python)",
+                })
 
 
-def replicate(data, weights, n):
+def replicate(call, n):
     """The replicate's distinct rows: the records drawn, with their counts."""
-    X = load(data["x"])
-    y = load(data["y"])
-    if weights is None:
+    X, y, w = call.x, call.y, call.weights
+    if w is None:
         raise ValueError("a ci call needs the replicate's weights")
-    w = np.asarray(weights, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],) or w.shape != (X.shape[0],):
         raise ValueError("x is %s, y %s, weights %s: want n x D, n, n" % (X.shape, y.shape, w.shape))
     if w.sum() != n or np.any(w < 0):
@@ -159,30 +160,33 @@ def check_model(params):
         raise ValueError("this method covers logistic regression, not %r" % params.get("model"))
 
 
-def private_theta(params, seed, data, weights):
+def private_theta(call):
     """theta~ (None when the fit did not converge), the replicate, the
     generator and the status ("ok" or why nothing is released)."""
+    params = call.params
     n = int(params["n"])
     c = float(params["c"])
     eps1 = float(params["eps1"])
-    X, y, w = replicate(data, weights, n)
+    X, y, w = replicate(call, n)
     theta_hat, why = fit(X, y, w, n, c)
     if why is not None:
         return X, y, w, None, None, "fit not converged (%s)" % why
-    rng = np.random.default_rng(seed)
+    rng = call.rng
     theta = theta_hat + l2_laplace(rng, X.shape[1], 1.0 / (n * c * eps1))
     return X, y, w, theta, rng, "ok"
 
 
-def interval(params, seed, data, weights):
+@method.op("interval")
+def interval(call):
+    params = call.params
     check_model(params)
     n = int(params["n"])
     c = float(params["c"])
     eps1, eps2, eps3 = float(params["eps1"]), float(params["eps2"]), float(params["eps3"])
     alpha = float(params["alpha"])
     m = int(params["m"])
-    claim = {"epsilon": eps1 + eps2 + eps3}  # the declared cost, released or not
-    X, y, w, theta, rng, status = private_theta(params, seed, data, weights)
+    claim = pure(eps1 + eps2 + eps3)  # the declared cost, released or not
+    X, y, w, theta, rng, status = private_theta(call)
     if theta is None:
         return {"status": status}, claim
     D = X.shape[1]
@@ -199,26 +203,19 @@ def interval(params, seed, data, weights):
     z = rng.standard_normal((m, D)) @ L.T - l2_laplace(rng, D, 1.0 / (n * c * eps1), size=m)
     lo = theta + np.quantile(z, alpha / 2, axis=0)
     hi = theta + np.quantile(z, 1 - alpha / 2, axis=0)
-    out = {"theta": theta.tolist(), "lo": lo.tolist(), "hi": hi.tolist(), "status": status}
+    out = {"theta": theta, "lo": lo, "hi": hi, "status": status}
     return out, claim
 
 
-def estimate(params, seed, data, weights):
-    check_model(params)
-    claim = {"epsilon": float(params["eps1"])}  # the declared cost, released or not
-    _, _, _, theta, _, status = private_theta(params, seed, data, weights)
+@method.op("estimate")
+def estimate(call):
+    check_model(call.params)
+    claim = pure(call.params["eps1"])  # the declared cost, released or not
+    _, _, _, theta, _, status = private_theta(call)
     if theta is None:
         return {"status": status}, claim
-    return {"theta": theta.tolist(), "status": status}, claim
+    return {"theta": theta, "status": status}, claim
 
 
 if __name__ == "__main__":
-    dprepro_worker.serve(
-        "ci", "pure", {"interval": interval, "estimate": estimate},
-        version="%s (numpy %s)" % (VERSION, np.__version__),
-        attributes={
-            "model": "lr",
-            "spends": ["eps1", "eps2", "eps3"],
-            "perturbation": "output",
-            "perturbation_label": "output (Python)",
-        })
+    method.serve()

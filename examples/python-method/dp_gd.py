@@ -45,22 +45,17 @@ learner-comparison and cv-tuning kinds as the learner named in the spec
 ([[methods]] name = "py-dp-gd", serves = "learner"; see dp-gd.toml).
 """
 
-import functools
 import math
+import os
+import sys
 
 import numpy as np
 
-import dprepro_worker
-
-
-@functools.lru_cache(maxsize=8)
-def load(path):
-    """Read a .npy file, keeping the last 8 paths read (the harness never
-    rewrites a path; a long run hands a worker many, so the cache is
-    bounded). The array is read-only: every call shares it."""
-    a = np.load(path)
-    a.setflags(write=False)
-    return a
+# The repository's python/ first on the path: the package whose files the
+# spec's files = [...] list, so that editing them recomputes (and the
+# example runs from a clone without installing the package).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python"))
+from dprepro.worker import Method, Param, approx  # noqa: E402
 
 
 def noise_std(eps, delta, steps, clip, n):
@@ -71,13 +66,19 @@ def noise_std(eps, delta, steps, clip, n):
     return (2.0 * clip / n) * math.sqrt(steps / (2.0 * rho))
 
 
-def fit(params, seed, data, weights):
-    X = load(data["x"])
-    y = load(data["y"])
-    mp = params.get("method_params") or {}
-    steps = int(mp.get("steps", 50))
-    clip = float(mp.get("clip", 1.0))
-    lr = float(mp.get("lr", 1.0))
+method = Method(
+    "learner", "approx", version="dp_gd.py 1 (numpy %s)" % np.__version__,
+    params=[Param("steps", "int", 50, "gradient steps (the noise grows as sqrt(steps))"),
+            Param("clip", "float", 1.0, "per-record gradient L2 clipping norm"),
+            Param("lr", "float", 1.0, "step size")],
+    diagnostics=["clip_fraction"])
+
+
+@method.op("fit")
+def fit(call):
+    X, y, params = call.x, call.y, call.params
+    mp = call.method_params  # every declared parameter, converted to its type
+    steps, clip, lr = mp["steps"], mp["clip"], mp["lr"]
     lam = float(params["lambda"])
     eps = float(params["epsilon"])
     delta = float(params.get("delta", 0))
@@ -103,7 +104,7 @@ def fit(params, seed, data, weights):
                          % (int(np.argmax(bad)), float(y[bad][0])))
 
     sigma = noise_std(eps, delta, steps, clip, n)
-    rng = np.random.default_rng(seed)
+    rng = call.rng
     row_norms = np.linalg.norm(X, axis=1)
     w = np.zeros(d)
     clipped = 0.0
@@ -116,15 +117,9 @@ def fit(params, seed, data, weights):
         clipped += np.mean(over)
         g = (X.T @ (c * scale)) / n + sigma * rng.standard_normal(d)
         w = w - lr * (g + lam * w)
-    output = {"weights": w.tolist(), "diagnostics": {"clip_fraction": float(clipped / steps)}}
-    return output, {"epsilon": eps, "delta": delta}
+    output = {"weights": w, "diagnostics": {"clip_fraction": clipped / steps}}
+    return output, approx(eps, delta)
 
 
 if __name__ == "__main__":
-    dprepro_worker.serve(
-        "learner", "approx", {"fit": fit},
-        version="dp_gd.py 1 (numpy %s)" % np.__version__,
-        attributes={"diagnostics": ["clip_fraction"]},
-        params=[("steps", "int", 50, "gradient steps (the noise grows as sqrt(steps))"),
-                ("clip", "float", 1.0, "per-record gradient L2 clipping norm"),
-                ("lr", "float", 1.0, "step size")])
+    method.serve()

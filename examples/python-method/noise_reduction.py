@@ -37,20 +37,16 @@ and theta* is computed to a gradient norm of 1e-10, not exactly.
 """
 
 import functools
+import os
+import sys
 
 import numpy as np
 
-import dprepro_worker
-
-
-@functools.lru_cache(maxsize=8)
-def load(path):
-    """Read a .npy file, keeping the last 8 paths read (the harness never
-    rewrites a path; a long run hands a worker many, so the cache is
-    bounded). The array is read-only: every call shares it."""
-    a = np.load(path)
-    a.setflags(write=False)
-    return a
+# The repository's python/ first on the path: the package whose files the
+# spec's files = [...] list, so that editing them recomputes (and the
+# example runs from a clone without installing the package).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python"))
+from dprepro.worker import Method, load_npy, pure  # noqa: E402
 
 
 def fit_logistic(X, y, lam, tol=1e-10, max_iter=100):
@@ -82,7 +78,7 @@ def minimizer(x_path, y_path, lam, n, d):
     """theta* of the problem on the data at x_path, y_path, kept for the
     last 8 problems (a sequence and the independent releases of one
     dataset share it; a failed fit raises and is not kept)."""
-    X, y = load(x_path), load(y_path)
+    X, y = load_npy(x_path), load_npy(y_path)
     if X.shape != (n, d) or y.shape != (n,):
         raise ValueError("x is %s and y %s, params say n = %d, d = %d" % (X.shape, y.shape, n, d))
     star = fit_logistic(X, y, lam)
@@ -106,13 +102,19 @@ def project(theta, radius):
     return theta * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
 
 
-def sequence(params, seed, data, weights):
-    star, delta, radius = problem(params, data)
+method = Method("hypothesis", "pure", version="noise_reduction.py 1 (numpy %s)" % np.__version__,
+                attributes={"tasks": ["logistic"]})
+
+
+@method.op("sequence")
+def sequence(call):
+    params = call.params
+    star, delta, radius = problem(params, call.paths)
     eps = np.asarray(params["epsilons"], dtype=float)
     if eps.ndim != 1 or len(eps) == 0 or np.any(eps <= 0) or np.any(np.diff(eps) <= 0):
         raise ValueError("epsilons must be positive and increasing")
     T, d = len(eps), len(star)
-    rng = np.random.default_rng(seed)
+    rng = call.rng
     last = star + rng.laplace(scale=delta / eps[-1], size=d)
     # Step t (0-based, t < T-1) goes from level t+1 down to level t: keep
     # the value with probability (eps_t/eps_{t+1})^2, else add fresh
@@ -125,18 +127,17 @@ def sequence(params, seed, data, weights):
     theta[-1] = last
     theta[:-1] = last + np.cumsum(inc[::-1], axis=0)[::-1]
     theta = project(theta, radius)
-    return {"thetas": theta.tolist()}, {"epsilon": float(eps[-1])}
+    return {"thetas": theta}, pure(eps[-1])
 
 
-def independent(params, seed, data, weights):
-    star, delta, radius = problem(params, data)
+@method.op("independent")
+def independent(call):
+    params = call.params
+    star, delta, radius = problem(params, call.paths)
     eps = float(params["epsilon"])
-    rng = np.random.default_rng(seed)
-    theta = project(star + rng.laplace(scale=delta / eps, size=len(star)), radius)
-    return {"theta": theta.tolist()}, {"epsilon": eps}
+    theta = project(star + call.rng.laplace(scale=delta / eps, size=len(star)), radius)
+    return {"theta": theta}, pure(eps)
 
 
 if __name__ == "__main__":
-    dprepro_worker.serve("hypothesis", "pure", {"sequence": sequence, "independent": independent},
-                         version="noise_reduction.py 1 (numpy %s)" % np.__version__,
-                         attributes={"tasks": ["logistic"]})
+    method.serve()

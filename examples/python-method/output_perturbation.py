@@ -26,21 +26,16 @@ cv-tuning and learner-comparison kinds as the learner named in the spec
 ([[methods]] name = "py-output-perturbation", serves = "learner").
 """
 
-import functools
+import os
+import sys
 
 import numpy as np
 
-import dprepro_worker
-
-
-@functools.lru_cache(maxsize=8)
-def load(path):
-    """Read a .npy file, keeping the last 8 paths read (the harness never
-    rewrites a path; a long run hands a worker many, so the cache is
-    bounded). The array is read-only: every call shares it."""
-    a = np.load(path)
-    a.setflags(write=False)
-    return a
+# The repository's python/ first on the path: the package whose files the
+# spec's files = [...] list, so that editing them recomputes (and the
+# example runs from a clone without installing the package).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python"))
+from dprepro.worker import Method, pure  # noqa: E402
 
 
 def fit_logistic(X, y, lam, tol=1e-10, max_iter=100):
@@ -97,9 +92,12 @@ def check_preconditions(params, X, y):
         raise ValueError("label y[%d] = %r: the guarantee needs labels -1 or +1" % (int(np.argmax(bad)), float(y[bad][0])))
 
 
-def fit(params, seed, data, weights):
-    X = load(data["x"])
-    y = load(data["y"])
+method = Method("learner", "pure", version="output_perturbation.py 1 (numpy %s)" % np.__version__)
+
+
+@method.op("fit")
+def fit(call):
+    X, y, params = call.x, call.y, call.params
     lam = float(params["lambda"])
     eps = float(params["epsilon"])
     if not (lam > 0 and eps > 0):
@@ -109,20 +107,23 @@ def fit(params, seed, data, weights):
         raise ValueError("x is %dx%d, y has %d entries" % (n, d, len(y)))
     check_preconditions(params, X, y)
     w = fit_logistic(X, y, lam)
-    rng = np.random.default_rng(seed)
+    rng = call.rng
     direction = rng.standard_normal(d)
     direction /= np.linalg.norm(direction)
     radius = rng.gamma(shape=d, scale=2.0 / (n * lam * eps))
-    return {"weights": (w + radius * direction).tolist()}, {"epsilon": eps}
+    return {"weights": w + radius * direction}, pure(eps)
 
 
-def stability(params, seed, data, weights):
+@method.op("stability")
+def stability(call):
     """The stability constants (beta1, beta2) of Definition 2 of Chaudhuri
     & Vinterbo 2013 for the ramp-loss validation score, which the harness's
     Stability method needs (Algorithms 1-2): by their Theorem 4, output
     perturbation of a 1-Lipschitz convex loss (the logistic loss on rows
     with |x|_2 <= 1) gives beta1 = 2/lambda_min and beta2 = 1. They do not
-    depend on the data; the reply claims no privacy (None)."""
+    depend on the data; the reply claims no privacy (None). Registering
+    the op makes the hello say "stability": true."""
+    params = call.params
     if params.get("loss") != "logistic":
         raise ValueError("loss %r: Theorem 4's constants are for the logistic loss here" % (params.get("loss"),))
     if params.get("row_norm") == "none":
@@ -134,6 +135,4 @@ def stability(params, seed, data, weights):
 
 
 if __name__ == "__main__":
-    dprepro_worker.serve("learner", "pure", {"fit": fit, "stability": stability},
-                         version="output_perturbation.py 1 (numpy %s)" % np.__version__,
-                         attributes={"stability": True})
+    method.serve()

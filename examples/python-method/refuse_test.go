@@ -93,6 +93,7 @@ func TestPython_NotConverged(t *testing.T) {
 import os, sys
 import numpy as np
 import output_perturbation as op, ci_output_perturbation as ci, noise_reduction as nr
+from dprepro import worker
 
 d = sys.argv[1]
 data = {"x": os.path.join(d, "x.npy"), "y": os.path.join(d, "y.npy")}
@@ -106,36 +107,35 @@ def raises(f, want):
     raise AssertionError("no exception, want %r" % want)
 
 # A converged fit passes; one Newton step does not converge.
-op.fit({"lambda": 0.1, "epsilon": 1, "n": 4, "d": 2, "loss": "logistic", "row_norm": "l2-max"}, 1, data, None)
+op.method.call("fit", {"lambda": 0.1, "epsilon": 1, "n": 4, "d": 2, "loss": "logistic", "row_norm": "l2-max"}, 1, data)
 op.fit_logistic.__defaults__ = (1e-10, 1)
-raises(lambda: op.fit({"lambda": 0.1, "epsilon": 1, "n": 4, "d": 2, "loss": "logistic", "row_norm": "l2-max"}, 1, data, None),
+raises(lambda: op.method.call("fit", {"lambda": 0.1, "epsilon": 1, "n": 4, "d": 2, "loss": "logistic", "row_norm": "l2-max"}, 1, data),
        "the fit did not converge: gradient norm")
 
 prm = {"eps1": 0.5, "eps2": 0.25, "eps3": 0.25, "alpha": 0.1, "c": 0.1, "h": 0.1, "m": 50, "model": "lr", "n": 4}
 weights = [1, 1, 1, 1]
-out, claim = ci.interval(prm, 1, data, weights)
+out, claim = ci.method.call("interval", prm, 1, data, weights)
 assert out["status"] == "ok" and len(out["lo"]) == 2, out
 ci.fit.__defaults__ = (1e-10, 1)
-out, claim = ci.interval(prm, 1, data, weights)
+out, claim = ci.method.call("interval", prm, 1, data, weights)
 assert set(out) == {"status"} and out["status"].startswith("fit not converged (gradient norm"), out
 assert claim == {"epsilon": 1.0}, claim
-out, claim = ci.estimate(prm, 1, data, weights)
+out, claim = ci.method.call("estimate", prm, 1, data, weights)
 assert set(out) == {"status"} and out["status"].startswith("fit not converged"), out
 assert claim == {"epsilon": 0.5}, claim
 
 nr.fit_logistic.__defaults__ = (1e-10, 1)
-raises(lambda: nr.independent({"task": "logistic", "lambda": 0.1, "n": 4, "d": 2, "radius": 10, "epsilon": 1}, 1, data, None),
+raises(lambda: nr.method.call("independent", {"task": "logistic", "lambda": 0.1, "n": 4, "d": 2, "radius": 10, "epsilon": 1}, 1, data),
        "Newton did not reach")
 
-# The caches are bounded: 10 paths read, the last 8 kept.
+# The cache every example loads its data through (dprepro.worker.load_npy)
+# is bounded: 10 paths read, the last 8 kept; the arrays are read-only.
 for i in range(10):
     p = os.path.join(d, "v%d.npy" % i)
     np.save(p, np.zeros(2))
-    for m in (op, ci, nr):
-        m.load(p)
-for m in (op, ci, nr):
-    assert m.load.cache_info().currsize == 8, (m.__name__, m.load.cache_info())
-    raises(lambda: m.load(p).__setitem__(0, 1.0), "read-only")
+    worker.load_npy(p)
+assert worker.load_npy.cache_info().currsize == 8, worker.load_npy.cache_info()
+raises(lambda: worker.load_npy(p).__setitem__(0, 1.0), "read-only")
 print("ok")
 `
 	cmd := exec.Command("python3", "-c", script, dir)
@@ -147,29 +147,33 @@ print("ok")
 }
 
 // TestWorker_NaNOutput: a method whose output JSON cannot carry (NaN)
-// gets an error reply, and its worker keeps serving: dprepro_worker.py
+// gets an error reply, and its worker keeps serving: dprepro.worker
 // catches the encoding error instead of dying with the call.
 func TestWorker_NaNOutput(t *testing.T) {
 	t.Setenv("PATH", pyenv.Require(t))
 	readMethodFiles(t)
 	here, _ := os.Getwd()
+	pkg := filepath.Join(here, "..", "..", "python") // the dprepro package's folder
 	dir := t.TempDir()
 	const method = `import sys
 sys.path.insert(0, sys.argv[1])
-import dprepro_worker
+from dprepro.worker import Method
 
-def fit(params, seed, data, weights):
-    w = float("nan") if params["bad"] else 1.0
+method = Method("learner", "pure")
+
+@method.op("fit")
+def fit(call):
+    w = float("nan") if call.params["bad"] else 1.0
     return {"weights": [w]}, {"epsilon": 1.0}
 
-dprepro_worker.serve("learner", "pure", {"fit": fit})
+method.serve()
 `
 	if err := os.WriteFile(filepath.Join(dir, "nan.py"), []byte(method), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := external.NewPool(external.Command{
 		Name: "nan", Serves: "learner", Dir: dir,
-		Argv: []string{"python3", "nan.py", here}, Timeout: time.Minute,
+		Argv: []string{"python3", "nan.py", pkg}, Timeout: time.Minute,
 	})
 	defer p.Close()
 	call := func(bad bool) error {

@@ -151,12 +151,18 @@ func writeNPY(t *testing.T, path string, v any) {
 	}
 }
 
-// readMethodFiles reads the Python files of the example, so that go
-// test's cache (which sees only the files the test process opens, not
-// those its child processes open) reruns these tests when they change.
+// readMethodFiles reads the Python files of the example and of the
+// dprepro package they import (../../python/dprepro), so that go test's
+// cache (which sees only the files the test process opens, not those its
+// child processes open) reruns these tests when they change.
 func readMethodFiles(t *testing.T) {
 	t.Helper()
 	files, _ := filepath.Glob("*.py")
+	pkg, _ := filepath.Glob(filepath.Join("..", "..", "python", "dprepro", "*.py"))
+	if len(pkg) == 0 {
+		t.Fatal("no ../../python/dprepro/*.py: the examples import the dprepro package from there")
+	}
+	files = append(files, pkg...)
 	for _, f := range files {
 		if _, err := os.ReadFile(f); err != nil {
 			t.Fatal(err)
