@@ -878,6 +878,12 @@ func ledger(t *TuningSpec, arms []arm, k int, rows []results.Row) []results.Ledg
 							break
 						}
 					}
+					for _, l := range arm.fits {
+						if w := learners.AccountedBy(l); w != "" {
+							claims = append(claims, w)
+							break
+						}
+					}
 					claims = append(claims, a.LevelClaims("rows", trimCount)...)
 					ch.Claimed = strings.Join(claims, "; ")
 				}

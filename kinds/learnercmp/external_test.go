@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "fake-learner-diag" {
 		os.Exit(fakeDiagWorker(os.Args[2]))
 	}
+	if len(os.Args) == 3 && os.Args[1] == "fake-learner-mech" {
+		os.Exit(fakeMechWorker(os.Args[2]))
+	}
 	os.Exit(m.Run())
 }
 

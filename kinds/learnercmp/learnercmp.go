@@ -504,10 +504,14 @@ func (e *Experiment) row(ds *datasets.Dataset, u unit, learner string, level lea
 // RowWarnings implements runner.RowWarner: for each learner of
 // comparison.learners whose rows report a fit over or below its level (a
 // guarantee above or below the ε or δ it was handed, see row), how many
-// rows, the first such note and what was booked (learners.LevelWarnings).
+// rows, the first such note and what was booked (learners.LevelWarnings);
+// and for each learner whose method declared an ε below what the harness
+// computed for its declared mechanism, how many fits
+// (learners.DeclaredBelowWarnings).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	return learners.LevelWarnings(rows, e.labels(), "epsilon_spent, delta_spent and the ledger book what the learner returned",
+	w := learners.LevelWarnings(rows, e.labels(), "epsilon_spent, delta_spent and the ledger book what the learner returned",
 		"epsilon_spent, delta_spent and the ledger book the level, which is what the protocol spends")
+	return append(w, learners.DeclaredBelowWarnings(rows, e.labels(), "epsilon_spent")...)
 }
 
 // FigureMarks implements runner.FigureMarker: the points (dataset,
@@ -659,6 +663,11 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	type zc struct {
 		rho  float64
 		zcdp bool
+		// Of an accounted learner's fits (learners.Accounted): those
+		// whose method declared an ε beside its mechanism, the largest
+		// such ε, and how many declared less than the harness computed.
+		declared, below int
+		declMax         float64
 	}
 	perData := map[string]map[string][]privacy.Guarantee{}
 	zcdp := map[string]*zc{}
@@ -671,6 +680,14 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		if privacy.Notion(r["notion"]) == privacy.ZCDP {
 			z := zcdp[k]
 			z.zcdp, z.rho = true, math.Max(z.rho, r.Float("rho_spent"))
+		}
+		if d := r.Float("diag_" + learners.DeclaredEpsilon); !math.IsNaN(d) {
+			z := zcdp[k]
+			z.declared++
+			z.declMax = math.Max(z.declMax, d)
+			if d < r.Float("diag_"+learners.AccountedEpsilon)*(1-1e-9) {
+				z.below++
+			}
 		}
 		perData[k][r["dataset"]] = append(perData[k][r["dataset"]], rowGuarantee(r))
 		if !slices.Contains(datasets, r["dataset"]) {
@@ -691,6 +708,16 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 	if e.ref != nil && learners.DeclaredBy(e.ref) != "" {
 		declared[e.ref.Name()] = true
 	}
+	// Every learner whose guarantees the harness computes from the
+	// mechanism its fits declare.
+	accounted := map[string]string{}
+	for _, a := range e.arms {
+		for _, l := range a.fits {
+			if w := learners.AccountedBy(l); w != "" {
+				accounted[a.label] = w
+			}
+		}
+	}
 	cv := e.spec.CV
 	data := fmt.Sprintf("T: the %d training folds of one (repetition, fold) of %d × %d-fold CV", cv.Folds-1, cv.Repetitions, cv.Folds)
 	entry := func(learner, setting, epsKey string, lambda float64) (results.LedgerEntry, bool) {
@@ -701,7 +728,11 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		}
 		eps, delta, z := c.Max("epsilon_spent"), c.Max("delta_spent"), zcdp[k]
 		release := fmt.Sprintf("the model of one %s fit at λ = %s", learner, results.FormatFloat(lambda))
-		if declared[learner] {
+		switch {
+		case accounted[learner] != "":
+			// The mechanism is the method's word, its ε the harness's.
+			release += " (guarantee computed by the harness from the mechanism the method declares)"
+		case declared[learner]:
 			// The ledger says whose word the guarantee is.
 			release += " (guarantee declared by the method)"
 		}
@@ -729,6 +760,17 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			rho := results.Float(z.rho)
 			ch.Rho = &rho
 			claims = append(claims, fmt.Sprintf("ρ-zCDP with ρ = %v (the largest of the fits), stated as (ε, δ) at comparison.delta = %v (Bun & Steinke 2016, Proposition 1.3)", z.rho, e.spec.Comparison.Delta))
+		}
+		if w := accounted[learner]; w != "" {
+			claims = append(claims, w)
+			switch {
+			case z.declared == 0:
+				claims = append(claims, "the method declared no ε beside its mechanism")
+			case z.below > 0:
+				claims = append(claims, fmt.Sprintf("the method declared ε up to %v, below what the harness computed in %d of %d fits: booked the computed", z.declMax, z.below, c.Rows))
+			default:
+				claims = append(claims, fmt.Sprintf("the method declared ε up to %v, never below what the harness computed", z.declMax))
+			}
 		}
 		claims = append(claims, c.LevelClaims("fits", nil)...)
 		ch.Claimed = strings.Join(claims, "; ")

@@ -102,6 +102,11 @@ type Claim struct {
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	Delta   *float64 `json:"delta,omitempty"`
 	Rho     *float64 `json:"rho,omitempty"`
+	// Mechanism is the noise mechanism a learner declares instead of, or
+	// beside, its ε, for the harness to compute the guarantee from
+	// (methods/learners.Mechanism); only a learner whose hello declares
+	// attributes.mechanism may send it, and such a learner must.
+	Mechanism json.RawMessage `json:"mechanism,omitempty"`
 }
 
 // Guarantee returns the claim as a privacy.Guarantee of the declared
@@ -111,6 +116,9 @@ type Claim struct {
 func (c *Claim) Guarantee(form, covers string) (privacy.Guarantee, error) {
 	if c == nil {
 		return privacy.Guarantee{}, fmt.Errorf(`the reply has no "privacy" (a method declaring %q must claim its guarantee on every call)`, form)
+	}
+	if c.Mechanism != nil {
+		return privacy.Guarantee{}, fmt.Errorf(`privacy: "mechanism" is read only from a learner whose hello declares it (attributes.mechanism, docs/worker-protocol.md)`)
 	}
 	num := func(name string, p *float64) (float64, error) {
 		if p == nil {

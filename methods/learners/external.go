@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"weak"
 
@@ -58,6 +59,7 @@ type External struct {
 	rowNorm string
 	diags   []string // the diagnostics its hello declares (attributes.diagnostics)
 	stable  bool     // its hello declares the "stability" op (attributes.stability)
+	mech    string   // the mechanism its fits declare (attributes.mechanism), "" for none
 }
 
 // NewExternal returns the learner that the spec's [[methods]] table
@@ -88,6 +90,16 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 		}
 		l.stable = b
 	}
+	if raw, ok := h.Attributes["mechanism"]; ok {
+		m, isString := raw.(string)
+		if !isString || !slices.Contains(AccountedMechanisms, m) {
+			return nil, fmt.Errorf("learner %s: its hello's attributes.mechanism is %v: want one of %s (every fit then declares its mechanism, from which the harness computes the guarantee)", name, raw, strings.Join(AccountedMechanisms, ", "))
+		}
+		if l.form != external.FormApprox {
+			return nil, fmt.Errorf("learner %s: its hello declares attributes.mechanism %q and privacy %q: the harness computes (ε, δ) for a mechanism; declare \"privacy\": \"approx\"", name, m, l.form)
+		}
+		l.mech = m
+	}
 	if raw, ok := h.Attributes["diagnostics"]; ok {
 		list, ok := raw.([]any)
 		for _, v := range list {
@@ -104,13 +116,35 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 		if err := CheckDiagnosticNames(l.diags); err != nil {
 			return nil, fmt.Errorf("learner %s: its hello's attributes.diagnostics: %w", name, err)
 		}
+		for _, n := range []string{AccountedEpsilon, DeclaredEpsilon} {
+			if l.mech != "" && slices.Contains(l.diags, n) {
+				return nil, fmt.Errorf("learner %s: its hello's attributes.diagnostics: %q is the harness's diagnostic of a learner that declares its mechanism", name, n)
+			}
+		}
 	}
 	return l, nil
 }
 
+// Accounting implements Accounted: how the harness computes the fits'
+// guarantees when the hello declares attributes.mechanism, else "" (the
+// method's claims are its word).
+func (l *External) Accounting() string {
+	if l.mech == "" {
+		return ""
+	}
+	return accountingWords
+}
+
 // DiagnosticNames implements Diagnoser: the names the worker's hello
-// declares in attributes.diagnostics (none when it declares none).
-func (l *External) DiagnosticNames() []string { return slices.Clone(l.diags) }
+// declares in attributes.diagnostics (none when it declares none), and
+// [DeclaredEpsilon] when its fits declare their mechanism.
+func (l *External) DiagnosticNames() []string {
+	names := slices.Clone(l.diags)
+	if l.mech != "" {
+		names = append(names, AccountedEpsilon, DeclaredEpsilon)
+	}
+	return names
+}
 
 // Name implements Learner: the [[methods]] name, or a variant's label
 // ([External.WithParams]).
@@ -208,14 +242,62 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 			return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "weights[%d] is %v", i, w)
 		}
 	}
-	g, err := rep.Privacy.Guarantee(l.form, fmt.Sprintf("declared by the method %s: the weights of one fit on %d training rows", l.name, n))
-	if err != nil {
-		return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "%v", err)
+	var g privacy.Guarantee
+	if l.mech != "" {
+		var declared float64
+		g, declared, err = l.account(rep.Privacy, level, n)
+		if err != nil {
+			return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "%v", err)
+		}
+		if diag == nil {
+			diag = map[string]float64{}
+		}
+		diag[DeclaredEpsilon], diag[AccountedEpsilon] = declared, g.Epsilon
+	} else {
+		g, err = rep.Privacy.Guarantee(l.form, fmt.Sprintf("declared by the method %s: the weights of one fit on %d training rows", l.name, n))
+		if err != nil {
+			return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "%v", err)
+		}
 	}
 	if diag != nil {
 		return diagnosedModel{weightsModel(out.Weights), diag}, g, nil
 	}
 	return weightsModel(out.Weights), g, nil
+}
+
+// account returns the guarantee the harness computes for a fit's declared
+// mechanism ([Account]) at the claim's δ, or the level's when the claim
+// gives none, and the ε the method declared beside it (NaN for none). A
+// claim without a mechanism, with a ρ, or with an ε or δ that is not a
+// number in its domain is an error.
+func (l *External) account(c *external.Claim, level Level, n int) (privacy.Guarantee, float64, error) {
+	want := `"privacy": {"mechanism": {"name": "` + l.mech + `", "noise_multiplier": σ, "sampling_rate": q, "steps": T}} (and, optionally, the "epsilon" the method computes)`
+	if c == nil || c.Mechanism == nil {
+		return privacy.Guarantee{}, 0, fmt.Errorf("the reply declares no mechanism: a learner whose hello declares attributes.mechanism sends %s", want)
+	}
+	if c.Rho != nil {
+		return privacy.Guarantee{}, 0, fmt.Errorf(`privacy: "rho" does not belong beside a mechanism (the harness computes (ε, δ))`)
+	}
+	m, err := ParseMechanism(c.Mechanism)
+	if err != nil {
+		return privacy.Guarantee{}, 0, err
+	}
+	delta := level.Delta
+	if c.Delta != nil {
+		delta = *c.Delta
+	}
+	declared := math.NaN()
+	if c.Epsilon != nil {
+		if !(*c.Epsilon >= 0) || math.IsInf(*c.Epsilon, 0) {
+			return privacy.Guarantee{}, 0, fmt.Errorf(`privacy: "epsilon" is %v: want a finite number ≥ 0`, *c.Epsilon)
+		}
+		declared = *c.Epsilon
+	}
+	g, err := Account(m, delta, fmt.Sprintf("the weights of one fit of %s on %d training rows", l.name, n))
+	if err != nil {
+		return privacy.Guarantee{}, 0, err
+	}
+	return g, declared, nil
 }
 
 // diagnostics checks a fit's reported diagnostics against the declared

@@ -25,7 +25,8 @@ claims, its parameters and diagnostics, and one function per operation::
 An operation receives a :class:`Call` and returns ``(output, privacy)``:
 the operation's output (numpy arrays and scalars are converted) and the
 guarantee claimed for this call (:func:`pure`, :func:`approx`,
-:func:`zcdp`, or None for a call that releases nothing private). An
+:func:`zcdp`, :func:`subsampled_gaussian` — a mechanism whose epsilon the
+harness computes — or None for a call that releases nothing private). An
 exception becomes an "error" reply: that call's unit fails with the
 message ``"<ExceptionType>: <message>"``, and the worker keeps serving. So
 does a result that JSON cannot carry (NaN or infinity, which the protocol
@@ -68,6 +69,26 @@ def approx(epsilon, delta):
 def zcdp(rho):
     """The claim of a rho-zCDP release (Bun & Steinke 2016)."""
     return {"rho": float(rho)}
+
+
+def subsampled_gaussian(noise_multiplier, sampling_rate, steps, epsilon=None, delta=None):
+    """The claim of a release whose (epsilon, delta) the harness computes:
+    `steps` steps of the Poisson-subsampled Gaussian mechanism (DP-SGD;
+    sampling_rate 1 for full-batch DP-GD) with noise standard deviation
+    noise_multiplier times the L2 sensitivity of each step's sum. The
+    harness's RDP accountant (Mironov, Talwar & Zhang 2019) gives its
+    epsilon at delta (the level's when None), under add-or-remove-one
+    adjacency; epsilon, if given, is the method's own figure, which the
+    harness sets beside the computed one and warns about when it is
+    smaller. Only a method declared with privacy "approx" and
+    attributes={"mechanism": "subsampled-gaussian"} may claim it."""
+    claim = {"mechanism": {"name": "subsampled-gaussian", "noise_multiplier": float(noise_multiplier),
+                           "sampling_rate": float(sampling_rate), "steps": int(steps)}}
+    if epsilon is not None:
+        claim["epsilon"] = float(epsilon)
+    if delta is not None:
+        claim["delta"] = float(delta)
+    return claim
 
 
 @functools.lru_cache(maxsize=CACHE_PATHS)

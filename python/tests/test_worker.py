@@ -17,7 +17,7 @@ import unittest
 import numpy as np
 
 from dprepro import worker
-from dprepro.worker import Call, Method, Param, approx, pure, zcdp
+from dprepro.worker import Call, Method, Param, approx, pure, subsampled_gaussian, zcdp
 
 
 def session(method, *requests, hello=None):
@@ -101,6 +101,11 @@ class MethodTest(unittest.TestCase):
         self.assertIs(type(pure(np.float64(0.5))["epsilon"]), float)
         self.assertEqual(approx(1, 1e-5), {"epsilon": 1.0, "delta": 1e-5})
         self.assertEqual(zcdp(0.125), {"rho": 0.125})
+        mech = {"name": "subsampled-gaussian", "noise_multiplier": 1.1, "sampling_rate": 0.01, "steps": 100}
+        self.assertEqual(subsampled_gaussian(1.1, 0.01, np.int64(100)), {"mechanism": mech})
+        self.assertIs(type(subsampled_gaussian(1.1, 0.01, np.int64(100))["mechanism"]["steps"]), int)
+        self.assertEqual(subsampled_gaussian(1.1, 0.01, 100, epsilon=np.float64(2), delta=1e-5),
+                         {"mechanism": mech, "epsilon": 2.0, "delta": 1e-5})
 
 
 class CallTest(unittest.TestCase):

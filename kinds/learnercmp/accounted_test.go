@@ -1,0 +1,171 @@
+package learnercmp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/results"
+	"github.com/dprepro/dprepro/runner"
+)
+
+// fakeMech is the mechanism the fake accounted worker declares on every
+// fit: 100 steps of the Gaussian mechanism with σ = 1 on 5 % Poisson
+// samples — at δ = 1e-5 an ε between the spec's levels 0.1 and 10.
+var fakeMech = learners.Mechanism{Name: learners.MechSubsampledGaussian, NoiseMultiplier: 1, SamplingRate: 0.05, Steps: 100}
+
+// fakeMechWorker is an external learner whose hello declares its
+// mechanism (attributes.mechanism, privacy "approx"); each fit releases
+// the zero model and declares fakeMech with, by mode: "level" the ε it
+// was asked for beside it (below the mechanism's at ε = 0.1), "exact" the
+// mechanism's own ε (computed here as the harness does), "none" no ε,
+// "nomech" no mechanism (a fault), "pure" the same with a pure hello (refused
+// at load).
+func fakeMechWorker(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<16), 1<<24)
+	if !in.Scan() {
+		return 1
+	}
+	form := "approx"
+	if mode == "pure" {
+		form = "pure"
+	}
+	fmt.Printf(`{"type": "hello", "protocol": 1, "serves": "learner", "privacy": %q, "attributes": {"mechanism": "subsampled-gaussian"}}`+"\n", form)
+	for in.Scan() {
+		var req struct {
+			ID     uint64 `json:"id"`
+			Params struct {
+				Epsilon float64 `json:"epsilon"`
+				Delta   float64 `json:"delta"`
+				D       int     `json:"d"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			return 2
+		}
+		claim := map[string]any{"mechanism": fakeMech}
+		switch mode {
+		case "level":
+			claim["epsilon"] = req.Params.Epsilon
+		case "exact":
+			g, err := learners.Account(fakeMech, req.Params.Delta, "")
+			if err != nil {
+				return 3
+			}
+			claim["epsilon"] = g.Epsilon
+		case "nomech":
+			claim = map[string]any{"epsilon": req.Params.Epsilon, "delta": req.Params.Delta}
+		}
+		b, _ := json.Marshal(map[string]any{"type": "result", "id": req.ID,
+			"output": map[string]any{"weights": make([]float64, req.Params.D)}, "privacy": claim})
+		fmt.Println(string(b))
+	}
+	return 0
+}
+
+// TestExternalLearner_Accounted: a worker that declares its mechanism gets
+// the guarantee the harness computes for it (learners.Account: the RDP
+// accountant at comparison.delta), not its own word — in its rows
+// (epsilon_spent, approx, its declared ε in diag_declared_epsilon), its
+// level check (over the level at ε = 0.1), the warnings (a declared ε
+// below the computed one) and the ledger ("computed by the harness", the
+// declared ε beside it). A reply without its mechanism fails the unit
+// naming the method; a pure hello with a mechanism is refused at load.
+func TestExternalLearner_Accounted(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const delta = 1e-5
+	spec := func(mode string) string {
+		return strings.Replace(extSpec(t, t.TempDir()+"/params.jsonl", "lambda = 0.01", fmt.Sprintf("lambda = 0.01\ndelta = %v", delta)),
+			fmt.Sprintf("command = [%q, \"fake-learner\",", exe), fmt.Sprintf("command = [%q, \"fake-learner-mech\", %q] #", exe, mode), 1)
+	}
+	want, err := learners.Account(fakeMech, delta, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(want.Epsilon > 0.1 && want.Epsilon < 10) {
+		t.Fatalf("the fake mechanism's ε %v is not between the levels 0.1 and 10: the test checks nothing", want.Epsilon)
+	}
+	for _, mode := range []string{"level", "exact", "none"} {
+		e := load(t, spec(mode))
+		dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		rows := readRows(t, dir+"/rows.csv")
+		n := 0
+		for _, r := range rows {
+			if r["learner"] != "fake-ext" {
+				if r["diag_declared_epsilon"] != "" {
+					t.Errorf("%s: %s has a declared ε %q", mode, r["learner"], r["diag_declared_epsilon"])
+				}
+				continue
+			}
+			n++
+			declared := map[string]string{"level": r["epsilon"], "exact": results.FormatFloat(want.Epsilon), "none": "NaN"}[mode]
+			// Booked: the computed ε, or the level when larger (CheckLevel).
+			over := r.Float("epsilon") < want.Epsilon
+			spent := math.Max(want.Epsilon, r.Float("epsilon"))
+			if r.Float("epsilon_spent") != spent || r.Float("delta_spent") != delta || r["notion"] != "approx-dp" ||
+				r["diag_declared_epsilon"] != declared || r.Float("diag_accounted_epsilon") != want.Epsilon || strings.Contains(r["status"], "for a level of") != over {
+				t.Errorf("%s: %s: spent (%s, %s) %s, declared %q, computed %s, status %q; want (%v, %v) approx-dp, declared %s, computed %v, over the level %v",
+					mode, r["key"], r["epsilon_spent"], r["delta_spent"], r["notion"], r["diag_declared_epsilon"], r["diag_accounted_epsilon"], r["status"], spent, delta, declared, want.Epsilon, over)
+			}
+		}
+		if n != 16 {
+			t.Errorf("%s: %d rows of fake-ext, want 16", mode, n)
+		}
+		warned := strings.Join(e.RowWarnings(rows), "\n")
+		if below := strings.Contains(warned, "learner fake-ext declared an ε below what the harness computed for the mechanism it declares in 8 of 16 fits (first: declared 0.1, computed "+results.FormatFloat(want.Epsilon)); below != (mode == "level") {
+			t.Errorf("%s: warnings %q: the declared-below warning present %v, want %v", mode, warned, below, mode == "level")
+		}
+		seen := 0
+		for _, le := range e.Ledger(rows) {
+			if le.Method != "fake-ext" {
+				continue
+			}
+			seen++
+			ch := le.Components[0]
+			if !strings.Contains(ch.Release, "computed by the harness from the mechanism the method declares") ||
+				!strings.Contains(ch.Claimed, "ε computed by the harness from the mechanism each fit declares: RDP accountant") ||
+				float64(le.Total.Epsilon) != math.Max(want.Epsilon, map[string]float64{"epsilon=0.1": 0.1, "epsilon=10": 10}[le.Setting]) || float64(le.Total.Delta) != delta {
+				t.Errorf("%s: ledger %s: release %q claimed %q total %+v", mode, le.Setting, ch.Release, ch.Claimed, le.Total)
+			}
+			wantClaim := map[string]string{
+				"level": "the method declared ε up to 0.1, below what the harness computed in 8 of 8 fits: booked the computed",
+				"exact": "never below what the harness computed",
+				"none":  "the method declared no ε beside its mechanism",
+			}[mode]
+			if le.Setting == "epsilon=10" && mode == "level" {
+				wantClaim = "the method declared ε up to 10, never below what the harness computed"
+			}
+			if !strings.Contains(ch.Claimed, wantClaim) {
+				t.Errorf("%s: ledger %s: claimed %q, want it to say %q", mode, le.Setting, ch.Claimed, wantClaim)
+			}
+		}
+		if seen != 2 {
+			t.Errorf("%s: %d ledger entries of fake-ext, want 2", mode, seen)
+		}
+		e.Methods.Close()
+	}
+
+	e := load(t, spec("nomech"))
+	_, err = runner.RunKey(context.Background(), e, "magic/rep=1/fold=1/fake-ext/epsilon=0.1")
+	e.Methods.Close()
+	if err == nil || !strings.Contains(err.Error(), "fake-ext") || !strings.Contains(err.Error(), "the reply declares no mechanism") {
+		t.Errorf("a reply without its mechanism: %v", err)
+	}
+	if _, err := New(parse(t, spec("pure")), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")}); err == nil || !strings.Contains(err.Error(), `declare "privacy": "approx"`) {
+		t.Errorf("a pure hello with a mechanism: %v", err)
+	}
+}

@@ -1,0 +1,184 @@
+package learners
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dprepro/dprepro/core/accountant"
+	"github.com/dprepro/dprepro/core/privacy"
+	"github.com/dprepro/dprepro/results"
+)
+
+// MechSubsampledGaussian is the mechanism a learner may declare instead
+// of, or beside, its ε: T steps of the Poisson-subsampled Gaussian
+// mechanism (DP-SGD, or DP-GD with sampling rate 1), whose (ε, δ) the
+// harness computes ([Account]).
+const MechSubsampledGaussian = "subsampled-gaussian"
+
+// AccountedMechanisms lists the mechanisms a learner may declare ([Mechanism]).
+var AccountedMechanisms = []string{MechSubsampledGaussian}
+
+// Mechanism is the noise mechanism a fit declares, from which the
+// harness computes the fit's guarantee rather than taking the method's
+// word for its ε (issue 26 §2): T = Steps steps of the Poisson-subsampled
+// Gaussian mechanism with sampling rate SamplingRate and noise multiplier
+// NoiseMultiplier (the noise's standard deviation over the L2 clipping
+// bound of the per-record contributions). In a worker's fit reply it is
+// the object privacy.mechanism:
+//
+//	{"name": "subsampled-gaussian", "noise_multiplier": σ, "sampling_rate": q, "steps": T}
+//
+// The guarantee is under add-or-remove-one adjacency, as Mironov, Talwar
+// & Zhang 2019 state it and as Opacus and TF-Privacy report it: a method
+// whose neighbouring datasets replace one record must declare the noise
+// multiplier against the sum's sensitivity under replacement (twice the
+// clipping bound for a full batch).
+type Mechanism struct {
+	Name            string  `json:"name"`             // MechSubsampledGaussian
+	NoiseMultiplier float64 `json:"noise_multiplier"` // σ; finite, > 0
+	SamplingRate    float64 `json:"sampling_rate"`    // q ∈ [0, 1]; 1 for a full batch
+	Steps           int     `json:"steps"`            // T ≥ 1
+}
+
+// String describes m for the ledger and the messages:
+// "subsampled Gaussian σ=1.1, q=0.01, T=1000".
+func (m Mechanism) String() string {
+	return fmt.Sprintf("subsampled Gaussian σ=%v, q=%v, T=%d", m.NoiseMultiplier, m.SamplingRate, m.Steps)
+}
+
+// ParseMechanism decodes a declared mechanism (a worker's
+// privacy.mechanism), refusing an unknown name, an unknown or missing
+// field and a value outside its domain.
+func ParseMechanism(raw json.RawMessage) (Mechanism, error) {
+	var m struct {
+		Name            *string  `json:"name"`
+		NoiseMultiplier *float64 `json:"noise_multiplier"`
+		SamplingRate    *float64 `json:"sampling_rate"`
+		Steps           *float64 `json:"steps"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return Mechanism{}, fmt.Errorf(`privacy.mechanism: %v (want {"name": %q, "noise_multiplier": σ, "sampling_rate": q, "steps": T})`, err, MechSubsampledGaussian)
+	}
+	switch {
+	case m.Name == nil:
+		return Mechanism{}, fmt.Errorf(`privacy.mechanism: "name" is required (one of: %s)`, strings.Join(AccountedMechanisms, ", "))
+	case *m.Name != MechSubsampledGaussian:
+		return Mechanism{}, fmt.Errorf(`privacy.mechanism: unknown mechanism %q (known: %s)`, *m.Name, strings.Join(AccountedMechanisms, ", "))
+	case m.NoiseMultiplier == nil || m.SamplingRate == nil || m.Steps == nil:
+		return Mechanism{}, fmt.Errorf(`privacy.mechanism: "noise_multiplier", "sampling_rate" and "steps" are required`)
+	case *m.Steps != math.Trunc(*m.Steps) || *m.Steps < 1 || *m.Steps > 1e9:
+		return Mechanism{}, fmt.Errorf(`privacy.mechanism: "steps" must be a whole number ≥ 1 (got %v)`, *m.Steps)
+	}
+	out := Mechanism{Name: *m.Name, NoiseMultiplier: *m.NoiseMultiplier, SamplingRate: *m.SamplingRate, Steps: int(*m.Steps)}
+	if err := out.sgm().Validate(); err != nil {
+		return Mechanism{}, fmt.Errorf("privacy.mechanism: %w", err)
+	}
+	return out, nil
+}
+
+func (m Mechanism) sgm() accountant.SampledGaussian {
+	return accountant.SampledGaussian{Sigma: m.NoiseMultiplier, Q: m.SamplingRate, Steps: m.Steps}
+}
+
+// Account returns the (ε, δ)-DP guarantee the harness computes for m at
+// delta: the Rényi-DP of the subsampled Gaussian mechanism (Mironov,
+// Talwar & Zhang 2019, arXiv:1908.10530v1, Section 3), composed over the
+// T steps and converted to (ε, δ) with the tight conversion (Balle et al.
+// 2020; Canonne, Kamath & Steinke 2020, Proposition 12) minimized over
+// accountant.DPSGDOrders — what Opacus and TF-Privacy report
+// (core/accountant). covers says what the guarantee covers; Account
+// prefixes it with how it was computed. delta must be in (0, 1): the
+// Gaussian mechanism has no pure ε.
+func Account(m Mechanism, delta float64, covers string) (privacy.Guarantee, error) {
+	if m.Name != MechSubsampledGaussian {
+		return privacy.Guarantee{}, fmt.Errorf("unknown mechanism %q (known: %s)", m.Name, strings.Join(AccountedMechanisms, ", "))
+	}
+	if !(delta > 0 && delta < 1) {
+		return privacy.Guarantee{}, fmt.Errorf("the %s has an ε only at a δ in (0, 1) (got δ = %v): give the training budget a δ (comparison.delta, tuning.train_delta)", m, delta)
+	}
+	eps, order, err := m.sgm().Epsilon(delta)
+	if err != nil {
+		return privacy.Guarantee{}, fmt.Errorf("accounting for the %s: %w", m, err)
+	}
+	g := privacy.EpsDeltaDP(eps, delta, fmt.Sprintf("computed by the harness (RDP accountant, order %v) for the declared %s: %s", order, m, covers))
+	if err := g.Validate(); err != nil {
+		return privacy.Guarantee{}, err
+	}
+	return g, nil
+}
+
+// Accounted is implemented by a learner whose fits' guarantees the
+// harness computes from the mechanism each fit declares ([Account]), not
+// the method's word for its ε: a worker whose hello declares
+// attributes.mechanism, or a Go learner that calls Account and says so.
+// The ledger states Accounting beside the charge.
+type Accounted interface {
+	Learner
+	// Accounting says how the harness computes the fits' guarantees.
+	Accounting() string
+}
+
+// AccountedBy returns how the harness computes l's guarantees, or "" when
+// l's guarantees are its own word (or the harness's own mechanisms').
+func AccountedBy(l Learner) string {
+	if a, ok := l.(Accounted); ok {
+		return a.Accounting()
+	}
+	return ""
+}
+
+// The diagnostics an accounted worker's rows carry: DeclaredEpsilon
+// (diag_declared_epsilon) the ε the method declared beside its mechanism,
+// NaN when it declared none; AccountedEpsilon (diag_accounted_epsilon)
+// the ε the harness computed for the mechanism — what the fit returns,
+// booked as the larger of it and the level (CheckLevel).
+const (
+	DeclaredEpsilon  = "declared_epsilon"
+	AccountedEpsilon = "accounted_epsilon"
+)
+
+// accountingWords is what an accounted learner's Accounting says.
+const accountingWords = "ε computed by the harness from the mechanism each fit declares: RDP accountant of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019), tight conversion to (ε, δ) at the fit's δ; at sampling rate 1 the Gaussian mechanism at the declared noise multiplier (replace-one when it is against the replace-one sensitivity), below 1 add-or-remove-one adjacency, as Opacus and TF-Privacy report it"
+
+// DeclaredBelowWarnings returns, for each learner of labels whose rows
+// carry the ε its method declared beside its mechanism
+// (diag_declared_epsilon) below the ε the harness computed for it
+// (diag_accounted_epsilon), a warning: how many fits, the first such
+// pair, and what is booked (the column spent, from the computed ε). The
+// rows' method is in column "learner".
+func DeclaredBelowWarnings(rows []results.Row, labels []string, spent string) []string {
+	type tally struct {
+		below, fits        int
+		declared, computed float64
+	}
+	by := map[string]*tally{}
+	for _, r := range rows {
+		d := r.Float("diag_" + DeclaredEpsilon)
+		if math.IsNaN(d) {
+			continue
+		}
+		t := by[r["learner"]]
+		if t == nil {
+			t = &tally{}
+			by[r["learner"]] = t
+		}
+		t.fits++
+		if c := r.Float("diag_" + AccountedEpsilon); d < c*(1-1e-9) {
+			if t.below == 0 {
+				t.declared, t.computed = d, c
+			}
+			t.below++
+		}
+	}
+	var out []string
+	for _, l := range labels {
+		if t := by[l]; t != nil && t.below > 0 {
+			out = append(out, fmt.Sprintf("learner %s declared an ε below what the harness computed for the mechanism it declares in %d of %d fits (first: declared %v, computed %v); %s and the ledger book the computed ε (or the level, when larger)", l, t.below, t.fits, t.declared, t.computed, spent))
+		}
+	}
+	return out
+}
