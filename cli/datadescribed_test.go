@@ -20,7 +20,7 @@ import (
 )
 
 // filesSpec returns a cv-tuning spec over the data files names (each
-// NAME.csv beside the spec, the README's columns), with extra lines added
+// NAME.csv beside the spec, the data guide's columns), with extra lines added
 // to its [data] table.
 func filesSpec(names []string, data string, categorical ...string) string {
 	s := fmt.Sprintf("schema = 1\nid = \"files\"\nkind = \"cv-tuning\"\nseed = 1\n\n[data]\ndatasets = [%s]\n%s\n", quoteJoin(names), data)
@@ -88,7 +88,7 @@ func TestDataShape_SmallFilesFit(t *testing.T) {
 	}
 }
 
-// writeIDData writes n records of the README's columns with an "id"
+// writeIDData writes n records of the data guide's columns with an "id"
 // column of one distinct value per record first.
 func writeIDData(t *testing.T, path string, n int) {
 	t.Helper()

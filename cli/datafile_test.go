@@ -1,7 +1,7 @@
 package cli
 
 // Tests of issue 14: a user's own data file named in a spec
-// ([data.files.NAME]), run by the real binary with the README's spec, and
+// ([data.files.NAME]), run by the real binary with the data guide's spec (docs/data.md), and
 // a dataset a Go module registers (datasets.Register), run in process.
 
 import (
@@ -18,30 +18,31 @@ import (
 	"github.com/dprepro/dprepro/datasets"
 )
 
-// readmeSpec returns the spec of the README's "Your own data file"
-// section: the first ```toml block after its heading.
+// readmeSpec returns the spec of the "Your own data file" section of
+// docs/data.md (the data guide, which the README links): the first
+// ```toml block after its heading.
 func readmeSpec(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", "data.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, sec, ok := strings.Cut(string(b), "\n## Your own data file\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Your own data file" section`)
+		t.Fatal(`docs/data.md has no "## Your own data file" section`)
 	}
 	_, block, ok := strings.Cut(sec, "```toml\n")
 	if !ok {
-		t.Fatal("README.md: no toml block in the data-file section")
+		t.Fatal("docs/data.md: no toml block in the data-file section")
 	}
 	spec, _, ok := strings.Cut(block, "```")
 	if !ok {
-		t.Fatal("README.md: unterminated toml block")
+		t.Fatal("docs/data.md: unterminated toml block")
 	}
 	return spec
 }
 
-// writeMyData writes the README's mydata.csv: n seeded records (age,
+// writeMyData writes the data guide's mydata.csv: n seeded records (age,
 // colour, income, outcome) and one with a missing income ("?"), which is
 // dropped. It returns the file's SHA-256.
 func writeMyData(t *testing.T, path string, n int, seed uint64) string {
@@ -68,7 +69,7 @@ func writeMyData(t *testing.T, path string, n int, seed uint64) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TestDataFile_README runs the README's data-file spec with the binary: the
+// TestDataFile_README runs the data guide's data-file spec (docs/data.md) with the binary: the
 // manifest records the file's path, SHA-256, n, d and the dropped record;
 // after the file's content changes, the next run starts over instead of
 // resuming, and says why.
@@ -108,7 +109,7 @@ func TestDataFile_README(t *testing.T) {
 	}
 	// The example has the quick profile `dprepro run` runs by default.
 	if strings.Contains(r.stderr, "no quick profile") {
-		t.Errorf("the README's example has no quick profile:\n%s", r.stderr)
+		t.Errorf("the data guide's example has no quick profile:\n%s", r.stderr)
 	}
 
 	// Another file's content under the same name: a new run identity.
@@ -126,7 +127,7 @@ func TestDataFile_README(t *testing.T) {
 	}
 }
 
-// TestDataFile_READMEFewRows: the README's example runs stability and
+// TestDataFile_READMEFewRows: the data guide's example runs stability and
 // control in 3 folds, which need 2 records in every fold: a 10-record file
 // runs (both profiles), whatever dataSplit would need; 5 records are
 // refused (exit 2) at the dataset with the minimum its folds need, without

@@ -11,7 +11,7 @@ import (
 	"github.com/dprepro/dprepro/results"
 )
 
-// TestGoExtension follows the README's walk-through of the Go extension
+// TestGoExtension follows the walk-through of the Go extension (docs/methods.md)
 // example (examples/go-extension: its own module, registering the learner
 // noisy-gd and the dataset credit-sim before calling cli.Main) word for
 // word, in a copy of the repository under git: `cd examples/go-extension`,
@@ -26,10 +26,10 @@ func TestGoExtension(t *testing.T) {
 	stock := sharedBinary(t)
 	repo := repoCopy(t)
 	dir := filepath.Join(repo, "examples", "go-extension")
-	walk := readmeBlock(t, "go build -o dprepro-ext .")
+	walk := docBlock(t, "methods.md", "go build -o dprepro-ext .")
 	env := walkthroughEnv(t)
 	if data := os.Getenv("DPREPRO_DATA"); data == "" {
-		// No data folder: the README's comment says magic then runs on
+		// No data folder: the guide's comment says magic then runs on
 		// its labelled stand-in.
 		walk = regexp.MustCompile(` --data-dir \S+`).ReplaceAllString(walk, "")
 	}
@@ -159,7 +159,7 @@ func TestGoExtension(t *testing.T) {
 	}
 }
 
-// TestKindExample follows the README's walk-through of the example kind
+// TestKindExample follows the walk-through of the example kind (docs/methods.md)
 // (examples/kind-example: its own module, registering the experiment kind
 // rr-proportion before calling cli.Main) word for word, in a copy of the
 // repository under git: `cd examples/kind-example`, `go build -o
@@ -173,7 +173,7 @@ func TestKindExample(t *testing.T) {
 	stock := sharedBinary(t)
 	repo := repoCopy(t)
 	dir := filepath.Join(repo, "examples", "kind-example")
-	walk := readmeBlock(t, "go build -o dprepro-kind .")
+	walk := docBlock(t, "methods.md", "go build -o dprepro-kind .")
 	env := walkthroughEnv(t)
 	runShell := walkthrough(t, repo, env, walk)
 	runDir := filepath.Join(dir, "results", "runs", "rr-proportion", "quick-seed1965")
@@ -250,7 +250,7 @@ func TestKindExample(t *testing.T) {
 
 // repoCopy copies the repository's tracked files, as they are in the
 // working tree, into a fresh git repository (one commit) and returns its
-// root: a place to follow the README's instructions and then ask git
+// root: a place to follow the guides' instructions and then ask git
 // whether they left the tree clean, without touching the real one. The
 // copy sits in repo/ of a temporary folder whose shared/datasets is
 // $DPREPRO_DATA (the README's ../shared/datasets), when that is set.
@@ -339,11 +339,11 @@ func gitStatus(t *testing.T, repo string) string {
 	return string(b)
 }
 
-// readmeBlock returns the README's ```sh block that contains line, its
-// comment lines dropped.
-func readmeBlock(t *testing.T, line string) string {
+// docBlock returns the ```sh block of the guide docs/<guide> that
+// contains line, its comment lines dropped.
+func docBlock(t *testing.T, guide, line string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", guide))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,12 +360,12 @@ func readmeBlock(t *testing.T, line string) string {
 		}
 		return strings.Join(keep, "\n") + "\n"
 	}
-	t.Fatalf("README.md has no ```sh block with %q", line)
+	t.Fatalf("docs/%s has no ```sh block with %q", guide, line)
 	return ""
 }
 
-// walkthroughEnv is the environment of a README walk-through in the copy
-// repo: no DPREPRO_DATA (the README names the folder) and an empty
+// walkthroughEnv is the environment of a guide's walk-through in the copy
+// repo: no DPREPRO_DATA (the guide names the folder) and an empty
 // per-user cache; -trimpath so that the copy's packages, whose folder is
 // new each time, hit the build cache of the previous run (it changes no
 // step of the walk-through: the build is still VCS-stamped).
@@ -381,7 +381,7 @@ func walkthroughEnv(t *testing.T) []string {
 		"GOFLAGS=-trimpath " + os.Getenv("GOFLAGS")}
 }
 
-// TestPythonWalkthrough_TreeClean: the README's external-method
+// TestPythonWalkthrough_TreeClean: the external-method
 // walk-through runs Python workers in examples/python-method, whose import
 // of the dprepro package (python/dprepro, put first on sys.path) writes
 // byte code into python/dprepro/__pycache__: it is git-ignored, so the
@@ -411,7 +411,7 @@ func TestPythonWalkthrough_TreeClean(t *testing.T) {
 	}
 }
 
-// walkthrough runs the README's walk-through walk with sh in the
+// walkthrough runs a guide's walk-through walk with sh in the
 // repository copy repo (failing the test when it fails) and checks that
 // it leaves git status clean (the next build would otherwise be +dirty
 // and runs would not resume). It returns the shell runner, to follow
@@ -424,10 +424,10 @@ func walkthrough(t *testing.T, repo string, env []string, walk string) func(scri
 	}
 	code, stdout, stderr := runShell(walk)
 	if code != 0 {
-		t.Fatalf("the README's walk-through:\n%s\nexit %d\n%s\n%s", walk, code, stdout, stderr)
+		t.Fatalf("the guide's walk-through:\n%s\nexit %d\n%s\n%s", walk, code, stdout, stderr)
 	}
 	if st := gitStatus(t, repo); st != "" {
-		t.Errorf("after the README's walk-through git status is not clean (the next build would be +dirty and runs would not resume):\n%s", st)
+		t.Errorf("after the guide's walk-through git status is not clean (the next build would be +dirty and runs would not resume):\n%s", st)
 	}
 	return runShell
 }

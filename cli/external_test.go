@@ -35,7 +35,7 @@ func runBinIn(t *testing.T, dir, bin string, env []string, args ...string) (int,
 	return code, stdout.String(), stderr.String()
 }
 
-// TestPythonMethod runs the README's external-method walk-through with the
+// TestPythonMethod runs the external-method walk-through (docs/methods.md) with the
 // real binary: examples/python-method/cv-tuning.toml, whose Python
 // output-perturbation learner runs beside objective perturbation through
 // the worker protocol. Its guarantee reaches the ledger as declared by the

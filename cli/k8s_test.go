@@ -45,7 +45,7 @@ func decodeJobStrict(manifest []byte) (*batchv1.Job, error) {
 
 // TestK8sIndexedJob_Decode decodes scripts/k8s-indexed-job.yaml strictly
 // into k8s.io/api's batch/v1 Job and checks that it shards as the
-// README says, without a cluster: an Indexed Job whose completion count is
+// clusters guide (docs/clusters.md) says, without a cluster: an Indexed Job whose completion count is
 // the --shard-count of its command; that command, expanded by sh with
 // each JOB_COMPLETION_INDEX, parsed by run's own flags, runs shard i of
 // that count into its own folder on the mounted volume, with as many

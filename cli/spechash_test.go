@@ -92,29 +92,29 @@ func TestPublicVariants_MatchBase(t *testing.T) {
 	}
 }
 
-// TestReadme_PublicBoundsExample: the [data] block of the README's
-// "Privacy from the raw records" section is a valid data section: its
+// TestReadme_PublicBoundsExample: the [data] block of the "Privacy from
+// the raw records" section of docs/privacy.md (the privacy guide) is a valid data section: its
 // declarations land over adult's documented domain, and the spec runs
 // under public bounds.
 func TestReadme_PublicBoundsExample(t *testing.T) {
 	if err := registerBuiltins(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "docs", "privacy.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, sec, ok := strings.Cut(string(b), "\n## Privacy from the raw records: public bounds\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Privacy from the raw records: public bounds" section`)
+		t.Fatal(`docs/privacy.md has no "## Privacy from the raw records: public bounds" section`)
 	}
 	_, block, ok := strings.Cut(sec, "```toml\n")
 	if !ok {
-		t.Fatal("README.md: no toml block in the section")
+		t.Fatal("docs/privacy.md: no toml block in the section")
 	}
 	data, _, ok := strings.Cut(block, "```")
 	if !ok {
-		t.Fatal("README.md: unterminated toml block")
+		t.Fatal("docs/privacy.md: unterminated toml block")
 	}
 	src := "schema = 1\nid = \"readme\"\nkind = \"cv-tuning\"\nseed = 1\n\n" + data +
 		"\n[cv]\nrepetitions = 1\nfolds = 3\n\n[tuning]\nlambdas = [0.1]\nalphas = [1.0]\nmethods = [\"control\"]\n"

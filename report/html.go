@@ -466,7 +466,7 @@ and <span class="v notrun">not run</span> when its run did not finish (failed, i
 <div class="analyses">{{analysesHTML .Analyses}}</div>{{end}}
 
 <h2 id="deviations">Known deviations</h2>
-<p>Each run’s spec notes (under the run, “Spec notes”) say how it departs from its paper; lines starting “Deviation:” mark the departures. The hand-written list for every paper is the section “Known deviations from the papers” of the source tree’s <code>README.md</code>.</p>
+<p>Each run’s spec notes (under the run, “Spec notes”) say how it departs from its paper; lines starting “Deviation:” mark the departures. The hand-written list for every paper is the section “Known deviations from the papers” of the source tree’s <code>docs/reproduce.md</code>.</p>
 </main>
 </body>
 </html>

@@ -221,7 +221,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 		}
 	}
-	p("## Known deviations\n\nEach run's spec notes (above) say how it departs from its paper; lines starting \"Deviation:\" mark the departures. The hand-written list for every paper is the section \"Known deviations from the papers\" of the source tree's `README.md`.\n")
+	p("## Known deviations\n\nEach run's spec notes (above) say how it departs from its paper; lines starting \"Deviation:\" mark the departures. The hand-written list for every paper is the section \"Known deviations from the papers\" of the source tree's `docs/reproduce.md`.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -9,7 +9,7 @@
 // it survives when they pass. A mutant that does not compile is an error
 // of the list (it tests the compiler, not the tests), as is one whose text
 // is not found exactly once (the list has gone stale). `make mutants` runs
-// mutants/mutants.toml; README.md records the kill rate.
+// mutants/mutants.toml; docs/privacy.md records the kill rate.
 package mutants
 
 import (
