@@ -3,7 +3,8 @@
 //
 //	go run ./internal/cmd/specref -o docs/spec-reference.md
 //
-// (without -o it writes to standard output). It walks the shared part of
+// or `go generate ./internal/cmd/specref` (without -o it writes to
+// standard output). It walks the shared part of
 // a spec (experiments.Spec, decoded over experiments.DefaultSpec, and the
 // [[claims]] tables) and the section of every built-in kind
 // (kinds.Registry, each decoded over its NewSection) by reflection over
@@ -16,6 +17,8 @@
 // It exits 1 when the reference cannot be built (e.g. a package's source
 // is not found) or written.
 package main
+
+//go:generate go run . -o ../../../docs/spec-reference.md
 
 import (
 	"flag"

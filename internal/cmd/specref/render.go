@@ -19,7 +19,17 @@ func markdown(text string) string {
 		LookupSym:     func(string, string) bool { return false },
 	}
 	pr := comment.Printer{HeadingLevel: 5, HeadingID: func(*comment.Heading) string { return "" }}
-	return strings.TrimSpace(string(pr.Markdown(p.Parse(text))))
+	out := strings.Split(strings.TrimSpace(string(pr.Markdown(p.Parse(text)))), "\n")
+	for i, l := range out {
+		// The printer leaves a paragraph line that starts with '>' or
+		// '#' as it is, which Markdown reads as a quote or a heading
+		// (a line comment ">= 1"); code lines start with a tab, and the
+		// printer's own headings with "##### " (HeadingLevel).
+		if t := strings.TrimLeft(l, " "); strings.HasPrefix(t, ">") || (strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "##### ")) {
+			out[i] = l[:len(l)-len(t)] + "\\" + t
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // anchors computes GitHub's heading anchors, numbered when repeated.

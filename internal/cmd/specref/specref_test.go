@@ -337,3 +337,16 @@ func TestExampleComment(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdown_Escapes(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{">= 1\n", `\>= 1`},
+		{"Lo < Hi; a <method> label\n", "Lo \\< Hi; a \\<method> label"},
+		{"Text:\n\n\tx = 1 # code\n", "Text:\n\n\tx = 1 # code"},
+	}
+	for _, tt := range tests {
+		if got := markdown(tt.doc); got != tt.want {
+			t.Errorf("markdown(%q) = %q, want %q", tt.doc, got, tt.want)
+		}
+	}
+}
