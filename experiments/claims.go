@@ -63,7 +63,9 @@ type ClaimSpec struct {
 	ThanMetric string    `toml:"than_metric,omitempty"`
 	Value      *float64  `toml:"value,omitempty"`
 	Unreadable []string  `toml:"unreadable,omitempty"`
-	Notes      string    `toml:"notes,omitempty"`
+	// Notes is free text for the reader of the spec file; no output
+	// carries it.
+	Notes string `toml:"notes,omitempty"`
 	// Analysis is a link, relative to the repository's root, to the
 	// written analysis of the claim's verdict where it is not held, e.g.
 	// "docs/analysis.md#cv13-magic-s5-mse-stability-lt-alphasplit";

@@ -35,14 +35,18 @@ import (
 // profile that changes a data file restates its whole table
 // ([profile.quick.data.files.NAME] replaces [data.files.NAME]).
 type DataFile struct {
-	Path         string   `toml:"path"`
-	Format       string   `toml:"format,omitempty"`
-	Label        string   `toml:"label,omitempty"`
-	Labels       string   `toml:"labels,omitempty"`
-	Positive     string   `toml:"positive,omitempty"`
-	Categorical  []string `toml:"categorical,omitempty"`
-	SHA256       string   `toml:"sha256,omitempty"`
-	LabelsSHA256 string   `toml:"labels_sha256,omitempty"`
+	Path   string `toml:"path"`
+	Format string `toml:"format,omitempty"`
+	Label  string `toml:"label,omitempty"`
+	// Labels is, for npy only, a separate .npy vector of labels,
+	// relative to the spec file's directory like path; exactly one of
+	// label and labels is set for npy.
+	Labels      string   `toml:"labels,omitempty"`
+	Positive    string   `toml:"positive,omitempty"`
+	Categorical []string `toml:"categorical,omitempty"`
+	SHA256      string   `toml:"sha256,omitempty"`
+	// LabelsSHA256 optionally pins the SHA-256 of the labels file.
+	LabelsSHA256 string `toml:"labels_sha256,omitempty"`
 }
 
 // options returns the datasets.FileOptions of f, relative paths resolved

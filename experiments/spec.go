@@ -88,6 +88,7 @@ func ReservedIDs() []string {
 
 // Spec is a resolved experiment specification.
 type Spec struct {
+	// Schema is the spec schema version; must be SchemaVersion.
 	Schema int    `toml:"schema"`
 	ID     string `toml:"id"`    // Required; names the output folder.
 	Title  string `toml:"title"` // Human-readable; figure titles use it.

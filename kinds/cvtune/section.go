@@ -171,10 +171,14 @@ type HistogramSpec struct {
 // public bounds: (x − Lo)/(Hi − Lo), values outside clipped to the bounds
 // (a data-independent map, so the privacy analysis is unchanged).
 type AttributeSpec struct {
-	Dataset string  `toml:"dataset"`
-	Column  string  `toml:"column"`
-	Lo      float64 `toml:"lo"`
-	Hi      float64 `toml:"hi"`
+	// Dataset names a dataset of data.datasets. Required.
+	Dataset string `toml:"dataset"`
+	// Column is the numeric column of Dataset, read raw. Required.
+	Column string `toml:"column"`
+	// Lo and Hi are the public bounds mapped to 0 and 1; finite, with
+	// Lo < Hi.
+	Lo float64 `toml:"lo"`
+	Hi float64 `toml:"hi"`
 }
 
 // HistogramDensities are the synthetic densities of the histogram-tuning
