@@ -13,15 +13,23 @@ audit-learners.toml` catches it ("claim violated"); do not use it for
 anything else.
 """
 
+import os
+import sys
+
 import numpy as np
 
-import dprepro_worker
-import output_perturbation as honest
+# The dprepro package of this repository, the one the spec's files hash.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "python"))
+from dprepro.worker import Method, pure  # noqa: E402
+
+import output_perturbation as honest  # noqa: E402
+
+method = Method("learner", "pure", version="broken_output_perturbation.py 2 (numpy %s)" % np.__version__)
 
 
-def fit(params, seed, data, weights):
-    X = honest.load(data["x"])
-    y = honest.load(data["y"])
+@method.op("fit")
+def fit(call):
+    X, y, params = call.x, call.y, call.params
     lam = float(params["lambda"])
     eps = float(params["epsilon"])
     if not (lam > 0 and eps > 0):
@@ -29,13 +37,12 @@ def fit(params, seed, data, weights):
     n, d = X.shape
     honest.check_preconditions(params, X, y)
     w = honest.fit_logistic(X, y, lam)
-    rng = np.random.default_rng(seed)
+    rng = call.rng
     direction = rng.standard_normal(d)
     direction /= np.linalg.norm(direction)
     radius = rng.gamma(shape=d, scale=2.0 / (n * lam * (4 * eps)))  # BROKEN: the noise for 4 eps
-    return {"weights": (w + radius * direction).tolist()}, {"epsilon": eps}  # claims eps
+    return {"weights": w + radius * direction}, pure(eps)  # claims eps
 
 
 if __name__ == "__main__":
-    dprepro_worker.serve("learner", "pure", {"fit": fit},
-                         version="broken_output_perturbation.py 1 (numpy %s)" % np.__version__)
+    method.serve()
