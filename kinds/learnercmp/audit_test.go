@@ -3,10 +3,12 @@ package learnercmp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/learneraudit"
+	"github.com/dprepro/dprepro/report"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -175,6 +178,40 @@ func TestAudit_Run(t *testing.T) {
 		if r["verdict"] != verdict[r["method"]] || r["epsilon"] != "1" || (r["pair"] != "adversarial" && r["pair"] != "search") {
 			t.Errorf("audit row %v", r)
 		}
+	}
+
+	// The report: ε_LB beside the claimed ε for every audited learner,
+	// the violation marked and warned.
+	rep0, err := report.Load(out, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, html strings.Builder
+	if err := rep0.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep0.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range m.Audits {
+		v := a.Verdict
+		if a.Violated {
+			v = "**" + v + "**"
+		}
+		line := fmt.Sprintf("| `%s` | epsilon=1 | ε = 1 | %s | 4000 | 0.95 | %s |", a.Method, strconv.FormatFloat(float64(a.EpsilonLower), 'g', 4, 64), v)
+		if !strings.Contains(md.String(), line) {
+			t.Errorf("report.md lacks the audit line %q", line)
+		}
+		cell := fmt.Sprintf("<td class=\"n\"><b>%s</b></td>", strconv.FormatFloat(float64(a.EpsilonLower), 'g', 4, 64))
+		if !strings.Contains(html.String(), cell) {
+			t.Errorf("report.html lacks ε_LB %q", cell)
+		}
+	}
+	if !strings.Contains(md.String(), "> ⚠️ privacy audit: audit-noise-for-4eps at epsilon=1: claim violated") {
+		t.Errorf("report.md does not warn of the violation")
+	}
+	if !strings.Contains(html.String(), `<td class="notheld">claim violated</td>`) || !strings.Contains(html.String(), "privacy audit: audit-noise-for-4eps at epsilon=1: claim violated") {
+		t.Errorf("report.html does not show the violation")
 	}
 
 	// The command's audit of the broken learner: the same bound.
