@@ -130,7 +130,7 @@ func chargeNotes(c results.LedgerCharge) string {
 // (results.Manifest.Audits): ε_LB beside the ε the method claimed.
 type auditRow struct {
 	Method, Setting, Claimed, Lower, Releases, Confidence, Verdict string
-	Violated                                                      bool
+	Violated                                                       bool
 }
 
 // auditRows lays out a run's audits, one line each.
@@ -280,7 +280,7 @@ func buildsOf(r *Report) []string {
 var funcs = template.FuncMap{
 	"num": num, "xval": xval, "xlist": xlist, "vclass": vclass, "cellTitle": cellTitle,
 	"total": totalOf, "charge": chargeOf, "chargeNotes": chargeNotes, "standIn": standIn, "short": short,
-	"audits": auditRows,
+	"audits":     auditRows,
 	"analysisID": htmlID,
 	"verdicts":   func() []string { return countOrder },
 	"count":      countOf,

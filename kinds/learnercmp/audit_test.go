@@ -16,8 +16,8 @@ import (
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/learneraudit"
-	"github.com/dprepro/dprepro/report"
 	"github.com/dprepro/dprepro/methods/learners"
+	"github.com/dprepro/dprepro/report"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
