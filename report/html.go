@@ -126,6 +126,27 @@ func chargeNotes(c results.LedgerCharge) string {
 	return strings.Join(s, "; ")
 }
 
+// auditRow is one line of a run's table of privacy audits
+// (results.Manifest.Audits): ε_LB beside the ε the method claimed.
+type auditRow struct {
+	Method, Setting, Claimed, Lower, Releases, Confidence, Verdict string
+	Violated                                                       bool
+}
+
+// auditRows lays out a run's audits, one line each.
+func auditRows(as []results.MethodAudit) []auditRow {
+	out := make([]auditRow, len(as))
+	for i, a := range as {
+		claimed := "ε = " + num(float64(a.ClaimedEpsilon))
+		if a.ClaimedDelta > 0 {
+			claimed = fmt.Sprintf("(ε = %s, δ = %s)", num(float64(a.ClaimedEpsilon)), num(float64(a.ClaimedDelta)))
+		}
+		out[i] = auditRow{Method: a.Method, Setting: a.Setting, Claimed: claimed, Lower: num(float64(a.EpsilonLower)),
+			Releases: strconv.Itoa(a.Releases), Confidence: num(a.Confidence), Verdict: a.Verdict, Violated: a.Violated}
+	}
+	return out
+}
+
 // standIn reports whether a dataset replaced a real file with a
 // synthetic stand-in; simulated data by design (a known density) is not
 // one.
@@ -259,6 +280,7 @@ func buildsOf(r *Report) []string {
 var funcs = template.FuncMap{
 	"num": num, "xval": xval, "xlist": xlist, "vclass": vclass, "cellTitle": cellTitle,
 	"total": totalOf, "charge": chargeOf, "chargeNotes": chargeNotes, "standIn": standIn, "short": short,
+	"audits":     auditRows,
 	"analysisID": htmlID,
 	"verdicts":   func() []string { return countOrder },
 	"count":      countOf,
@@ -520,6 +542,11 @@ and <span class="v notrun">not run</span> when its run did not finish (failed, i
 {{end}}
 {{if .Figures}}<h4>Figures</h4><div class="figs">{{range .Figures}}{{template "figure" .}}{{end}}</div>{{end}}
 {{if .Tables}}<details><summary>Tables written by the run ({{len .Tables}})</summary>{{range .Tables}}<p class="small muted"><code>{{.Name}}</code></p>{{mdtable .Markdown}}{{end}}</details>{{end}}
+{{with audits $m.Audits}}<h4>Privacy audits</h4>
+<p class="small muted">Each audited method’s empirical lower bound ε_LB on its ε (one-sided Clopper–Pearson, methods/learneraudit) beside the ε it claims; “claim violated” when ε_LB exceeds the claim. Rows in <code>audit.csv</code>.</p>
+<div class="wrap"><table class="small"><thead><tr><th>method</th><th>setting</th><th>claimed</th><th class="n">ε_LB</th><th class="n">releases per side</th><th class="n">confidence</th><th>verdict</th></tr></thead><tbody>
+{{range .}}<tr><td><code>{{.Method}}</code></td><td>{{.Setting}}</td><td>{{.Claimed}}</td><td class="n"><b>{{.Lower}}</b></td><td class="n">{{.Releases}}</td><td class="n">{{.Confidence}}</td><td class="{{if .Violated}}notheld{{else}}held{{end}}">{{.Verdict}}</td></tr>
+{{end}}</tbody></table></div>{{end}}
 <details><summary>Privacy ledger ({{len $m.Ledger}} releases)</summary>
 {{if $m.Ledger}}<div class="wrap"><table class="full small">
 <thead><tr><th>method</th><th>setting</th><th>total</th><th>charges</th><th>composition</th></tr></thead><tbody>

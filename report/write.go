@@ -373,6 +373,19 @@ func writeRunMD(b *strings.Builder, run *Run) {
 	for _, t := range run.Tables {
 		p("#### %s\n\n%s\n\n", mdCode(t.Name), mdNoHTML(strings.TrimSpace(t.Markdown)))
 	}
+	if len(m.Audits) > 0 {
+		p("#### Privacy audits\n\n")
+		p("Each audited method's empirical lower bound ε_LB on its ε (one-sided Clopper–Pearson) beside the ε it claims; rows in %s.\n\n", mdCode(results.AuditFile))
+		p("| method | setting | claimed | ε_LB | releases per side | confidence | verdict |\n|---|---|---|---|---|---|---|\n")
+		for _, a := range auditRows(m.Audits) {
+			v := MarkdownText(a.Verdict)
+			if a.Violated {
+				v = "**" + v + "**"
+			}
+			p("| %s | %s | %s | %s | %s | %s | %s |\n", cellCode(a.Method), MarkdownText(a.Setting), MarkdownText(a.Claimed), a.Lower, a.Releases, a.Confidence, v)
+		}
+		p("\n")
+	}
 	p("#### Privacy ledger\n\n")
 	if len(m.Ledger) == 0 {
 		p("This run releases nothing private (its manifest has no ledger).\n\n")

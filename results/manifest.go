@@ -60,6 +60,11 @@ type Manifest struct {
 	// matrices handed to external methods) on disk at once during the
 	// run's units; absent when the run wrote none.
 	ScratchPeakBytes int64 `json:"scratch_peak_bytes,omitempty"`
+	// Audits are the empirical privacy audits of the run's methods
+	// (runner.MethodAuditor, e.g. [comparison.audit]): ε_LB beside the
+	// claimed ε, releases, confidence and verdict; their rows are in
+	// AuditFile. Absent when the run audited nothing.
+	Audits []MethodAudit `json:"method_audits,omitempty"`
 }
 
 // ExternalMethod records a method served by an external command: what ran
@@ -209,6 +214,10 @@ type LedgerEntry struct {
 	Components []LedgerCharge   `json:"components"`
 	Total      PrivacyGuarantee `json:"total"`
 	Rule       string           `json:"composition"`
+	// Audit is the empirical privacy audit of this entry's method at this
+	// setting, when the run audited it (MethodAudit; the charges'
+	// Claimed text says it too); absent otherwise.
+	Audit *MethodAudit `json:"audit,omitempty"`
 }
 
 // LedgerCharge is one privacy charge. Build one from a privacy.Guarantee

@@ -148,6 +148,27 @@ type Comparer interface {
 	Comparison() (o comparison.Options, fig plots.FigureSpec, ok bool)
 }
 
+// MethodAuditor is implemented by an experiment some of whose units are
+// empirical privacy audits of its methods (the learner-comparison kind's
+// [comparison.audit]): units like any other — checkpointed, resumed, run
+// in parallel with the others — whose rows are not results of the spec's
+// sweep. Run writes them to results.AuditFile with AuditColumns, never to
+// rows.csv, and keeps them out of the summary, claims, comparison,
+// figures, warnings and ledger the experiment computes from the other
+// rows, so a spec that audits nothing writes the same bytes as before.
+// Audits turns them into one results.MethodAudit per audited method and
+// setting: the manifest records them (Manifest.Audits), each stands
+// beside the ledger entry it audits (results.AnnotateLedger), and a
+// violated claim is a warning of the manifest and on stderr.
+type MethodAuditor interface {
+	// AuditUnit reports whether u is an audit unit.
+	AuditUnit(u Unit) bool
+	// AuditColumns is the schema of results.AuditFile.
+	AuditColumns() []string
+	// Audits summarizes the audit units' rows (in unit order).
+	Audits(rows []results.Row) []results.MethodAudit
+}
+
 // Workspace is what Run lends an experiment that implements [Opener]
 // while its units run.
 type Workspace struct {
@@ -357,7 +378,7 @@ var ErrFinishedRun = errors.New("runner: refusing to shard into a finished run")
 // that no file of the old run is left beside the new one. manifest.json
 // goes first, so that a crash midway never leaves a manifest beside mixed
 // files, and is written last.
-var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", ComparisonFile, TimingsFile, "spec.toml", "figures", "tables", TraceFile}
+var finalFiles = []string{"manifest.json", "summary.csv", "rows.csv", "claims.csv", ComparisonFile, TimingsFile, "spec.toml", "figures", "tables", TraceFile, results.AuditFile}
 
 // MaxShownFailures is how many failed units the message of a
 // [UnitsFailedError] names; its Failures hold every one.
@@ -732,13 +753,30 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		return dir, nil // the shard's product is its checkpoint
 	}
 	var rows []results.Row
+	var audited *auditedRun
+	ma, _ := exp.(MethodAuditor)
 	for _, u := range units {
 		r, _ := cp.Done(u.Key())
+		if ma != nil && ma.AuditUnit(u) {
+			if audited == nil {
+				audited = &auditedRun{}
+			}
+			audited.rows = append(audited.rows, r...)
+			continue
+		}
 		rows = append(rows, r...)
 	}
 	var rowWarnings []string
 	if rw, ok := exp.(RowWarner); ok {
 		rowWarnings = rw.RowWarnings(rows)
+	}
+	if audited != nil {
+		audited.audits = ma.Audits(audited.rows)
+		for _, a := range audited.audits {
+			if w := a.Warning(); w != "" {
+				rowWarnings = append(rowWarnings, w)
+			}
+		}
 	}
 	counts := results.UnitCounts{Total: len(units), Resumed: resumed, Computed: len(todo)}
 	if resumed > 0 {
@@ -751,7 +789,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	if o.TracePrivacy {
 		traced = &tracedRun{releases: trace.Releases(), units: len(todo), untraced: resumed}
 	}
-	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, counts, traced); err != nil {
+	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, counts, traced, audited); err != nil {
 		return dir, err
 	}
 	// The finished run whose checkpoint was set aside is replaced.
@@ -786,13 +824,20 @@ func firstDuplicate(units []Unit) string {
 	return ""
 }
 
+// auditedRun is what the audit units of a MethodAuditor's run wrote:
+// their rows and the audits they make.
+type auditedRun struct {
+	rows   []results.Row
+	audits []results.MethodAudit
+}
+
 // tracedRun is the privacy trace a run writes (Options.TracePrivacy).
 type tracedRun struct {
 	releases        []mech.Release
 	units, untraced int
 }
 
-func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts, traced *tracedRun) error {
+func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts, traced *tracedRun, audited *auditedRun) error {
 	spec := exp.Spec()
 	// What can be computed without writing is computed first, while the
 	// folder still holds the files of the run it had (if any).
@@ -838,6 +883,15 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	comp, err := compareBaseline(exp, rows)
 	if err != nil {
 		return err
+	}
+	var auditCSV []byte
+	if audited != nil {
+		// Projected on the schema: the rows may hold measurements (wall
+		// time) for the manifest only.
+		cols := exp.(MethodAuditor).AuditColumns()
+		if auditCSV, err = results.EncodeCSV(cols, results.Project(audited.rows, cols)); err != nil {
+			return fmt.Errorf("runner: %s: %w", results.AuditFile, err)
+		}
 	}
 	if comp != nil {
 		if tables == nil {
@@ -889,6 +943,12 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 			return err
 		}
 		outputs = append(outputs, ComparisonFile)
+	}
+	if auditCSV != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, results.AuditFile), auditCSV); err != nil {
+			return err
+		}
+		outputs = append(outputs, results.AuditFile)
 	}
 	figDir := filepath.Join(dir, "figures")
 	ledger := exp.Ledger(rows)
@@ -943,6 +1003,12 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		Units: counts, Datasets: exp.Datasets(), Ledger: ledger,
 		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: slices.Concat(spec.Warnings(), exp.Warnings(), rowWarnings),
 		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
+	}
+	if audited != nil {
+		// After the figures, which read the ledger's notions: an audit
+		// changes no curve.
+		m.Audits = audited.audits
+		results.AnnotateLedger(m.Ledger, m.Audits)
 	}
 	if r, ok := exp.(Releaser); ok && spec.Output.SecureNoise {
 		m.Unhardened = mech.Unhardened(r.Mechanisms())

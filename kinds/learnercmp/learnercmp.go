@@ -138,6 +138,7 @@ type unit struct {
 	fold1   int     // 1-based fold index
 	learner int     // index in e.arms, or -1 for the reference
 	eps     float64 // the ε of the fit (the reference: +Inf)
+	audit   bool    // an audit unit of [comparison.audit] (fold: "audit/<label>")
 }
 
 // Key implements runner.Unit.
@@ -216,6 +217,9 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 			e.folds[foldKey(name, rep)] = tune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
+	}
+	if err := e.layoutAudits(); err != nil {
+		return nil, err
 	}
 	// One unit per (dataset, repetition, fold, learner, ε), the
 	// reference's last: each fit is a unit of its own, so that a learner
@@ -300,6 +304,7 @@ func (e *Experiment) SharedHash() string {
 	sec := *e.spec.Section
 	c := &sec.Comparison
 	c.Learners, c.Reference, c.Epsilons, c.Lambda, c.Lambdas, c.Baseline = nil, "", nil, 0, nil, ""
+	c.Audit = nil // the audit units' own inputs (UnitInputs)
 	return e.spec.Spec.SharedHash(&sec)
 }
 
@@ -310,6 +315,9 @@ func (e *Experiment) UnitInputs(ru runner.Unit) map[string]string {
 	u, ok := ru.(unit)
 	if !ok {
 		return nil
+	}
+	if u.audit {
+		return e.auditInputs(u)
 	}
 	if u.learner < 0 {
 		name := e.ref.Name()
@@ -359,6 +367,9 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	u, err := runner.Begin[unit](ctx, ru)
 	if err != nil {
 		return nil, err
+	}
+	if u.audit {
+		return e.runAudit(ctx, u)
 	}
 	ds := e.data[u.ds]
 	fd := e.cache.get(u.fold, func(d *foldData) {

@@ -110,6 +110,56 @@ type ComparisonSpec struct {
 	// ObjPert is the objective-perturbation parametrization: "cms11"
 	// (default) or the labelled opt-in "privatelr-1.1-69".
 	ObjPert string `toml:"objective_perturbation"`
+	// Audit, when set ([comparison.audit]), audits learners of the
+	// comparison empirically as part of the run (methods/learneraudit):
+	// their ε_LB beside the ε they claim, in audit.csv, the manifest, the
+	// ledger and the report. Absent (nil) means no audit, and a spec
+	// without it writes what it wrote before the key existed.
+	Audit *AuditSpec `toml:"audit,omitempty"`
+}
+
+// AuditSpec is [comparison.audit]: the learners of the comparison to
+// audit as part of the run, each by `dprepro audit --learner`'s
+// black-box distinguishing experiment (methods/learneraudit: an
+// adversarial and a searched neighbouring pair, Releases releases per
+// side of each, a one-sided Clopper–Pearson lower bound ε_LB on the
+// learner's ε, "claim violated" when ε_LB exceeds the ε the fits
+// returned), on base rows drawn from the spec's first dataset as that
+// command draws them: the same seed, releases and confidence give the
+// same bound.
+type AuditSpec struct {
+	// Learners names the learners of comparison.learners to audit (each
+	// variant of a learner with parameter variants is audited on its
+	// own; an oracle, not private, cannot be); default none, no
+	// duplicates.
+	Learners []string `toml:"learners"`
+	// Releases is the number of releases per side and pair; >= 200.
+	// Zero means 2000.
+	Releases int `toml:"releases,omitempty"`
+	// Epsilon is the level ε handed to every audited fit, one of
+	// comparison.epsilons; zero means the one closest to 1 (in log
+	// scale).
+	Epsilon float64 `toml:"epsilon,omitempty"`
+	// Confidence is the confidence of ε_LB, in (0, 1); zero means 0.95.
+	Confidence float64 `toml:"confidence,omitempty"`
+}
+
+// DefaultAuditReleases is AuditSpec.Releases's default.
+const DefaultAuditReleases = 2000
+
+// resolved returns a's choices with their defaults for the grid eps.
+func (a *AuditSpec) resolved(eps []float64) (releases int, epsilon, confidence float64) {
+	releases, epsilon, confidence = a.Releases, a.Epsilon, a.Confidence
+	if releases == 0 {
+		releases = DefaultAuditReleases
+	}
+	if epsilon == 0 {
+		epsilon = learneraudit.DefaultEpsilon(eps)
+	}
+	if confidence == 0 {
+		confidence = 0.95
+	}
+	return releases, epsilon, confidence
 }
 
 // learnerConfig is the configuration the spec gives the learners it names:
@@ -230,6 +280,23 @@ func (sec *Section) Validate(s *experiments.Spec, p *experiments.Problems) {
 		p.Magnitude("comparison.huber_h", "comparison.huber_h", c.HuberH)
 	}
 	p.OneOf("comparison.objective_perturbation", c.ObjPert, "cms11", "privatelr-1.1-69")
+	if a := c.Audit; a != nil {
+		for i, name := range a.Learners {
+			if !slices.Contains(c.Learners, name) {
+				p.Add("comparison.audit.learners", fmt.Sprintf("comparison.audit.learners[%d]", i), "%s", experiments.Unknown("learner", name, c.Learners)+" (the audited learners are some of comparison.learners)")
+			}
+		}
+		p.Names("comparison.audit.learners", a.Learners, nil, false, "learner")
+		if a.Releases != 0 && a.Releases < 200 {
+			p.At("comparison.audit.releases", "must be >= 200 per side: half choose the distinguisher's threshold, half measure it (got %d)", a.Releases)
+		}
+		if a.Epsilon != 0 && !slices.Contains(c.Epsilons, a.Epsilon) {
+			p.At("comparison.audit.epsilon", "must be one of comparison.epsilons (got %v; the grid: %v): the audit stands beside that ε's ledger entry", a.Epsilon, c.Epsilons)
+		}
+		if a.Confidence != 0 && !(a.Confidence > 0 && a.Confidence < 1) {
+			p.At("comparison.audit.confidence", "must be in (0, 1) (got %v)", a.Confidence)
+		}
+	}
 }
 
 // Limits implements experiments.Section.
@@ -269,6 +336,10 @@ func (sec *Section) Workload(s *experiments.Spec) experiments.Workload {
 	// reference's; one row each.
 	fits := folds * sec.Comparison.fitsPerUnit()
 	w := experiments.Workload{Units: fits, Rows: fits, UnitKey: key}
+	if a := sec.Comparison.Audit; a != nil {
+		// An audit unit per audited learner (its rows go to audit.csv).
+		w.Units += float64(len(a.Learners))
+	}
 	for _, name := range s.Data.Datasets {
 		dt, n, d := s.DataTerm(name)
 		w.Terms = append(w.Terms, dt,
@@ -292,7 +363,14 @@ func (c *Section) Only(names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	return experiments.FilterMethods(names, experiments.MethodList{Key: "comparison.learners", Names: &c.Comparison.Learners})
+	if err := experiments.FilterMethods(names, experiments.MethodList{Key: "comparison.learners", Names: &c.Comparison.Learners}); err != nil {
+		return err
+	}
+	if a := c.Comparison.Audit; a != nil {
+		// Only the audits of the learners that still run.
+		a.Learners = slices.DeleteFunc(slices.Clone(a.Learners), func(n string) bool { return !slices.Contains(c.Comparison.Learners, n) })
+	}
+	return nil
 }
 
 // LearnerSetting implements learneraudit.Source: learner name (one of

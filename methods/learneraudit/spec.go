@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dprepro/dprepro/core/randx"
+	"github.com/dprepro/dprepro/datasets"
 	"github.com/dprepro/dprepro/experiments"
 	"github.com/dprepro/dprepro/methods/external"
 	"github.com/dprepro/dprepro/methods/learners"
@@ -89,25 +90,6 @@ func Prepare(spec *experiments.Spec, name string, o SpecOptions) (*Prepared, err
 	if err != nil {
 		return nil, err
 	}
-	eps := o.Epsilon
-	if eps == 0 {
-		if len(st.Epsilons) == 0 {
-			return nil, spec.Attribute(fmt.Errorf("the spec hands learner %s no ε: give --epsilon", name))
-		}
-		eps = slices.MinFunc(st.Epsilons, func(a, b float64) int {
-			da, db := math.Abs(math.Log(a)), math.Abs(math.Log(b))
-			switch {
-			case da < db:
-				return -1
-			case da > db:
-				return 1
-			}
-			return 0
-		})
-	}
-	if !(eps > 0) || math.IsInf(eps, 1) {
-		return nil, fmt.Errorf("ε must be finite and > 0 (got %v)", eps)
-	}
 	if len(spec.Data.Datasets) == 0 {
 		return nil, spec.Attribute(fmt.Errorf("data.datasets is empty"))
 	}
@@ -116,24 +98,12 @@ func Prepare(spec *experiments.Spec, name string, o SpecOptions) (*Prepared, err
 	if err != nil {
 		return nil, err
 	}
-	if ds.Task != "classification" {
-		return nil, specdata.At(spec, dsName, fmt.Errorf("a %s dataset; a learner audit needs classification", ds.Task))
-	}
-	n, d := ds.X.Dims()
-	rows := o.Rows
-	if rows == 0 {
-		rows = int(math.Floor(st.TrainShare * float64(n)))
-	}
-	if rows < 4 || rows > n {
-		return nil, fmt.Errorf("rows must be in [4, %d], the records of %s (got %d)", n, dsName, rows)
-	}
-	perm := randx.New(uint64(spec.Seed), "learner-audit", "rows", dsName).Perm(n)[:rows]
-	slices.Sort(perm)
-	x := mat.NewDense(rows, d, nil)
-	y := make([]float64, rows)
-	for k, i := range perm {
-		x.SetRow(k, ds.X.RawRowView(i))
-		y[k] = ds.Y[i]
+	opts, what, err := SpecBase(spec, st, ds, o.Epsilon, o.Rows)
+	if err != nil {
+		if o.Epsilon == 0 && len(st.Epsilons) == 0 {
+			return nil, spec.Attribute(fmt.Errorf("the spec hands learner %s no ε: give --epsilon", name))
+		}
+		return nil, err
 	}
 	set := external.NewSet(spec)
 	l, err := learners.Lookup(set, name, st.Config)
@@ -159,13 +129,66 @@ func Prepare(spec *experiments.Spec, name string, o SpecOptions) (*Prepared, err
 			return nil, err
 		}
 	}
-	p := &Prepared{
-		Learner: l, set: set,
-		Dataset: fmt.Sprintf("%s (%s data), %d of its %d rows drawn with the spec's seed", dsName, ds.Source.Kind, rows, n),
-		Options: Options{
-			Lambda: st.Lambda, Level: learners.Level{Epsilon: eps, Delta: st.Delta},
-			Loss: st.Config.Loss, N: rows, D: d, X: x, Y: y,
-		},
-	}
+	p := &Prepared{Learner: l, set: set, Dataset: what, Options: opts}
 	return p, nil
+}
+
+// DefaultEpsilon is the ε of grid closest to 1 in log scale (the first of
+// two as close), the audit's default level; 0 for an empty grid.
+func DefaultEpsilon(grid []float64) float64 {
+	if len(grid) == 0 {
+		return 0
+	}
+	return slices.MinFunc(grid, func(a, b float64) int {
+		da, db := math.Abs(math.Log(a)), math.Abs(math.Log(b))
+		switch {
+		case da < db:
+			return -1
+		case da > db:
+			return 1
+		}
+		return 0
+	})
+}
+
+// SpecBase returns the Options of an audit of a learner run as st says on
+// dataset ds (a classification dataset of spec, its first): λ, the level
+// (ε = eps, zero meaning DefaultEpsilon(st.Epsilons), δ = st.Delta), the
+// loss, and the base rows of the searched pair, a sample of rows rows
+// (zero: ⌊st.TrainShare·n⌋, the training-set size) drawn from the stream
+// randx.New(spec seed, "learner-audit", "rows", ds.Name); and a
+// description of those rows. Releases, Seed, Workers and Confidence are
+// left for the caller. `dprepro audit --learner` (Prepare) and the
+// learner-comparison kind's [comparison.audit] both build their audits
+// here, so the same seed audits the same rows.
+func SpecBase(spec *experiments.Spec, st Setting, ds *datasets.Dataset, eps float64, rows int) (Options, string, error) {
+	if eps == 0 {
+		eps = DefaultEpsilon(st.Epsilons)
+	}
+	if !(eps > 0) || math.IsInf(eps, 1) {
+		return Options{}, "", fmt.Errorf("ε must be finite and > 0 (got %v)", eps)
+	}
+	if ds.Task != "classification" {
+		return Options{}, "", specdata.At(spec, ds.Name, fmt.Errorf("a %s dataset; a learner audit needs classification", ds.Task))
+	}
+	n, d := ds.X.Dims()
+	if rows == 0 {
+		rows = int(math.Floor(st.TrainShare * float64(n)))
+	}
+	if rows < 4 || rows > n {
+		return Options{}, "", fmt.Errorf("rows must be in [4, %d], the records of %s (got %d)", n, ds.Name, rows)
+	}
+	perm := randx.New(uint64(spec.Seed), "learner-audit", "rows", ds.Name).Perm(n)[:rows]
+	slices.Sort(perm)
+	x := mat.NewDense(rows, d, nil)
+	y := make([]float64, rows)
+	for k, i := range perm {
+		x.SetRow(k, ds.X.RawRowView(i))
+		y[k] = ds.Y[i]
+	}
+	what := fmt.Sprintf("%s (%s data), %d of its %d rows drawn with the spec's seed", ds.Name, ds.Source.Kind, rows, n)
+	return Options{
+		Lambda: st.Lambda, Level: learners.Level{Epsilon: eps, Delta: st.Delta},
+		Loss: st.Config.Loss, N: rows, D: d, X: x, Y: y,
+	}, what, nil
 }
