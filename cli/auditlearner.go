@@ -28,7 +28,7 @@ type learnerAuditFlags struct {
 }
 
 func (l *learnerAuditFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.learner, "learner", "", "audit the learner `name` of the --spec (a learner-comparison spec) instead of the harness's mechanisms: built-in, Go-registered or external ([[methods]]), run as the spec runs it; writes audit.csv, audit.json and audit.md to OUT/<spec id>/audit-<name>-seed<seed>/ and exits 1 when the claim is violated")
+	fs.StringVar(&l.learner, "learner", "", "audit the learner `name` of the --spec (a learner-comparison spec) instead of the harness's mechanisms: built-in, Go-registered or external ([[methods]]), run as the spec runs it; writes audit.csv, audit.json and audit.md to OUT/<spec id>/audit-<name>-seed<seed>/ and exits 1 when the claim is violated or the audit could not finish (the message says which)")
 	fs.IntVar(&l.releases, "releases", 2000, "with --learner: releases `n` per side and pair (half choose the threshold, half measure it); >= 200")
 	fs.Float64Var(&l.epsilon, "epsilon", 0, "with --learner: the ε `e` handed to every fit (default: the spec's ε closest to 1)")
 	fs.IntVar(&l.rows, "rows", 0, "with --learner: rows `n` of the audited datasets (default: the spec's training-set size of its first dataset)")
@@ -66,7 +66,13 @@ func cmdAuditLearner(ctx context.Context, f *runFlags, lf *learnerAuditFlags, sp
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(f.out, s.ID, fmt.Sprintf("audit-%s-seed%d", lf.learner, s.Seed))
+	// Absolute: an external learner's worker runs in its spec's folder and
+	// reads the scratch files by the paths it is handed.
+	out, err := filepath.Abs(f.out)
+	if err != nil {
+		return usageError{fmt.Errorf("audit: --out: %w", err)}
+	}
+	dir := filepath.Join(out, s.ID, fmt.Sprintf("audit-%s-seed%d", lf.learner, s.Seed))
 	p, err := learneraudit.Prepare(s, lf.learner, learneraudit.SpecOptions{
 		Epsilon: lf.epsilon, Rows: lf.rows,
 		Data:    runner.DataOptions{DataDir: dd.Path, Named: dd.Named},
@@ -83,7 +89,8 @@ func cmdAuditLearner(ctx context.Context, f *runFlags, lf *learnerAuditFlags, sp
 	rep, err := learneraudit.Run(ctx, p.Learner, o)
 	os.RemoveAll(filepath.Join(dir, "scratch"))
 	if err != nil {
-		return err
+		os.Remove(dir) // only when empty: an earlier audit's files stay
+		return fmt.Errorf("audit: learner %s: the audit did not finish, no verdict: %w", lf.learner, err)
 	}
 	if err := writeLearnerAudit(dir, s, p, o, rep); err != nil {
 		return err

@@ -75,14 +75,24 @@ func TestAuditLearner_PythonBroken(t *testing.T) {
 
 // TestAuditLearner_Honest: the honest Python output perturbation and the
 // built-in one, audited by the binary on the same spec, are consistent
-// with their claim (exit 0).
+// with their claim (exit 0). --out is given relative to the working
+// directory: the worker, which runs in the spec's folder, still finds the
+// scratch files.
 func TestAuditLearner_Honest(t *testing.T) {
 	bin := sharedBinary(t)
 	path := pyenv.Require(t)
 	out := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	relOut, err := filepath.Rel(wd, out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, l := range []string{"py-output-perturbation", "output-perturbation"} {
 		r := runProc(t, append(cleanEnv(t), "PATH="+path), bin, "audit", "--learner", l,
-			"--spec", auditLearnerSpec(t), "--out", out, "--workers", "2", "--releases", "1000")
+			"--spec", auditLearnerSpec(t), "--out", relOut, "--workers", "2", "--releases", "1000")
 		if r.code != 0 || !strings.Contains(r.stdout, "consistent with the claim") {
 			t.Fatalf("%s: exit %d, want 0 and \"consistent with the claim\"\nstdout:\n%s\nstderr:\n%s", l, r.code, r.stdout, r.stderr)
 		}

@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -140,6 +141,39 @@ func variantBase(name string) (string, bool) {
 		return name[:i], true
 	}
 	return "", false
+}
+
+// CheckVariantClaims checks, once a kind knows every label its rows carry
+// (labels, after the methods' hellos have declared their parameters),
+// each claim's method and than that names a variant "base[…]": it must
+// be one of labels. Parse checks only the base ([Produced.CheckMethod]),
+// since the exact labels depend on the declared parameters (a value's
+// type decides "steps=20" against "steps=20.0"). The error is at the
+// claim's key line and lists the run's variants of that base; a base that
+// runs no variants in this run is left to the claims, which say why
+// ("missing").
+func (s *Spec) CheckVariantClaims(labels []string) error {
+	var errs []error
+	for i, c := range s.Claims {
+		for _, f := range [...]struct{ field, name string }{{"method", c.Method}, {"than", c.Than}} {
+			b, ok := variantBase(f.name)
+			if !ok || slices.Contains(labels, f.name) {
+				continue
+			}
+			var same []string
+			for _, l := range labels {
+				if lb, ok := variantBase(l); ok && lb == b {
+					same = append(same, l)
+				}
+			}
+			if len(same) == 0 {
+				continue
+			}
+			key := fmt.Sprintf("claims[%d].%s", i, f.field)
+			errs = append(errs, s.ErrorAt(key, key, fmt.Errorf("no variant %q in this run: the variants of %s are %s%s", f.name, b, strings.Join(same, ", "), Hint(f.name, same))))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // CheckMethod returns "" when name is a method label the rows can carry

@@ -261,6 +261,10 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 		// variants (methods/params) label their arms by setting.
 		return nil, es.ErrorAt("tuning.baseline", "tuning.baseline", fmt.Errorf("%s (a learner with variants labels each setting, or its grid, on its own)", experiments.Unknown("method", b, labels(e.arms))))
 	}
+	// A claim naming a variant names one the learners declared.
+	if err := es.CheckVariantClaims(labels(e.arms)); err != nil {
+		return nil, err
+	}
 	built = true
 	return e, nil
 }

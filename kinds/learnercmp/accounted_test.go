@@ -142,7 +142,7 @@ func TestExternalLearner_Accounted(t *testing.T) {
 				t.Errorf("%s: ledger %s: release %q claimed %q total %+v", mode, le.Setting, ch.Release, ch.Claimed, le.Total)
 			}
 			wantClaim := map[string]string{
-				"level": "the method declared ε up to 0.1, below what the harness computed in 8 of 8 fits: booked the computed",
+				"level": "the method declared ε up to 0.1, below what the harness computed in 8 of 8 fits: the computed ε is the fits' guarantee",
 				"exact": "never below what the harness computed",
 				"none":  "the method declared no ε beside its mechanism",
 			}[mode]

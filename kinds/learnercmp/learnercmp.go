@@ -245,6 +245,10 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 			}
 		}
 	}
+	// A claim naming a variant names one the hellos declared.
+	if err := es.CheckVariantClaims(e.labels()); err != nil {
+		return nil, err
+	}
 	built = true
 	return e, nil
 }
@@ -778,7 +782,7 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 			case z.declared == 0:
 				claims = append(claims, "the method declared no ε beside its mechanism")
 			case z.below > 0:
-				claims = append(claims, fmt.Sprintf("the method declared ε up to %v, below what the harness computed in %d of %d fits: booked the computed", z.declMax, z.below, c.Rows))
+				claims = append(claims, fmt.Sprintf("the method declared ε up to %v, below what the harness computed in %d of %d fits: the computed ε is the fits' guarantee", z.declMax, z.below, c.Rows))
 			default:
 				claims = append(claims, fmt.Sprintf("the method declared ε up to %v, never below what the harness computed", z.declMax))
 			}

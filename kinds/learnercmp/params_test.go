@@ -394,3 +394,26 @@ func TestExternalLearner_StabilityOp(t *testing.T) {
 		}
 	}
 }
+
+// TestParams_ClaimNamesAVariant: a claim naming a variant is checked
+// against the labels the worker's declared parameters give, once its
+// hello is read: "fake-ext[scale=2.5]" is a variant; "fake-ext[scale=1.0]"
+// (the value as the spec writes it, where the label reads "scale=1") is
+// refused at its claim's line, listing the variants with a did-you-mean.
+func TestParams_ClaimNamesAVariant(t *testing.T) {
+	t.Parallel()
+	claim := func(method string) string {
+		return paramsSpec(t, t.TempDir()+"/r.jsonl", "[methods.params]\nscale = [1.0, 2.5]") +
+			fmt.Sprintf("\n[[claims]]\nid = \"c\"\nsource = \"s\"\nstatement = \"s\"\nrule = \"greater\"\nmetric = \"auc\"\nmethod = %q\nthan = \"output-perturbation\"\n", method)
+	}
+	e, err := New(parse(t, claim("fake-ext[scale=2.5]")), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err != nil {
+		t.Fatalf("a variant's label refused: %v", err)
+	}
+	e.Methods.Close()
+	_, err = New(parse(t, claim("fake-ext[scale=1.0]")), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")})
+	want := `claims[0].method: no variant "fake-ext[scale=1.0]" in this run: the variants of fake-ext are fake-ext[scale=1], fake-ext[scale=2.5]; did you mean "fake-ext[scale=1]"?`
+	if err == nil || !strings.Contains(err.Error(), "small.toml:") || !strings.Contains(err.Error(), want) {
+		t.Errorf("err %v, want it at the claim's line, saying %s", err, want)
+	}
+}

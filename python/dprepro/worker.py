@@ -77,10 +77,13 @@ def subsampled_gaussian(noise_multiplier, sampling_rate, steps, epsilon=None, de
     sampling_rate 1 for full-batch DP-GD) with noise standard deviation
     noise_multiplier times the L2 sensitivity of each step's sum. The
     harness's RDP accountant (Mironov, Talwar & Zhang 2019) gives its
-    epsilon at delta (the level's when None), under add-or-remove-one
-    adjacency; epsilon, if given, is the method's own figure, which the
-    harness sets beside the computed one and warns about when it is
-    smaller. Only a method declared with privacy "approx" and
+    epsilon at delta (the level's when None): at sampling_rate 1 the
+    Gaussian mechanism's, under replace-one adjacency when the multiplier
+    is against the replace-one sensitivity (2C/n for an average of
+    gradients clipped to C); below 1 the add-or-remove-one guarantee
+    Opacus and TF-Privacy report. epsilon, if given, is the method's own
+    figure, which the harness sets beside the computed one and warns
+    about when it is smaller. Only a method declared with privacy "approx" and
     attributes={"mechanism": "subsampled-gaussian"} may claim it."""
     claim = {"mechanism": {"name": "subsampled-gaussian", "noise_multiplier": float(noise_multiplier),
                            "sampling_rate": float(sampling_rate), "steps": int(steps)}}
