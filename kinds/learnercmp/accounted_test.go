@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
@@ -167,5 +170,72 @@ func TestExternalLearner_Accounted(t *testing.T) {
 	}
 	if _, err := New(parse(t, spec("pure")), runner.DataOptions{DataDir: os.Getenv("DPREPRO_DATA")}); err == nil || !strings.Contains(err.Error(), `declare "privacy": "approx"`) {
 		t.Errorf("a pure hello with a mechanism: %v", err)
+	}
+}
+
+// accountedGo is a Go learner that lets the harness compute its
+// guarantee: it releases the non-private fit (a stand-in for DP-GD's
+// model) and returns learners.Account of fakeMech at the level's δ, and
+// says so (learners.Accounted).
+type accountedGo struct{}
+
+func (accountedGo) Name() string { return "fake-accounted-go" }
+func (accountedGo) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
+	m, _, err := learners.NonPrivate{}.Fit(ctx, rng, train, lambda, level)
+	if err != nil {
+		return nil, privacy.Guarantee{}, err
+	}
+	g, err := learners.Account(fakeMech, level.Delta, "one fit of fake-accounted-go")
+	return m, g, err
+}
+func (accountedGo) Notion() privacy.Notion { return privacy.Approx }
+func (accountedGo) Accounting() string {
+	return "ε computed by the harness (learners.Account) for the subsampled Gaussian the learner runs"
+}
+
+var registerAccountedGo = sync.OnceValue(func() error { return learners.Register(accountedGo{}) })
+
+// TestGoLearner_Accounted: a Go learner that computes its guarantee with
+// learners.Account and implements learners.Accounted is booked at the
+// accountant's (ε, δ) (or the level, when larger), and its ledger charge
+// says the guarantee is computed by the harness, in its words.
+func TestGoLearner_Accounted(t *testing.T) {
+	if err := registerAccountedGo(); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.NewReplacer(`learners = ["objective-perturbation", "output-perturbation"]`, `learners = ["output-perturbation", "fake-accounted-go"]`,
+		"lambda = 0.01", "lambda = 0.01\ndelta = 1e-5").Replace(smallSpec)
+	e := load(t, src)
+	dir, err := runner.Run(context.Background(), e, runner.Options{OutDir: t.TempDir(), Workers: 2, Stderr: &strings.Builder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := learners.Account(fakeMech, 1e-5, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := readRows(t, dir+"/rows.csv")
+	n := 0
+	for _, r := range rows {
+		if r["learner"] != "fake-accounted-go" {
+			continue
+		}
+		n++
+		if r.Float("epsilon_spent") != math.Max(want.Epsilon, r.Float("epsilon")) || r.Float("delta_spent") != 1e-5 {
+			t.Errorf("%s: spent (%s, %s), want (max(%v, level), 1e-05)", r["key"], r["epsilon_spent"], r["delta_spent"], want.Epsilon)
+		}
+	}
+	if n != 16 {
+		t.Errorf("%d rows of fake-accounted-go, want 16", n)
+	}
+	for _, le := range e.Ledger(rows) {
+		if le.Method != "fake-accounted-go" {
+			continue
+		}
+		ch := le.Components[0]
+		if !strings.Contains(ch.Release, "computed by the harness from the mechanism the method declares") ||
+			!strings.HasPrefix(ch.Claimed, "ε computed by the harness (learners.Account)") || !strings.Contains(ch.Claimed, "the method declared no ε beside its mechanism") {
+			t.Errorf("ledger %s: release %q, claimed %q", le.Setting, ch.Release, ch.Claimed)
+		}
 	}
 }
