@@ -9,7 +9,8 @@ import (
 // method at one privacy setting): the largest value of each charge column,
 // whether every row was private, and the rows whose method's claim
 // differed from the level it was handed. Every kind that books its charges
-// from its rows aggregates them here, once ([GroupLedger]).
+// from its rows aggregates them here, once ([GroupLedger]), and so do the
+// warnings that count the rows over or below their level.
 type LedgerCell struct {
 	Rows    int  // the rows of the cell
 	Private bool // every row says private=true

@@ -54,7 +54,6 @@
 package expostsweep
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -535,39 +534,18 @@ func trimCount(note string) string {
 // larger of claim and level: a claim below it at the level, which is what
 // the search's ex-post accounting charges (Lemma 2.8, Theorem A.2).
 func (e *Experiment) RowWarnings(rows []results.Row) []string {
-	type tally struct {
-		rows, over, under   int
-		overNote, underNote string
-	}
-	seen := map[string]*tally{}
-	for _, r := range rows {
-		t := seen[r["method"]]
-		if t == nil {
-			t = &tally{}
-			seen[r["method"]] = t
-		}
-		t.rows++
-		o, u := levelNotes(r["status"])
-		if o != "" {
-			t.overNote = cmp.Or(t.overNote, o)
-			t.over++
-		}
-		if u != "" {
-			t.underNote = cmp.Or(t.underNote, u)
-			t.under++
-		}
-	}
+	cells := results.GroupLedger(rows, func(r results.Row) string { return r["method"] }, nil, levelNotes)
 	var w []string
 	for _, m := range e.spec.AccuracyFirst.Methods {
-		t := seen[m]
+		t := cells.Get(m)
 		if t == nil {
 			continue
 		}
-		if t.over > 0 {
-			w = append(w, fmt.Sprintf("method %s: %d of %d trials have releases over their level, e.g. %s; hypothesis_eps, expost_eps and the ledger book what the generator returned", m, t.over, t.rows, t.overNote))
+		if t.Over > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d trials have releases over their level, e.g. %s; hypothesis_eps, expost_eps and the ledger book what the generator returned", m, t.Over, t.Rows, t.OverNote))
 		}
-		if t.under > 0 {
-			w = append(w, fmt.Sprintf("method %s: %d of %d trials have releases below their level, e.g. %s; hypothesis_eps, expost_eps and the ledger book the level, which is what the search spends", m, t.under, t.rows, t.underNote))
+		if t.Under > 0 {
+			w = append(w, fmt.Sprintf("method %s: %d of %d trials have releases below their level, e.g. %s; hypothesis_eps, expost_eps and the ledger book the level, which is what the search spends", m, t.Under, t.Rows, t.UnderNote))
 		}
 	}
 	return w

@@ -184,45 +184,20 @@ const OverLevelLabel = "fits over their privacy level (booked as returned)"
 // likewise for fits below their level, with under (e.g. "… book the
 // level"). A kind implementing runner.RowWarner returns them.
 func LevelWarnings(rows []results.Row, labels []string, over, under string) []string {
-	type tally struct {
-		over, under, rows   int
-		overNote, underNote string
-	}
-	seen := map[string]*tally{}
-	for _, r := range rows {
-		t := seen[r["method"]]
-		if t == nil {
-			t = &tally{}
-			seen[r["method"]] = t
-		}
-		t.rows++
-		o, u := LevelNotes(r["status"])
-		if o != "" {
-			if t.over == 0 {
-				t.overNote = o
-			}
-			t.over++
-		}
-		if u != "" {
-			if t.under == 0 {
-				t.underNote = u
-			}
-			t.under++
-		}
-	}
+	cells := results.GroupLedger(rows, func(r results.Row) string { return r["method"] }, nil, LevelNotes)
 	var w []string
 	for _, label := range labels {
-		t := seen[label]
+		t := cells.Get(label)
 		if t == nil {
 			continue
 		}
-		if t.over > 0 {
+		if t.Over > 0 {
 			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits over their level, e.g. %s; %s",
-				label, t.over, t.rows, t.overNote, over))
+				label, t.Over, t.Rows, t.OverNote, over))
 		}
-		if t.under > 0 {
+		if t.Under > 0 {
 			w = append(w, fmt.Sprintf("method %s: %d of %d rows have fits below their level, e.g. %s; %s",
-				label, t.under, t.rows, t.underNote, under))
+				label, t.Under, t.Rows, t.UnderNote, under))
 		}
 	}
 	return w
