@@ -23,7 +23,9 @@ import (
 //	not private
 //
 // joined by " / ", then "; declared by the method" when a charge of the
-// method is its own word (results.LedgerCharge.DeclaredBy). A total
+// method is its own word (results.LedgerCharge.DeclaredBy), and what an
+// empirical audit of the method found (results.LedgerEntry.Audit:
+// "audited at epsilon=1: ε_LB = 1.53, claim violated"). A total
 // written before notions were recorded is read by its δ (> 0: (ε, δ)).
 func LedgerNotions(ledger []results.LedgerEntry) map[string]string {
 	type agg struct {
@@ -32,6 +34,7 @@ func LedgerNotions(ledger []results.LedgerEntry) map[string]string {
 		rhos     []float64
 		fromRho  bool
 		declared bool
+		audits   []string // what the ledger's audits of the method found
 	}
 	per := map[string]*agg{}
 	var methods []string
@@ -57,6 +60,9 @@ func LedgerNotions(ledger []results.LedgerEntry) map[string]string {
 			a.deltas = append(a.deltas, float64(t.Delta))
 		case kind == "":
 			kind = "pure-dp"
+		}
+		if au := e.Audit; au != nil {
+			a.audits = append(a.audits, fmt.Sprintf("audited at %s: ε_LB = %.3g, %s", au.Setting, float64(au.EpsilonLower), au.Verdict))
 		}
 		for _, c := range e.Components {
 			a.declared = a.declared || c.DeclaredBy != ""
@@ -99,6 +105,9 @@ func LedgerNotions(ledger []results.LedgerEntry) map[string]string {
 		s := strings.Join(parts, " / ")
 		if a.declared {
 			s += "; declared by the method"
+		}
+		for _, au := range a.audits {
+			s += "; " + au
 		}
 		out[m] = s
 	}

@@ -40,6 +40,10 @@ func TestLedgerNotions(t *testing.T) {
 		entry("ext", results.PrivacyGuarantee{Notion: "pure-dp", Epsilon: 1, Private: true},
 			results.LedgerCharge{Notion: "pure-dp", Epsilon: 1, Private: true, DeclaredBy: "ext"}),
 	}
+	audited := entry("audited", results.PrivacyGuarantee{Notion: "pure-dp", Epsilon: 1, Private: true},
+		results.LedgerCharge{Notion: "pure-dp", Epsilon: 1, Private: true, DeclaredBy: "audited"})
+	audited.Audit = &results.MethodAudit{Method: "audited", Setting: "epsilon=1", EpsilonLower: 1.5312, Verdict: "claim violated", Violated: true}
+	ledger = append(ledger, audited)
 	want := map[string]string{
 		"pure":      "pure ε-DP",
 		"approx":    "(ε, δ)-DP, δ = 0.01",
@@ -52,6 +56,7 @@ func TestLedgerNotions(t *testing.T) {
 		"mixed":     "pure ε-DP / not private",
 		"old":       "(ε, δ)-DP, δ = 1e-05",
 		"ext":       "pure ε-DP; declared by the method",
+		"audited":   "pure ε-DP; declared by the method; audited at epsilon=1: ε_LB = 1.53, claim violated",
 	}
 	got := LedgerNotions(ledger)
 	if len(got) != len(want) {

@@ -952,6 +952,11 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 	}
 	figDir := filepath.Join(dir, "figures")
 	ledger := exp.Ledger(rows)
+	if audited != nil {
+		// Before the figures: a curve whose method was audited says so
+		// in its legend (plots.LedgerNotions), a violated claim above all.
+		results.AnnotateLedger(ledger, audited.audits)
+	}
 	var marks []plots.Mark
 	var markLabel string
 	if fm, ok := exp.(FigureMarker); ok {
@@ -1005,10 +1010,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
 	}
 	if audited != nil {
-		// After the figures, which read the ledger's notions: an audit
-		// changes no curve.
-		m.Audits = audited.audits
-		results.AnnotateLedger(m.Ledger, m.Audits)
+		m.Audits = audited.audits // the ledger was annotated above
 	}
 	if r, ok := exp.(Releaser); ok && spec.Output.SecureNoise {
 		m.Unhardened = mech.Unhardened(r.Mechanisms())
