@@ -29,7 +29,7 @@ func TestPackage_Installs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("library(dprepro): %v\n%s", err, stderr.String())
 	}
-	if got, want := strings.TrimSpace(string(out)), "dprepro_seed dprepro_worker load_run read_npy 4 2"; got != want {
+	if got, want := strings.TrimSpace(string(out)), "dprepro_seed dprepro_worker load_run read_npy subsampled_gaussian 4 2"; got != want {
 		t.Errorf("the installed package: %q, want %q", got, want)
 	}
 }

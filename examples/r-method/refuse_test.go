@@ -188,6 +188,7 @@ fit <- function(x, y, params, seed) {
     noclaim = w,
     text = "a",
     fail = stop("the fit failed on purpose"),
+    mech = list(weights = w, privacy = subsampled_gaussian(1.1, 0.01, 100, epsilon = 2)),
     ok = list(weights = w, privacy = list(rho = 0.5), diagnostics = c(iterations = 3, clip_fraction = NA)))
 }
 dprepro_worker("pkg-test", serves = "learner", privacy = "zcdp", fit = fit, version = "pkg-test 1",
@@ -252,6 +253,13 @@ func TestWorker_PackageFaults(t *testing.T) {
 	}
 	if r := call(11, "ok", x1); r.Type != "result" || !strings.HasPrefix(string(r.Output), `{"weights":[0.25],`) {
 		t.Errorf("d = 1: reply %+v output %s, want the weights as an array", r, r.Output)
+	}
+	// subsampled_gaussian: the claim of a mechanism whose ε the harness
+	// computes, in the protocol's shape (docs/worker-protocol.md).
+	if r := call(12, "mech", x); r.Type != "result" {
+		t.Errorf("mode mech: reply %+v", r)
+	} else if got, _ := json.Marshal(r.Privacy); string(got) != `{"epsilon":2,"mechanism":{"name":"subsampled-gaussian","noise_multiplier":1.1,"sampling_rate":0.01,"steps":100}}` {
+		t.Errorf("mode mech: privacy %s", got)
 	}
 	s.close()
 	if !strings.Contains(s.stderr.String(), "a stray print goes to stderr") {

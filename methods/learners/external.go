@@ -137,7 +137,8 @@ func (l *External) Accounting() string {
 
 // DiagnosticNames implements Diagnoser: the names the worker's hello
 // declares in attributes.diagnostics (none when it declares none), and
-// [DeclaredEpsilon] when its fits declare their mechanism.
+// [AccountedEpsilon] and [DeclaredEpsilon] when its fits declare their
+// mechanism.
 func (l *External) DiagnosticNames() []string {
 	names := slices.Clone(l.diags)
 	if l.mech != "" {

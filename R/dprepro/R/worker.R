@@ -197,6 +197,33 @@ cached_npy <- function(path) {
   a
 }
 
+#' The claim of a fit whose (epsilon, delta) the harness computes
+#'
+#' steps steps of the Poisson-subsampled Gaussian mechanism (DP-SGD;
+#' sampling_rate 1 for full-batch DP-GD) with noise standard deviation
+#' noise_multiplier times the L2 sensitivity of each step's sum. The
+#' harness's RDP accountant (Mironov, Talwar & Zhang 2019) computes its
+#' epsilon at delta (the level's when NULL) and books that; epsilon, if
+#' given, is the method's own figure, set beside it (a smaller one is a
+#' warning). Return it as a fit's privacy, with
+#' dprepro_worker(privacy = "approx", attributes = list(mechanism =
+#' "subsampled-gaussian")); docs/worker-protocol.md states the adjacency.
+#'
+#' @param noise_multiplier sigma, > 0
+#' @param sampling_rate q in [0, 1]
+#' @param steps T, a whole number >= 1
+#' @param epsilon,delta optional: the method's own epsilon, a delta other
+#'   than the level's
+#' @return the claim, a list
+#' @export
+subsampled_gaussian <- function(noise_multiplier, sampling_rate, steps, epsilon = NULL, delta = NULL) {
+  claim <- list(mechanism = list(name = "subsampled-gaussian", noise_multiplier = as.double(noise_multiplier),
+                                 sampling_rate = as.double(sampling_rate), steps = as.integer(steps)))
+  if (!is.null(epsilon)) claim$epsilon <- as.double(epsilon)
+  if (!is.null(delta)) claim$delta <- as.double(delta)
+  claim
+}
+
 # fit_op wraps a learner's fit(x, y, params, seed) as the op "fit".
 fit_op <- function(fit, privacy) {
   function(params, seed, data, weights) {
