@@ -15,15 +15,17 @@ import (
 )
 
 // modeWorker is an external learner (the worker protocol, in sh) whose
-// behaviour from its second call on is set by files in its folder (the
-// spec's): "crash" exits 3 after a line on stderr holding HTML, "hang"
-// writes its PID to "blocked" and sleeps; otherwise it replies.
+// behaviour is set by files in its folder (the spec's): "crash" exits 3
+// on its first call, after a line on stderr holding HTML — so every unit
+// that calls it fails, however the pool spreads a unit's calls over fresh
+// processes; "hang" writes its PID to "blocked" and sleeps from its
+// second call on; otherwise it replies.
 const modeWorker = `read line; echo '{"type":"hello","protocol":1,"serves":"learner","privacy":"pure"}'
 n=0
 while read line; do
   n=$((n+1)); id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
   if [ -f hang ] && [ $n -ge 2 ]; then echo $$ > blocked.tmp; mv blocked.tmp blocked; exec sleep 600; fi
-  if [ -f crash ] && [ $n -ge 2 ]; then echo "boom <script>alert(1)</script>" >&2; exit 3; fi
+  if [ -f crash ]; then echo "boom <script>alert(1)</script>" >&2; exit 3; fi
   echo "{\"type\":\"result\",\"id\":$id,\"output\":{\"weights\":[0,0,0,0,0,0,0,0,0,0,0]},\"privacy\":{\"epsilon\":0.1}}"
 done
 `
