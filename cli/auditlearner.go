@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/dprepro/dprepro/experiments"
@@ -107,35 +105,14 @@ func cmdAuditLearner(ctx context.Context, f *runFlags, lf *learnerAuditFlags, sp
 	return nil
 }
 
-// learnerAuditColumns are audit.csv's columns.
-var learnerAuditColumns = []string{
-	"learner", "pair", "claimed_epsilon", "claimed_delta", "level_epsilon", "lambda", "n", "d",
-	"releases", "select", "measure", "event", "threshold", "k0", "k1", "p0_lower", "p1_upper",
-	"epsilon_lower", "epsilon_point", "confidence", "verdict", "declared_by", "what",
-}
-
 func writeLearnerAudit(dir string, s *experiments.Spec, p *learneraudit.Prepared, o learneraudit.Options, rep learneraudit.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usageError{fmt.Errorf("audit: --out: %w", err)}
 	}
-	var b strings.Builder
-	w := csv.NewWriter(&b)
-	w.Write(learnerAuditColumns)
-	ff := results.FormatFloat
-	for _, pr := range rep.Pairs {
-		r := pr.Result
-		verdict := "consistent with the claim"
-		if r.Violated {
-			verdict = "claim violated"
-		}
-		w.Write([]string{
-			rep.Learner, pr.Pair, ff(rep.Claim.Epsilon), ff(rep.Claim.Delta), ff(o.Level.Epsilon), ff(o.Lambda),
-			strconv.Itoa(o.N), strconv.Itoa(o.D), strconv.Itoa(rep.Releases), strconv.Itoa(rep.Releases - r.N), strconv.Itoa(r.N),
-			r.Event.String(), ff(r.Event.T), strconv.Itoa(r.K0), strconv.Itoa(r.K1), ff(r.P0Lo), ff(r.P1Hi),
-			ff(r.EpsLower), ff(r.EpsPoint), ff(pr.Confidence), verdict, rep.Declared, pr.What,
-		})
+	csvBytes, err := results.EncodeCSV(learneraudit.Columns, learneraudit.Rows(rep, o))
+	if err != nil {
+		return err
 	}
-	w.Flush()
 	type jsonPair struct {
 		Pair       string  `json:"pair"`
 		What       string  `json:"what"`
@@ -191,7 +168,7 @@ func writeLearnerAudit(dir string, s *experiments.Spec, p *learneraudit.Prepared
 		fmt.Fprintf(&md, "| %s | %.4g | %s | %d / %d | %d / %d | %s |\n", pr.Pair, pr.Result.EpsLower, pr.Result.Event, pr.Result.K0, pr.Result.N, pr.Result.K1, pr.Result.N, pr.What)
 	}
 	fmt.Fprintf(&md, "\n%d fits in %.1f s (wall clock).\n", rep.Fits, rep.Wall.Seconds())
-	for name, data := range map[string][]byte{"audit.csv": []byte(b.String()), "audit.json": append(jb, '\n'), "audit.md": []byte(md.String())} {
+	for name, data := range map[string][]byte{"audit.csv": csvBytes, "audit.json": append(jb, '\n'), "audit.md": []byte(md.String())} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package learnercmp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -19,14 +20,11 @@ import (
 // returned; the pair's own bound is pair_epsilon_lower at
 // pair_confidence (Bonferroni over the pairs), the learner's ε_LB is
 // epsilon_lower (the largest of its pairs') at confidence, and verdict
-// compares it with claimed_epsilon. The same numbers as `dprepro audit
-// --learner` with the spec's seed, releases and confidence.
-var AuditColumns = []string{
-	"experiment", "dataset", "method", "learner", "epsilon", "delta", "lambda", "n", "d",
-	"pair", "releases", "select", "measure", "event", "threshold", "k0", "k1", "p0_lower", "p1_upper",
-	"pair_epsilon_lower", "pair_confidence",
-	"claimed_epsilon", "claimed_delta", "epsilon_lower", "confidence", "verdict", "fits", "declared_by", "what", "key",
-}
+// compares it with claimed_epsilon: learneraudit.Columns between the
+// run's experiment, dataset and method and the unit's key. The same rows
+// as `dprepro audit --learner` writes with the spec's seed, releases and
+// confidence.
+var AuditColumns = slices.Concat([]string{"experiment", "dataset", "method"}, learneraudit.Columns, []string{"key"})
 
 // auditPrefix starts the key of every audit unit: "audit/<label>/epsilon=<ε>".
 const auditPrefix = "audit/"
@@ -96,42 +94,15 @@ func (e *Experiment) runAudit(ctx context.Context, u unit) ([]results.Row, error
 		return nil, fmt.Errorf("%s: audit of learner %s: %w", u.key, arm.label, err)
 	}
 	wall := time.Since(start).Seconds()
-	var rows []results.Row
-	for _, pr := range rep.Pairs {
-		res := pr.Result
-		r := results.Row{}
+	rows := learneraudit.Rows(rep, o)
+	for _, r := range rows {
 		r.Set("experiment", e.spec.ID)
 		r.Set("dataset", ds.Name)
 		r.Set("method", arm.label)
 		r.Set("learner", arm.label)
-		r.SetFloat("epsilon", o.Level.Epsilon)
-		r.SetFloat("delta", o.Level.Delta)
-		r.SetFloat("lambda", o.Lambda)
-		r.SetInt("n", o.N)
-		r.SetInt("d", o.D)
-		r.Set("pair", pr.Pair)
-		r.SetInt("releases", rep.Releases)
-		r.SetInt("select", rep.Releases-res.N)
-		r.SetInt("measure", res.N)
-		r.Set("event", res.Event.String())
-		r.SetFloat("threshold", res.Event.T)
-		r.SetInt("k0", res.K0)
-		r.SetInt("k1", res.K1)
-		r.SetFloat("p0_lower", res.P0Lo)
-		r.SetFloat("p1_upper", res.P1Hi)
-		r.SetFloat("pair_epsilon_lower", res.EpsLower)
-		r.SetFloat("pair_confidence", pr.Confidence)
-		r.SetFloat("claimed_epsilon", rep.Claim.Epsilon)
-		r.SetFloat("claimed_delta", rep.Claim.Delta)
-		r.SetFloat("epsilon_lower", rep.EpsLower)
-		r.SetFloat("confidence", rep.Confidence)
-		r.Set("verdict", rep.Verdict())
-		r.SetInt("fits", rep.Fits)
-		r.Set("declared_by", rep.Declared)
-		r.Set("what", pr.What+"; base rows: "+what)
+		r.Set("what", r["what"]+"; base rows: "+what)
 		r.Set("key", u.key)
 		r.SetFloat("wall_seconds", wall) // the manifest's, not audit.csv's
-		rows = append(rows, r)
 	}
 	return rows, nil
 }

@@ -52,3 +52,17 @@ func (w weights) Margins(dst []float64, d *learners.Data) []float64 {
 	}
 	return d.ERM().Margins(dst, w)
 }
+
+// claimScaled is a learner whose claim is mul times its inner learner's:
+// with brokenOutPert's noise for 4ε and mul = 4 it spends and claims 4ε
+// at the level ε — an honest claim above its level.
+type claimScaled struct {
+	learners.Learner
+	mul float64
+}
+
+func (c claimScaled) Fit(ctx context.Context, rng *rand.Rand, train *learners.Data, lambda float64, level learners.Level) (learners.Model, privacy.Guarantee, error) {
+	m, g, err := c.Learner.Fit(ctx, rng, train, lambda, level)
+	g.Epsilon *= c.mul
+	return m, g, err
+}

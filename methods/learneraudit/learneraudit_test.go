@@ -111,3 +111,18 @@ func TestRun_Options(t *testing.T) {
 		t.Errorf("non-private: no error")
 	}
 }
+
+// TestRun_ClaimAboveLevel: the bound is tested against what the fits
+// claim, not the level they were handed: a learner that draws the noise
+// for 4ε at the level ε and claims 4ε is consistent (its claim is 4), the
+// same learner claiming ε is caught (TestRun_BrokenCaught).
+func TestRun_ClaimAboveLevel(t *testing.T) {
+	l := claimScaled{brokenOutPert{"noise-for-4eps-claims-4eps", 4, erm.Huber{H: 0.5}}, 4}
+	r, err := Run(context.Background(), l, auditOptions(2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Claim.Epsilon != 4 || r.Violated || !(r.EpsLower > 1) {
+		t.Errorf("claim %+v, ε_LB = %.3f, violated %v: want the claim 4, consistent, and a bound above the level 1 (the audit sees the 4ε)", r.Claim, r.EpsLower, r.Violated)
+	}
+}
