@@ -1,6 +1,9 @@
-// Package doccmds runs, as a test, every dprepro command the
-// documentation shows (README.md, docs/*.md, python/README.md,
-// R/README.md), so that a guide cannot show a command that fails.
+// Package doccmds runs, as a test, every command the documentation's
+// shell blocks show (README.md, docs/*.md, python/README.md,
+// R/README.md): the dprepro commands from the repository's root
+// (TestGuides_CommandsRun), every other block in a copy of it
+// (TestGuides_ShellBlocksRun), so that a guide cannot show a command that
+// fails or a count that is wrong.
 package doccmds
 
 import (
@@ -31,13 +34,8 @@ type command struct {
 // runs bin/dprepro, its trailing comment dropped.
 func commands(t *testing.T) []command {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "python", "README.md"), filepath.Join(root, "R", "README.md")}, files...)
 	var out []command
-	for _, f := range files {
+	for _, f := range guides(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
