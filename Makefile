@@ -9,7 +9,7 @@ DATAFLAG := $(if $(DATA),--data-dir $(DATA))
 OUT      ?= results/runs
 BIN      := bin/dprepro
 
-.PHONY: all build test test-short vet fmt reproduce quick paper data verify-data bench clean references check audit audit-thorough mutants
+.PHONY: all build test test-short vet fmt reproduce quick paper data verify-data bench benchcmp clean references check audit audit-thorough mutants
 
 all: build
 
@@ -63,8 +63,29 @@ data: build
 verify-data: build
 	$(BIN) data verify $(DATAFLAG)
 
+# Benchmarks of the hot paths (go test -bench), written to BENCHOUT; the
+# file it replaces is kept as bench/previous.txt, so `make bench` before
+# and after a change, then `make benchcmp`, compares them. BENCH selects
+# benchmarks (a -bench regexp), BENCHPKGS packages, BENCHCOUNT the runs of
+# each (benchstat wants >= 6 for confidence intervals). Benchmarks that
+# need the real data read DPREPRO_DATA (set from DATA) and skip without it.
+BENCH      ?= .
+BENCHCOUNT ?= 1
+BENCHPKGS  ?= ./core/... ./runner/... ./kinds/... ./methods/...
+BENCHOUT   ?= bench/latest.txt
 bench:
-	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -run '^$$' -bench . -benchmem ./core/... ./runner/... ./kinds/... ./methods/...
+	@mkdir -p $(dir $(BENCHOUT))
+	@if [ -f $(BENCHOUT) ]; then mv $(BENCHOUT) $(dir $(BENCHOUT))previous.txt; fi
+	DPREPRO_DATA=$(abspath $(or $(DATA),../shared/datasets)) $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCHCOUNT) $(BENCHPKGS) > $(BENCHOUT) 2>&1; \
+	  status=$$?; cat $(BENCHOUT); echo "bench: wrote $(BENCHOUT)"; exit $$status
+
+# Compare two `make bench` outputs with benchstat (golang.org/x/perf,
+# pinned; fetched through the Go module proxy on first use).
+BENCHSTAT ?= $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+OLD ?= bench/previous.txt
+NEW ?= bench/latest.txt
+benchcmp:
+	$(BENCHSTAT) $(OLD) $(NEW)
 
 clean:
 	rm -rf bin

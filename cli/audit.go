@@ -18,8 +18,9 @@ import (
 // prints the verdicts and fails when a correct mechanism's lower bound on ε
 // exceeds its claim. With --learner NAME --spec FILE it audits one learner
 // of a learner-comparison spec instead (cmdAuditLearner).
-func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var f runFlags
+	defer f.stopProfiles(stderr, &err)
 	fs := newFlagSet("audit", stderr)
 	f.registerRun(fs)
 	specFile := fs.String("spec", "audit", "the privacy-audit spec: a `file`, or the id of a built-in spec; with --learner, the learner-comparison spec that runs the learner")

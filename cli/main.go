@@ -161,6 +161,12 @@ read) exceeds the machine's physical memory, or $DPREPRO_MEMORY_BUDGET
 bring it under: a key to lower, or, when the fixed 64 MiB every run holds
 is over the budget, a larger budget.
 
+Profiling: run, reproduce, merge and audit take --cpuprofile FILE and
+--memprofile FILE (pprof profiles of the command: go tool pprof FILE); a
+path that cannot be written is refused (exit 2) before any work. Every
+manifest.json records what the units cost (unit_times: count, total,
+quantiles, longest units, critical path); times are never compared by check.
+
 Exit status: 0 ok; 1 a run failed, check found a regression or a download
 failed; 2 a bad flag, spec, data file or data directory, an unusable --out, a
 run folder in use, shards merge refuses, a list with an ERROR or INVALID

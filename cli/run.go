@@ -42,6 +42,16 @@ type runFlags struct {
 	report   bool     // write OUT/report/ at the end (reproduce)
 	set      []string // --set key=value (run), in order
 	only     string   // --only m1,m2 (run)
+	prof     profiler // --cpuprofile, --memprofile: started by check
+}
+
+// stopProfiles ends the profiles check started (a no-op when none was),
+// joining a failure to write them into *err. Every command that
+// registers the run flags defers it.
+func (f *runFlags) stopProfiles(stderr io.Writer, err *error) {
+	if perr := f.prof.stop(stderr); perr != nil {
+		*err = errors.Join(*err, perr)
+	}
 }
 
 // options returns the spec changes of --set and --only.
@@ -82,6 +92,8 @@ func (f *runFlags) registerRun(fs *flag.FlagSet) {
 	fs.StringVar(&f.seed, "seed", "", "root `seed` overriding the spec's (an integer from 0 to 2^63−1 = 9223372036854775807)")
 	fs.DurationVar(&f.interval, "heartbeat", 5*time.Second, "progress line `interval` when stderr is not a terminal")
 	fs.BoolVar(&f.secure, "secure-noise", false, "draw every release's noise from crypto/rand through floating-point-safe constructions where available (results do not replay; see the manifest's noise)")
+	fs.StringVar(&f.prof.cpuPath, "cpuprofile", "", "write a pprof CPU profile of the whole command to `file` (read it with go tool pprof FILE)")
+	fs.StringVar(&f.prof.memPath, "memprofile", "", "write a pprof heap profile to `file` at the end of the command, after a garbage collection (go tool pprof FILE)")
 	fs.BoolVar(&f.trace, "trace-privacy", false, "write privacy-trace.csv beside each run: every release its units drew (mechanism, scale, sensitivity, guarantee, records, stream), to audit the ledger against the draws (no bit of the results changes)")
 }
 
@@ -99,8 +111,22 @@ func (f *runFlags) registerShard(fs *flag.FlagSet) {
 // check validates the flags every running command shares and returns the
 // --seed override (−1 when not given), and applies $DPREPRO_MEMORY_BUDGET
 // (before any spec is loaded: Load checks the memory estimate). The
-// profile name is checked against the spec when it is loaded.
+// profile name is checked against the spec when it is loaded. Last, it
+// creates the --cpuprofile and --memprofile files (a bad path: exit 2,
+// before any work) and starts the CPU profile; the command's deferred
+// stopProfiles ends them.
 func (f *runFlags) check() (seed int64, err error) {
+	seed, err = f.checkRun()
+	if err != nil {
+		return 0, err
+	}
+	if err := f.prof.start(); err != nil {
+		return 0, err
+	}
+	return seed, nil
+}
+
+func (f *runFlags) checkRun() (seed int64, err error) {
 	if err := applyMemoryBudget(os.Getenv); err != nil {
 		return 0, err
 	}
@@ -212,8 +238,9 @@ func newFlagSet(name string, _ io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var f runFlags
+	defer f.stopProfiles(stderr, &err)
 	fs := newFlagSet("run", stderr)
 	f.registerRun(fs)
 	f.registerData(fs)
@@ -232,8 +259,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return runSpecs(ctx, names, &f, stdout, stderr)
 }
 
-func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdReproduce(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var f runFlags
+	defer f.stopProfiles(stderr, &err)
 	fs := newFlagSet("reproduce", stderr)
 	f.registerRun(fs)
 	f.registerData(fs)
@@ -654,8 +682,9 @@ func unwrapRunner(err error) error {
 // the run there from them: rows.csv and summary.csv are those of the
 // unsharded run, byte for byte. The shards must all be done, by the same
 // build, on the same data.
-func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var f runFlags
+	defer f.stopProfiles(stderr, &err)
 	fs := newFlagSet("merge", stderr)
 	f.registerRun(fs)
 	f.registerData(fs)

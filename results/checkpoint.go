@@ -32,6 +32,9 @@ type Checkpoint struct {
 	// in holds what each finished unit read (AppendInputs), for units
 	// of experiments that say (runner.UnitReader); absent for others.
 	in map[string]map[string]string
+	// times holds each finished unit's measured time (AppendTimed),
+	// absent for units recorded without one (an older build).
+	times map[string]UnitTime
 }
 
 // CheckpointFormat is the version of the checkpoint header written by this
@@ -220,6 +223,9 @@ type checkpointLine struct {
 	// In is what the unit read (runner.UnitReader), by name; omitted for
 	// an experiment that does not say.
 	In map[string]string `json:"in,omitempty"`
+	// Time is the unit's measured time (a measurement, not a result: it
+	// is not covered by Sum, and a unit's rows never depend on it).
+	Time *UnitTime `json:"time,omitempty"`
 }
 
 func rowsSum(unit string, rows []Row) (string, error) {
@@ -244,7 +250,7 @@ func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, changes []s
 		return nil, nil, fmt.Errorf("results: %w", err)
 	}
 	path := filepath.Join(dir, "units.jsonl")
-	cp = &Checkpoint{path: path, done: map[string][]Row{}, in: map[string]map[string]string{}}
+	cp = &Checkpoint{path: path, done: map[string][]Row{}, in: map[string]map[string]string{}, times: map[string]UnitTime{}}
 	data, err := os.ReadFile(path)
 	fresh := len(data) == 0
 	switch {
@@ -261,6 +267,7 @@ func OpenCheckpoint(dir string, h CheckpointHeader) (cp *Checkpoint, changes []s
 	if len(changes) > 0 || fresh {
 		cp.done = map[string][]Row{}
 		cp.in = map[string]map[string]string{}
+		cp.times = map[string]UnitTime{}
 		hb, _ := json.Marshal(h)
 		if err := WriteFileAtomic(path, append(hb, '\n')); err != nil {
 			return nil, nil, err
@@ -326,6 +333,13 @@ func (cp *Checkpoint) parse(data []byte, h CheckpointHeader, strict bool) ([]str
 				delete(cp.in, cl.Unit)
 			}
 		}
+		if cp.times != nil {
+			if cl.Time != nil {
+				cp.times[cl.Unit] = *cl.Time
+			} else {
+				delete(cp.times, cl.Unit)
+			}
+		}
 	}
 	return nil, nil
 }
@@ -344,19 +358,27 @@ func (cp *Checkpoint) rewriteValid(h CheckpointHeader) error {
 	}
 	slices.Sort(units)
 	for _, unit := range units {
-		if err := writeLine(&buf, unit, cp.done[unit], cp.in[unit]); err != nil {
+		if err := writeLine(&buf, unit, cp.done[unit], cp.in[unit], timeOf(cp.times, unit)); err != nil {
 			return err
 		}
 	}
 	return WriteFileAtomic(cp.path, buf.Bytes())
 }
 
-func writeLine(w io.Writer, unit string, rows []Row, in map[string]string) error {
+// timeOf returns a pointer to the time of unit in times, nil when absent.
+func timeOf(times map[string]UnitTime, unit string) *UnitTime {
+	if t, ok := times[unit]; ok {
+		return &t
+	}
+	return nil
+}
+
+func writeLine(w io.Writer, unit string, rows []Row, in map[string]string, t *UnitTime) error {
 	sum, err := rowsSum(unit, rows)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(checkpointLine{Unit: unit, Rows: rows, Sum: sum, In: in})
+	b, err := json.Marshal(checkpointLine{Unit: unit, Rows: rows, Sum: sum, In: in, Time: t})
 	if err != nil {
 		return err
 	}
@@ -381,6 +403,13 @@ func (cp *Checkpoint) Len() int { return len(cp.done) }
 // (nil when it recorded none).
 func (cp *Checkpoint) Inputs(unit string) map[string]string { return cp.in[unit] }
 
+// Time returns the measured time a finished unit was recorded with
+// (AppendTimed); false when it has none.
+func (cp *Checkpoint) Time(unit string) (UnitTime, bool) {
+	t, ok := cp.times[unit]
+	return t, ok
+}
+
 // Append records a finished unit durably. It is not safe for concurrent use.
 func (cp *Checkpoint) Append(unit string, rows []Row) error {
 	return cp.AppendInputs(unit, rows, nil)
@@ -390,8 +419,15 @@ func (cp *Checkpoint) Append(unit string, rows []Row) error {
 // identity, runner.UnitReader): a later run resumes the unit only when
 // it reads the same.
 func (cp *Checkpoint) AppendInputs(unit string, rows []Row, in map[string]string) error {
+	return cp.AppendTimed(unit, rows, in, nil)
+}
+
+// AppendTimed is AppendInputs with the unit's measured time t (nil for
+// none), kept beside its rows so that a run resuming the unit, or merging
+// the shard that computed it, reports the time it took.
+func (cp *Checkpoint) AppendTimed(unit string, rows []Row, in map[string]string, t *UnitTime) error {
 	w := bufio.NewWriter(cp.f)
-	if err := writeLine(w, unit, rows, in); err != nil {
+	if err := writeLine(w, unit, rows, in, t); err != nil {
 		return fmt.Errorf("results: checkpoint: %w", err)
 	}
 	if err := w.Flush(); err != nil {
@@ -405,6 +441,11 @@ func (cp *Checkpoint) AppendInputs(unit string, rows []Row, in map[string]string
 		cp.in[unit] = in
 	} else {
 		delete(cp.in, unit)
+	}
+	if t != nil {
+		cp.times[unit] = *t
+	} else {
+		delete(cp.times, unit)
 	}
 	return nil
 }
@@ -444,7 +485,7 @@ func (e *MergeRefusal) Unwrap() error { return e.Err }
 // unit, atomically. It returns the number of units.
 func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []string) (n int, err error) {
 	h.Format = CheckpointFormat
-	union, inputs, units, err := mergeShards(h, srcs, want)
+	union, inputs, times, units, err := mergeShards(h, srcs, want)
 	if err != nil {
 		return 0, &MergeRefusal{Err: err}
 	}
@@ -453,7 +494,7 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []stri
 	buf.Write(hb)
 	buf.WriteByte('\n')
 	for _, u := range units {
-		if err := writeLine(&buf, u, union[u], inputs[u]); err != nil {
+		if err := writeLine(&buf, u, union[u], inputs[u], timeOf(times, u)); err != nil {
 			return 0, err
 		}
 	}
@@ -470,7 +511,7 @@ func MergeCheckpoints(dst string, h CheckpointHeader, srcs []string, want []stri
 // no file behind.
 func CheckShards(h CheckpointHeader, srcs []string, want []string) error {
 	h.Format = CheckpointFormat
-	if _, _, _, err := mergeShards(h, srcs, want); err != nil {
+	if _, _, _, _, err := mergeShards(h, srcs, want); err != nil {
 		return &MergeRefusal{Err: err}
 	}
 	return nil
@@ -478,35 +519,40 @@ func CheckShards(h CheckpointHeader, srcs []string, want []string) error {
 
 // mergeShards reads the shards' checkpoint folders srcs and returns the
 // union of their units (and its keys, sorted), or why they cannot be
-// merged for header h into exactly the units want.
-func mergeShards(h CheckpointHeader, srcs []string, want []string) (map[string][]Row, map[string]map[string]string, []string, error) {
+// merged for header h into exactly the units want. The units' recorded
+// times are kept (a unit two shards computed keeps the later shard's).
+func mergeShards(h CheckpointHeader, srcs []string, want []string) (map[string][]Row, map[string]map[string]string, map[string]UnitTime, []string, error) {
 	union := map[string][]Row{}
 	inputs := map[string]map[string]string{}
+	times := map[string]UnitTime{}
 	for _, src := range srcs {
 		path := filepath.Join(src, "units.jsonl")
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("results: shard: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("results: shard: %w", err)
 		}
-		cp := &Checkpoint{path: path, done: map[string][]Row{}, in: map[string]map[string]string{}}
+		cp := &Checkpoint{path: path, done: map[string][]Row{}, in: map[string]map[string]string{}, times: map[string]UnitTime{}}
 		changes, err := cp.parse(data, h, true)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if len(changes) > 0 {
-			return nil, nil, nil, fmt.Errorf("results: shard %s was made for another run (another spec, seed, profile, data or build): %s", path, strings.Join(changes, "; "))
+			return nil, nil, nil, nil, fmt.Errorf("results: shard %s was made for another run (another spec, seed, profile, data or build): %s", path, strings.Join(changes, "; "))
 		}
 		for unit, rows := range cp.done {
 			if prev, dup := union[unit]; dup {
 				a, _ := rowsSum(unit, prev)
 				b, _ := rowsSum(unit, rows)
 				if a != b {
-					return nil, nil, nil, fmt.Errorf("results: unit %s differs between shards (%s)", unit, path)
+					return nil, nil, nil, nil, fmt.Errorf("results: unit %s differs between shards (%s)", unit, path)
 				}
 			}
 			union[unit] = rows
 			if in := cp.in[unit]; in != nil {
 				inputs[unit] = in
+			}
+			if t, ok := cp.times[unit]; ok {
+				times[unit] = t
 			}
 		}
 	}
@@ -529,10 +575,10 @@ func mergeShards(h CheckpointHeader, srcs []string, want []string) (map[string][
 		}
 	}
 	if len(extra) > 0 {
-		return nil, nil, nil, fmt.Errorf("results: the shards hold %d units the run does not have (e.g. %s)", len(extra), extra[0])
+		return nil, nil, nil, nil, fmt.Errorf("results: the shards hold %d units the run does not have (e.g. %s)", len(extra), extra[0])
 	}
 	if len(missing) > 0 {
-		return nil, nil, nil, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
+		return nil, nil, nil, nil, fmt.Errorf("%w: the shards hold %d of %d units (missing e.g. %s)", ErrIncompleteMerge, len(want)-len(missing), len(want), missing[0])
 	}
-	return union, inputs, units, nil
+	return union, inputs, times, units, nil
 }

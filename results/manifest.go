@@ -65,6 +65,11 @@ type Manifest struct {
 	// claimed ε, releases, confidence and verdict; their rows are in
 	// AuditFile. Absent when the run audited nothing.
 	Audits []MethodAudit `json:"method_audits,omitempty"`
+	// UnitTimes records what the run's units cost: count, total,
+	// quantiles, the longest units and the critical path (issue 27). A
+	// measurement: it varies between runs and nothing compares it.
+	// Absent in manifests written before it existed.
+	UnitTimes *UnitTimes `json:"unit_times,omitempty"`
 }
 
 // ExternalMethod records a method served by an external command: what ran

@@ -689,6 +689,11 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			scoper.ReleaseScratch(scope)
 		}
 	}
+	// Each computed unit's time (timeUnit), recorded with its rows in the
+	// checkpoint and summarised in the manifest (results.UnitTimes).
+	timed := map[string]results.UnitTime{}
+	unitsStart := time.Now()
+	attempt := start.UTC().Format(time.RFC3339Nano)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
 	for _, u := range todo {
@@ -703,7 +708,13 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			if scoper != nil {
 				uctx = WithScratchScope(gctx, scoper.ScratchScope(u))
 			}
-			rows, err := runUnit(uctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(trace))
+			var rows []results.Row
+			var err error
+			ut := timeUnit(func() {
+				rows, err = runUnit(uctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(trace))
+			})
+			ut.EndSeconds = time.Since(unitsStart).Seconds()
+			ut.Attempt, ut.Shard, ut.Workers = attempt, shardLabel(o.Shard), o.Workers
 			unitDone(u)
 			if err != nil {
 				if gctx.Err() != nil {
@@ -716,7 +727,8 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			}
 			in := inputs(u)
 			mu.Lock()
-			err = cp.AppendInputs(u.Key(), rows, in)
+			err = cp.AppendTimed(u.Key(), rows, in, &ut)
+			timed[u.Key()] = ut
 			mu.Unlock()
 			if err != nil {
 				return err // I/O: cancel the run
@@ -726,6 +738,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		})
 	}
 	err = g.Wait()
+	unitsWall := time.Since(unitsStart).Seconds()
 	prog.Finish()
 	if err == nil {
 		err = ctx.Err()
@@ -785,11 +798,32 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			counts.Changed = changed
 		}
 	}
+	recorded := map[string]results.UnitTime{} // the resumed units' times
+	for _, u := range units {
+		if _, now := timed[u.Key()]; now {
+			continue
+		}
+		if t, ok := cp.Time(u.Key()); ok {
+			recorded[u.Key()] = t
+		}
+	}
+	var scope func(string) string
+	if scoper != nil {
+		byKey := make(map[string]Unit, len(todo))
+		for _, u := range todo {
+			byKey[u.Key()] = u
+		}
+		scope = func(k string) string { return scoper.ScratchScope(byKey[k]) }
+	}
+	if len(todo) == 0 {
+		unitsWall = 0 // no units phase
+	}
+	unitTimes := unitTimesOf(spec.Kind, timed, o.Workers, unitsWall, resumed, recorded, scope)
 	var traced *tracedRun
 	if o.TracePrivacy {
 		traced = &tracedRun{releases: trace.Releases(), units: len(todo), untraced: resumed}
 	}
-	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, counts, traced, audited); err != nil {
+	if err := writeOutputs(dir, exp, rows, rowWarnings, start, o.Workers, counts, unitTimes, traced, audited); err != nil {
 		return dir, err
 	}
 	// The finished run whose checkpoint was set aside is replaced.
@@ -837,7 +871,7 @@ type tracedRun struct {
 	units, untraced int
 }
 
-func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts, traced *tracedRun, audited *auditedRun) error {
+func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []string, start time.Time, workers int, counts results.UnitCounts, unitTimes *results.UnitTimes, traced *tracedRun, audited *auditedRun) error {
 	spec := exp.Spec()
 	// What can be computed without writing is computed first, while the
 	// folder still holds the files of the run it had (if any).
@@ -1008,6 +1042,7 @@ func writeOutputs(dir string, exp Experiment, rows []results.Row, rowWarnings []
 		Units: counts, Datasets: exp.Datasets(), Ledger: ledger,
 		Outputs: append(outputs, "manifest.json"), Notes: spec.Notes, Warnings: slices.Concat(spec.Warnings(), exp.Warnings(), rowWarnings),
 		Noise: noiseReport(spec), SecureNoise: spec.Output.SecureNoise,
+		UnitTimes: unitTimes,
 	}
 	if audited != nil {
 		m.Audits = audited.audits // the ledger was annotated above
