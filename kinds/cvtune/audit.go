@@ -127,14 +127,23 @@ func levelPoints(s *experiments.Spec, sels []selection.Selector, t *TuningSpec, 
 			rows = fmt.Sprintf("one of %d parts of a training set T of %d of the %d folds", k.parts, K-2, K)
 		}
 		why := fmt.Sprintf("the level of the fits of %s, on %s", strings.Join(runs[k], ", "), rows)
-		var also []string
-		for _, o := range keys {
-			if o != k && o.eps == k.eps && o.delta == k.delta {
-				also = append(also, runs[o]...)
+		// The others at this level: keys are sorted by parts, most
+		// first, so those before k have smaller training sets.
+		var fewer, more []string
+		for j, o := range keys {
+			if j != i && o.eps == k.eps && o.delta == k.delta {
+				if j < i {
+					fewer = append(fewer, runs[o]...)
+				} else {
+					more = append(more, runs[o]...)
+				}
 			}
 		}
-		if len(also) > 0 {
-			why += fmt.Sprintf(" (the smallest; also at this level, on more rows: %s)", strings.Join(also, ", "))
+		switch {
+		case len(fewer) > 0:
+			why += fmt.Sprintf(" (also at this level, on fewer rows: %s)", strings.Join(fewer, ", "))
+		case len(more) > 0:
+			why += fmt.Sprintf(" (the smallest training set at this level; also at it, on more rows: %s)", strings.Join(more, ", "))
 		}
 		out[i] = learneraudit.Point{
 			Epsilon: k.eps, Delta: k.delta, TrainShare: float64(K-2) / float64(K*k.parts), Why: why,
