@@ -17,13 +17,13 @@ import (
 // experiments/audit.toml by default) for all or the named mechanisms,
 // prints the verdicts and fails when a correct mechanism's lower bound on ε
 // exceeds its claim. With --learner NAME --spec FILE it audits one learner
-// of a learner-comparison spec instead (cmdAuditLearner).
+// of a learner-comparison or cv-tuning spec instead (cmdAuditLearner).
 func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var f runFlags
 	defer f.stopProfiles(stderr, &err)
 	fs := newFlagSet("audit", stderr)
 	f.registerRun(fs)
-	specFile := fs.String("spec", "audit", "the privacy-audit spec: a `file`, or the id of a built-in spec; with --learner, the learner-comparison spec that runs the learner")
+	specFile := fs.String("spec", "audit", "the privacy-audit spec: a `file`, or the id of a built-in spec; with --learner, the learner-comparison or cv-tuning spec that runs the learner")
 	thorough := fs.Bool("thorough", false, "the thorough audit (the spec's paper profile: more draws and epsilons)")
 	family := fs.Bool("family", false, "Bonferroni: each bound at confidence 1 − (1 − c)/m for the m correct mechanisms' audits, so that a false alarm anywhere in the run has probability ≤ 1 − c")
 	var lf learnerAuditFlags
@@ -38,7 +38,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if lf.learner != "" {
 		switch {
 		case !given["spec"]:
-			return usagef("audit: --learner needs --spec FILE: the learner-comparison spec that runs it")
+			return usagef("audit: --learner needs --spec FILE: the learner-comparison or cv-tuning spec that runs it")
 		case len(names) > 0:
 			return usagef("audit: --learner audits one learner; it takes no mechanisms (got %s)", strings.Join(names, " "))
 		case *thorough || *family:
@@ -48,7 +48,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 		return cmdAuditLearner(ctx, &f, &lf, *specFile, stdout, stderr)
 	}
-	for _, fl := range []string{"releases", "epsilon", "rows", "confidence", "data-dir"} {
+	for _, fl := range []string{"releases", "epsilon", "lambda", "rows", "confidence", "data-dir"} {
 		if given[fl] {
 			return usagef("audit: --%s goes with --learner", fl)
 		}

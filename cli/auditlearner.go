@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,14 +22,16 @@ type learnerAuditFlags struct {
 	learner    string
 	releases   int
 	epsilon    float64
+	lambda     float64
 	rows       int
 	confidence float64
 }
 
 func (l *learnerAuditFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&l.learner, "learner", "", "audit the learner `name` of the --spec (a learner-comparison spec) instead of the harness's mechanisms: built-in, Go-registered or external ([[methods]]), run as the spec runs it; writes audit.csv, audit.json and audit.md to OUT/<spec id>/audit-<name>-seed<seed>/ and exits 1 when the claim is violated or the audit could not finish (the message says which)")
+	fs.StringVar(&l.learner, "learner", "", "audit the learner `name` of the --spec (a learner-comparison or cv-tuning spec; other kinds run no learners) instead of the harness's mechanisms: built-in, Go-registered or external ([[methods]]), run as the spec runs it (cv-tuning: at the smallest λ of tuning.lambdas, at the levels its methods hand their fits, on the smallest training set a fit at that level sees); writes audit.csv, audit.json and audit.md to OUT/<spec id>/audit-<name>-seed<seed>/ and exits 1 when the claim is violated or the audit could not finish (the message says which)")
 	fs.IntVar(&l.releases, "releases", 2000, "with --learner: releases `n` per side and pair (half choose the threshold, half measure it); >= 200")
-	fs.Float64Var(&l.epsilon, "epsilon", 0, "with --learner: the ε `e` handed to every fit (default: the spec's ε closest to 1)")
+	fs.Float64Var(&l.epsilon, "epsilon", 0, "with --learner: the ε `e` handed to every fit (default: the spec's ε closest to 1; cv-tuning: of the levels its methods hand their fits, e.g. α/2 for stability)")
+	fs.Float64Var(&l.lambda, "lambda", 0, "with --learner: the λ `l` handed to every fit (default: the spec's; cv-tuning: the smallest of tuning.lambdas)")
 	fs.IntVar(&l.rows, "rows", 0, "with --learner: rows `n` of the audited datasets (default: the spec's training-set size of its first dataset)")
 	fs.Float64Var(&l.confidence, "confidence", 0.95, "with --learner: confidence `c` of the lower bound on ε, in (0, 1)")
 }
@@ -46,6 +49,8 @@ func cmdAuditLearner(ctx context.Context, f *runFlags, lf *learnerAuditFlags, sp
 		return usagef("audit: --confidence must be in (0, 1) (got %v)", lf.confidence)
 	case lf.epsilon < 0 || lf.epsilon != lf.epsilon:
 		return usagef("audit: --epsilon must be > 0 (got %v)", lf.epsilon)
+	case lf.lambda < 0 || lf.lambda != lf.lambda || math.IsInf(lf.lambda, 1):
+		return usagef("audit: --lambda must be finite and > 0 (got %v)", lf.lambda)
 	case lf.rows < 0:
 		return usagef("audit: --rows must be >= 4 (got %d)", lf.rows)
 	}
@@ -72,7 +77,7 @@ func cmdAuditLearner(ctx context.Context, f *runFlags, lf *learnerAuditFlags, sp
 	}
 	dir := filepath.Join(out, s.ID, fmt.Sprintf("audit-%s-seed%d", lf.learner, s.Seed))
 	p, err := learneraudit.Prepare(s, lf.learner, learneraudit.SpecOptions{
-		Epsilon: lf.epsilon, Rows: lf.rows,
+		Epsilon: lf.epsilon, Lambda: lf.lambda, Rows: lf.rows,
 		Data:    runner.DataOptions{DataDir: dd.Path, Named: dd.Named},
 		Scratch: filepath.Join(dir, "scratch"), Log: stderr,
 	})
@@ -84,6 +89,9 @@ func cmdAuditLearner(ctx context.Context, f *runFlags, lf *learnerAuditFlags, sp
 	o.Releases, o.Seed, o.Workers, o.Confidence = lf.releases, uint64(s.Seed), f.workers, lf.confidence
 	fmt.Fprintf(stderr, "dprepro: audit %s: %d releases per side on 2 pairs of %d×%d rows (%s), λ=%g, ε=%g\n",
 		lf.learner, o.Releases, o.N, o.D, p.Dataset, o.Lambda, o.Level.Epsilon)
+	if p.Setting != "" {
+		fmt.Fprintf(stderr, "dprepro: audit %s: the spec's setting: %s\n", lf.learner, p.Setting)
+	}
 	rep, err := learneraudit.Run(ctx, p.Learner, o)
 	os.RemoveAll(filepath.Join(dir, "scratch"))
 	if err != nil {
@@ -133,6 +141,7 @@ func writeLearnerAudit(dir string, s *experiments.Spec, p *learneraudit.Prepared
 		Delta          float64    `json:"delta"`
 		LevelEpsilon   float64    `json:"level_epsilon"`
 		Lambda         float64    `json:"lambda"`
+		Setting        string     `json:"setting,omitempty"`
 		Seed           int64      `json:"seed"`
 		Releases       int        `json:"releases_per_side"`
 		Confidence     float64    `json:"confidence"`
@@ -143,7 +152,7 @@ func writeLearnerAudit(dir string, s *experiments.Spec, p *learneraudit.Prepared
 		Pairs          []jsonPair `json:"pairs"`
 	}{
 		Spec: s.ID, Learner: rep.Learner, DeclaredBy: rep.Declared, Dataset: p.Dataset,
-		ClaimedEpsilon: rep.Claim.Epsilon, Delta: rep.Claim.Delta, LevelEpsilon: o.Level.Epsilon, Lambda: o.Lambda,
+		ClaimedEpsilon: rep.Claim.Epsilon, Delta: rep.Claim.Delta, LevelEpsilon: o.Level.Epsilon, Lambda: o.Lambda, Setting: p.Setting,
 		Seed: s.Seed, Releases: rep.Releases, Confidence: rep.Confidence, EpsLower: rep.EpsLower,
 		Verdict: rep.Verdict(), Fits: rep.Fits, WallSeconds: rep.Wall.Seconds(),
 	}
@@ -159,6 +168,9 @@ func writeLearnerAudit(dir string, s *experiments.Spec, p *learneraudit.Prepared
 	fmt.Fprintf(&md, "| ε_LB | claimed ε | δ | releases per side | confidence | verdict |\n|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&md, "| %.4g | %g | %g | %d | %g | %s |\n\n", rep.EpsLower, rep.Claim.Epsilon, rep.Claim.Delta, rep.Releases, rep.Confidence, rep.Verdict())
 	fmt.Fprintf(&md, "Level handed to every fit: ε = %g, δ = %g, λ = %g; base rows: %s.\n", o.Level.Epsilon, o.Level.Delta, o.Lambda, p.Dataset)
+	if p.Setting != "" {
+		fmt.Fprintf(&md, "The spec's setting of the learner: %s.\n", p.Setting)
+	}
 	if rep.Declared != "" {
 		fmt.Fprintf(&md, "The claim is declared by the method %s.\n", rep.Declared)
 	}

@@ -119,6 +119,12 @@ func TestAuditLearner_BadInput(t *testing.T) {
 		{[]string{"--epsilon", "1"}, "--epsilon goes with --learner"},
 		{[]string{"--learner", "output-perturbation", "--spec", spec, "--secure-noise"}, "do not go with --learner"},
 		{[]string{"--learner", "output-perturbation", "--spec", "audit"}, "runs no learners that can be audited"},
+		// Kinds without learners: the refusal names the kinds that have them.
+		{[]string{"--learner", "objective-perturbation", "--spec", "af17-kdd-logistic"}, `kind "expost-sweep" runs no learners that can be audited (learner-comparison and cv-tuning specs do)`},
+		{[]string{"--learner", "objective-perturbation", "--spec", "wkl-eps1-adult"}, `kind "ci-coverage" runs no learners that can be audited (learner-comparison and cv-tuning specs do)`},
+		{[]string{"--learner", "output-perturbation", "--spec", "cv13-magic"}, `tuning.learners: the spec does not tune learner "output-perturbation"`},
+		{[]string{"--learner", "output-perturbation", "--spec", spec, "--lambda", "-1"}, "--lambda must be finite and > 0 (got -1)"},
+		{[]string{"--lambda", "1"}, "--lambda goes with --learner"},
 	} {
 		code, _, stderr := dprepro(t, append([]string{"audit", "--out", t.TempDir()}, tt.args...)...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
@@ -233,4 +239,104 @@ loss = "huber"
 		}
 		t.Logf("%s", strings.SplitN(stdout, "\n", 2)[0])
 	}
+}
+
+// cvTuningSpec writes a small cv-tuning spec that tunes learner (with
+// loss) on the example's 40 records (data: examples/python-method), at
+// α = 1 and 2 with stability and random and λ in {0.5, 1}, 4 folds: its
+// learner is audited at λ = 0.5, at ε = 1 (stability's α/2 at α = 2,
+// random's α at α = 1) on training sets T of 2 of the 4 folds (20 rows),
+// as TestAuditLearner_GoRegistered's learner-comparison spec audits at
+// n = 20.
+func cvTuningSpec(t *testing.T, learner, loss string) string {
+	t.Helper()
+	dir := t.TempDir()
+	csvData, err := os.ReadFile(filepath.Join("..", "examples", "python-method", "audit-data.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit-data.csv"), csvData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "cv-audit.toml")
+	src := `schema = 1
+id = "cv-audit"
+title = "Auditing a tuned learner"
+kind = "cv-tuning"
+seed = 26
+
+[data]
+datasets = ["tiny2d"]
+intercept = false
+
+[data.files.tiny2d]
+path = "audit-data.csv"
+label = "y"
+positive = "yes"
+
+[cv]
+repetitions = 1
+folds = 4
+
+[tuning]
+lambdas = [1.0, 0.5]
+alphas = [1.0, 2.0]
+methods = ["stability", "random"]
+learners = ["` + learner + `"]
+loss = "` + loss + `"
+`
+	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// TestAuditLearner_CVTuning: the real binary audits the learner of a
+// cv-tuning spec as the kind runs it — λ the smallest of tuning.lambdas,
+// ε = 1 the level closest to 1 that the spec's methods hand their fits,
+// 20 rows (T, 2 of the 4 folds) — says so on stderr and in audit.json,
+// and finds built-in output perturbation consistent with its claim
+// (exit 0).
+func TestAuditLearner_CVTuning(t *testing.T) {
+	bin := sharedBinary(t)
+	out := t.TempDir()
+	r := runProc(t, cleanEnv(t), bin, "audit", "--learner", "output-perturbation",
+		"--spec", cvTuningSpec(t, "output-perturbation", "logistic"), "--out", out, "--workers", "2", "--releases", "1000")
+	if r.code != 0 || !strings.Contains(r.stdout, "consistent with the claim") || !strings.Contains(r.stdout, "claimed ε = 1,") ||
+		!strings.Contains(r.stderr, "2 pairs of 20×2 rows") ||
+		!strings.Contains(r.stderr, "the spec's setting: λ = 0.5, the smallest of tuning.lambdas") ||
+		!strings.Contains(r.stderr, "stability at alpha=2, random at alpha=1, on a training set T, 2 of the 4 folds") {
+		t.Fatalf("exit %d, want 0, \"consistent with the claim\" and the setting\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "cv-audit", "audit-output-perturbation-seed26", "audit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["lambda"] != 0.5 || m["level_epsilon"] != 1.0 || m["releases_per_side"] != 1000.0 ||
+		!strings.Contains(m["setting"].(string), "smallest of tuning.lambdas") {
+		t.Errorf("audit.json: %v", m)
+	}
+	t.Logf("%s (%v CPU, %v wall)", strings.SplitN(r.stdout, "\n", 2)[0], r.cpu, r.took)
+}
+
+// TestAuditLearner_CVTuningGoRegistered: a Go learner registered by a
+// user's module and tuned by a cv-tuning spec is audited as the kind runs
+// it; output perturbation with the noise for 4ε (goBroken) with the Huber
+// hinge at λ = 0.5 and n = 20 — TestAuditLearner_GoRegistered's setting,
+// where its true ε is 4ε — is caught at 2,000 releases per side (exit 1).
+func TestAuditLearner_CVTuningGoRegistered(t *testing.T) {
+	l := goBroken{"cli-test-cv-noise-for-4eps", 4}
+	if err := learners.Register(l); err != nil {
+		t.Fatal(err)
+	}
+	defer learners.Unregister(l.name)
+	code, stdout, stderr := dprepro(t, "audit", "--learner", l.name, "--spec", cvTuningSpec(t, l.name, "huber"), "--out", t.TempDir(), "--workers", "2")
+	if code != 1 || !strings.Contains(stdout, "claim violated") || !strings.Contains(stdout, "claimed ε = 1,") || !strings.Contains(stderr, "λ=0.5, ε=1") {
+		t.Errorf("exit %d, want 1 and \"claim violated\" at ε = 1, λ = 0.5\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	t.Logf("%s", strings.SplitN(stdout, "\n", 2)[0])
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -29,11 +30,43 @@ type Setting struct {
 	// TrainShare is the training set's share of a dataset's rows, e.g.
 	// (K−1)/K for K-fold cross-validation; in (0, 1].
 	TrainShare float64
+	// Points, when not empty, are the settings in which the kind hands
+	// the learner its fits, when they differ by ε (a kind whose fits get
+	// levels and training sets that depend on how it uses them, as the
+	// selection methods of the cv-tuning kind do), sorted by ε, then δ,
+	// then training share. The audit at an ε takes δ and the training
+	// share of the first point at that ε (the smallest δ, then the
+	// smallest training set), and Delta and TrainShare at an ε off them.
+	Points []Point
+	// Choice says, in words, how the kind's setting was chosen where the
+	// kind runs the learner in more than one (e.g. "λ = 0.001, the
+	// smallest of tuning.lambdas"); empty when there is nothing to choose.
+	Choice string
+}
+
+// Point is one setting in which a kind hands a learner its fits: the
+// level (ε, δ) and the training set's share of a dataset's rows, and Why,
+// which of the kind's runs hand it (e.g. "stability at alpha=2").
+type Point struct {
+	Epsilon, Delta, TrainShare float64
+	Why                        string
+}
+
+// point returns the first of st.Points at ε eps (equal up to a relative
+// 1e-12: a flag's decimal against a quotient such as α/k), and whether
+// there is one.
+func (st Setting) point(eps float64) (Point, bool) {
+	for _, p := range st.Points {
+		if math.Abs(p.Epsilon-eps) <= 1e-12*math.Max(math.Abs(p.Epsilon), math.Abs(eps)) {
+			return p, true
+		}
+	}
+	return Point{}, false
 }
 
 // Source is implemented by the spec section of a kind that runs learners
-// (the learner-comparison kind), so that `dprepro audit --learner` can
-// audit them as the kind runs them.
+// (the learner-comparison and cv-tuning kinds), so that `dprepro audit
+// --learner` can audit them as the kind runs them.
 type Source interface {
 	// LearnerSetting returns the setting of learner name in spec, or an
 	// error when the spec does not run it.
@@ -46,6 +79,9 @@ type SpecOptions struct {
 	// Epsilon is the level's ε; zero means the spec's ε closest to 1 (in
 	// log scale).
 	Epsilon float64
+	// Lambda is the λ handed to every fit; zero means the spec's
+	// (Setting.Lambda), otherwise finite and > 0.
+	Lambda float64
 	// Rows is the number of rows of the audited datasets; zero means the
 	// spec's training-set size of its first dataset.
 	Rows int
@@ -65,6 +101,10 @@ type Prepared struct {
 	// Dataset names the base rows' dataset and says whether they are
 	// real or a synthetic stand-in.
 	Dataset string
+	// Setting says how the spec's setting of the learner was chosen
+	// (Setting.Choice, the λ flag, the point of the audited ε); empty
+	// when the spec runs the learner in one setting.
+	Setting string
 	set     *external.Set
 }
 
@@ -84,11 +124,18 @@ func (p *Prepared) Close() error {
 func Prepare(spec *experiments.Spec, name string, o SpecOptions) (*Prepared, error) {
 	src, ok := spec.Section.(Source)
 	if !ok {
-		return nil, spec.Attribute(fmt.Errorf("kind %q runs no learners that can be audited (learner-comparison specs do)", spec.Kind))
+		return nil, spec.Attribute(fmt.Errorf("kind %q runs no learners that can be audited (learner-comparison and cv-tuning specs do)", spec.Kind))
 	}
 	st, err := src.LearnerSetting(spec, name)
 	if err != nil {
 		return nil, err
+	}
+	if o.Lambda != 0 {
+		if !(o.Lambda > 0) || math.IsInf(o.Lambda, 1) {
+			return nil, fmt.Errorf("λ must be finite and > 0 (got %v)", o.Lambda)
+		}
+		st.Lambda = o.Lambda
+		st.Choice = fmt.Sprintf("λ = %g, given", o.Lambda)
 	}
 	if len(spec.Data.Datasets) == 0 {
 		return nil, spec.Attribute(fmt.Errorf("data.datasets is empty"))
@@ -129,7 +176,10 @@ func Prepare(spec *experiments.Spec, name string, o SpecOptions) (*Prepared, err
 			return nil, err
 		}
 	}
-	p := &Prepared{Learner: l, set: set, Dataset: what, Options: opts}
+	p := &Prepared{Learner: l, set: set, Dataset: what, Options: opts, Setting: st.Choice}
+	if pt, ok := st.point(opts.Level.Epsilon); ok {
+		p.Setting = strings.TrimPrefix(p.Setting+"; "+pointWords(pt), "; ")
+	}
 	return p, nil
 }
 
@@ -151,6 +201,11 @@ func DefaultEpsilon(grid []float64) float64 {
 	})
 }
 
+// pointWords describes point p for the audit's output.
+func pointWords(p Point) string {
+	return fmt.Sprintf("ε = %g, δ = %g: %s", p.Epsilon, p.Delta, p.Why)
+}
+
 // SpecBase returns the Options of an audit of a learner run as st says on
 // dataset ds (a classification dataset of spec, its first): λ, the level
 // (ε = eps, zero meaning DefaultEpsilon(st.Epsilons), δ = st.Delta), the
@@ -158,15 +213,20 @@ func DefaultEpsilon(grid []float64) float64 {
 // (zero: ⌊st.TrainShare·n⌋, the training-set size) drawn from the stream
 // randx.New(spec seed, "learner-audit", "rows", ds.Name); and a
 // description of those rows. Releases, Seed, Workers and Confidence are
-// left for the caller. `dprepro audit --learner` (Prepare) and the
-// learner-comparison kind's [comparison.audit] both build their audits
-// here, so the same seed audits the same rows.
+// left for the caller. When st has a point at ε (Setting.Points), its δ
+// and training share replace st.Delta and st.TrainShare.
+// `dprepro audit --learner` (Prepare) and the learner-comparison kind's
+// [comparison.audit] both build their audits here, so the same seed
+// audits the same rows.
 func SpecBase(spec *experiments.Spec, st Setting, ds *datasets.Dataset, eps float64, rows int) (Options, string, error) {
 	if eps == 0 {
 		eps = DefaultEpsilon(st.Epsilons)
 	}
 	if !(eps > 0) || math.IsInf(eps, 1) {
 		return Options{}, "", fmt.Errorf("ε must be finite and > 0 (got %v)", eps)
+	}
+	if p, ok := st.point(eps); ok {
+		st.Delta, st.TrainShare = p.Delta, p.TrainShare
 	}
 	if ds.Task != "classification" {
 		return Options{}, "", specdata.At(spec, ds.Name, fmt.Errorf("a %s dataset; a learner audit needs classification", ds.Task))
