@@ -29,7 +29,8 @@ func benchExperiment(b *testing.B, file, cal string) *Experiment {
 
 // BenchmarkTrial measures one trial of each method at α = 0.05 on the
 // paper-size data (KDD-99: n = 100,000, p = 38; Twitter stand-in: n =
-// 100,000, p = 77). Each iteration is a fresh trial (different noise).
+// 100,000, p = 77). Each iteration is a fresh trial (different noise),
+// cycling through the spec's trials.
 //
 //	DPREPRO_DATA=../shared/datasets go test -run - -bench Trial ./kinds/expostsweep
 func BenchmarkTrial(b *testing.B) {
@@ -42,9 +43,11 @@ func BenchmarkTrial(b *testing.B) {
 						e = benchExperiment(b, file, cal)
 					}
 					name := e.data[0].Name
+					trials := e.spec.AccuracyFirst.Trials
+					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
-						key := fmt.Sprintf("%s/%s/alpha=0.05/trial=%d", name, m, i%80+1)
+						key := fmt.Sprintf("%s/%s/alpha=0.05/trial=%d", name, m, i%trials+1)
 						if _, err := runner.RunKey(context.Background(), e, key); err != nil {
 							b.Fatal(err)
 						}
