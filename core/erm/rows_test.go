@@ -309,3 +309,46 @@ func TestRows_ResampleAliasing(t *testing.T) {
 		}
 	}
 }
+
+// TestRows_LossSum checks that the one-pass loss sum is bit-identical to
+// Margins followed by a loop over the rows (the evaluation it replaced in
+// package accfirst), for every storage path, several blocks of rows with a
+// partial last one, the inlined logistic loss and a generic one, with and
+// without weights.
+func TestRows_LossSum(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	designs := testDesigns(rng)
+	X, y := adultShape(rng, 2*block+517)
+	designs["adult-blocks"] = NewRows(X, y, nil)
+	X, y = magicShape(rng, 3*block+1)
+	designs["dense-blocks"] = NewRows(X, y, nil)
+	for name, r := range designs {
+		n := r.N()
+		omega := make([]float64, n)
+		for i := range omega {
+			omega[i] = float64(rng.IntN(4)) / 3
+		}
+		for _, loss := range []Loss{Logistic{}, Huber{H: 0.5}} {
+			for _, weighted := range []bool{false, true} {
+				rr := r
+				if weighted {
+					rr = r.WithWeights(omega)
+				}
+				w := randVec(rng, r.D(), 3)
+				m := rr.Margins(nil, w)
+				var want float64
+				for i, v := range m {
+					if weighted {
+						want += omega[i] * loss.Value(rr.Y()[i]*v)
+					} else {
+						want += loss.Value(rr.Y()[i] * v)
+					}
+				}
+				if got := rr.LossSum(loss, w); got != want {
+					t.Errorf("%s, %s, weighted %v: LossSum = %v, want %v (Margins and a loop)", name, loss.Name(), weighted, got, want)
+				}
+			}
+		}
+	}
+}
