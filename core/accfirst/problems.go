@@ -343,11 +343,13 @@ func (l *Logistic) ThetaStar() []float64 { return l.star }
 func (l *Logistic) Radius() float64 { return math.Sqrt(2 * math.Ln2 / l.lambda) }
 
 // Loss returns L(θ) = (1/n)Σ log(1 + e^{−yᵢθᵀxᵢ}) + (λ/2)‖θ‖², O(np),
-// in one streaming pass over the data that allocates nothing
-// ([erm.Rows.LossSum]; each term is max(−z, 0) + log1p(e^{−|z|}), summed
-// in row order).
+// in one streaming pass over the data that allocates nothing, with one log
+// per 32 rows ([erm.Rows.LogisticSum]): within 1e-15 of the sum of a
+// log1p per row, beside the rounding of the sum itself. The excess risk
+// L(θ) − L(θ*) takes both terms from it, so it moves by less than 2e-15:
+// 10⁻¹² of the smallest α of Appendix B.1.
 func (l *Logistic) Loss(theta []float64) float64 {
-	s := l.rows.LossSum(erm.Logistic{}, theta)
+	s := l.rows.LogisticSum(theta)
 	return s/float64(l.n) + l.lambda/2*floats.Dot(theta, theta)
 }
 

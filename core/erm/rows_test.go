@@ -352,3 +352,50 @@ func TestRows_LossSum(t *testing.T) {
 		}
 	}
 }
+
+// TestRows_LogisticSum checks the one-log-per-32-rows logistic sum against
+// a compensated (Neumaier) sum of max(−z, 0) + log1p(e^{−|z|}): they may
+// differ by the documented 1e-15 per row plus the rounding of LogisticSum's
+// sequential sums, N·2⁻⁵³·Σ ℓ. Margins up to ±40 reach the e < 2⁻⁵³ rows
+// where 1 + e rounds to 1. With weights it is LossSum exactly.
+func TestRows_LogisticSum(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 10))
+	designs := testDesigns(rng)
+	X, y := adultShape(rng, 2*block+517)
+	designs["adult-blocks"] = NewRows(X, y, nil)
+	for name, r := range designs {
+		for _, scale := range []float64{0.1, 3, 40} {
+			w := randVec(rng, r.D(), scale)
+			m := r.Margins(nil, w)
+			var ref, comp, abs float64 // Neumaier: ref + comp
+			for i, v := range m {
+				z := r.Y()[i] * v
+				term := math.Max(-z, 0) + math.Log1p(math.Exp(-math.Abs(z)))
+				abs += term
+				s := ref + term
+				if math.Abs(ref) >= math.Abs(term) {
+					comp += (ref - s) + term
+				} else {
+					comp += (term - s) + ref
+				}
+				ref = s
+			}
+			ref += comp
+			n := float64(r.N())
+			tol := 1e-15*n + n*0x1p-53*abs
+			if got := r.LogisticSum(w); math.Abs(got-ref) > tol {
+				t.Errorf("%s, scale %v: LogisticSum = %v, want %v ± %.3g", name, scale, got, ref, tol)
+			}
+		}
+		omega := make([]float64, r.N())
+		for i := range omega {
+			omega[i] = float64(rng.IntN(3))
+		}
+		rw := r.WithWeights(omega)
+		w := randVec(rng, r.D(), 1)
+		if got, want := rw.LogisticSum(w), rw.LossSum(Logistic{}, w); got != want {
+			t.Errorf("%s weighted: LogisticSum = %v, want LossSum's %v", name, got, want)
+		}
+	}
+}
