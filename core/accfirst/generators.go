@@ -35,22 +35,71 @@ func projectBall(theta []float64, m float64) float64 {
 	return nrm
 }
 
-// outHyp is an output-perturbation hypothesis θ* + noise.
+// outHyp is an output-perturbation hypothesis θ* + noise. Its exact
+// excess risk is computed once: the search's test and the result row both
+// ask for the accepted hypothesis's.
 type outHyp struct {
 	pr    Problem
 	theta []float64
+	seq   *outSeq // nil for an independent draw
+	gen   int
+
+	excess float64
+	known  bool // excess holds e(θ)
 }
 
-func (h *outHyp) Bounds() (lo, hi float64)  { return h.pr.Bounds(h.theta) }
-func (h *outHyp) Excess() (float64, error)  { return h.pr.Excess(h.theta), nil }
-func (h *outHyp) Theta() ([]float64, error) { return h.theta, nil }
+// live reports errStale once the hypothesis's sequence has advanced (its
+// θ buffer then holds a later hypothesis).
+func (h *outHyp) live() error {
+	if h.seq != nil && h.seq.gen != h.gen {
+		return errStale
+	}
+	return nil
+}
 
-// outSeq is OutputNR's hypothesis sequence.
+func (h *outHyp) Bounds() (lo, hi float64) {
+	if h.live() != nil {
+		return math.Inf(-1), math.Inf(1) // Excess reports the misuse
+	}
+	if l, ok := h.pr.(*Logistic); ok && h.seq != nil {
+		return l.bounds(h.theta, &h.seq.scratch)
+	}
+	return h.pr.Bounds(h.theta)
+}
+
+func (h *outHyp) Excess() (float64, error) {
+	if err := h.live(); err != nil {
+		return 0, err
+	}
+	if !h.known {
+		h.excess, h.known = h.pr.Excess(h.theta), true
+	}
+	return h.excess, nil
+}
+
+func (h *outHyp) Theta() ([]float64, error) {
+	if err := h.live(); err != nil {
+		return nil, err
+	}
+	return h.theta, nil
+}
+
+// outSeq is OutputNR's hypothesis sequence. It allocates nothing per
+// level but a share of a block of hypotheses: θᵗ is built in one buffer
+// (a hypothesis is stale once the sequence advances, like CovNR's) and
+// the bounds' scratch is reused.
 type outSeq struct {
-	pr    Problem
-	chain *noisered.Chain
-	proj  bool
+	pr      Problem
+	chain   *noisered.Chain
+	proj    bool
+	theta   []float64
+	gen     int
+	hyps    []outHyp // unused hypotheses of the current block
+	scratch boundsBuf
 }
+
+// hypBlock is the number of hypotheses outSeq allocates at once.
+const hypBlock = 64
 
 // OutputNR returns the hypothesis sequence of output perturbation with
 // noise reduction, Ligett et al. 2017 Algorithm 5: {θᵗ} =
@@ -58,26 +107,34 @@ type outSeq struct {
 // logistic, Lemma A.8 for ridge), each θᵗ scaled onto the ball of radius
 // pr.Radius() when larger, so that the query sensitivity of Claims A.5 /
 // A.12 holds. The noise of all levels is drawn from rng up front (cheaply,
-// see noisered); the hypotheses are materialized one by one. The
-// sequence's Guarantee is εₜ-DP for the prefix θ¹…θᵗ (Theorem 2.7; the
-// rescaling is post-processing).
+// see noisered); the hypotheses are materialized one by one, and a
+// hypothesis must not be used after the next one is drawn (its Theta and
+// Excess then fail). The sequence's Guarantee is εₜ-DP for the prefix
+// θ¹…θᵗ (Theorem 2.7; the rescaling is post-processing).
 func OutputNR(rng *rand.Rand, pr Problem, eps []float64) (expost.Sequence, error) {
 	c, err := noisered.New(rng, pr.ThetaStar(), pr.OutputSensitivity(), eps)
 	if err != nil {
 		return nil, err
 	}
-	return &outSeq{pr: pr, chain: c, proj: true}, nil
+	return &outSeq{pr: pr, chain: c, proj: true, theta: make([]float64, len(pr.ThetaStar()))}, nil
 }
 
 func (s *outSeq) Next() (expost.Hypothesis, bool, error) {
 	if !s.chain.Next() {
 		return nil, false, nil
 	}
-	theta := append([]float64(nil), s.chain.Value()...)
+	s.gen++
+	copy(s.theta, s.chain.Value())
 	if s.proj {
-		projectBall(theta, s.pr.Radius())
+		projectBall(s.theta, s.pr.Radius())
 	}
-	return &outHyp{pr: s.pr, theta: theta}, true, nil
+	if len(s.hyps) == 0 {
+		s.hyps = make([]outHyp, min(hypBlock, s.chain.Len()))
+	}
+	h := &s.hyps[0]
+	s.hyps = s.hyps[1:]
+	*h = outHyp{pr: s.pr, theta: s.theta, seq: s, gen: s.gen}
+	return h, true, nil
 }
 func (s *outSeq) Guarantee() privacy.Guarantee {
 	return privacy.EpsDP(s.chain.Epsilon(), "the output-perturbation prefix θ¹…θᵗ of OutputNR (Ligett et al. 2017, Algorithm 5; Theorem 2.7 with Lemma A.8/A.10)")

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -302,12 +301,10 @@ type Logistic struct {
 	n, p     int
 	lambda   float64
 	rows     *erm.Rows
-	y        []float64
 	star     []float64
 	lossStar float64
 	gram     *mat.SymDense // XᵀX
 	gNorm    float64       // ‖∇L(θ*)‖, the solver's residual
-	margins  sync.Pool     // *[]float64 of length n
 }
 
 // NewLogistic fits θ* = argmin L to a gradient norm of 1e-12 (Newton).
@@ -324,8 +321,7 @@ func NewLogistic(X *mat.Dense, y []float64, lambda float64) (*Logistic, error) {
 	if res.Status != "converged" {
 		return nil, fmt.Errorf("accfirst: logistic θ* did not converge (%s, ‖∇‖ = %v)", res.Status, res.GradNorm)
 	}
-	l := &Logistic{n: n, p: p, lambda: lambda, rows: rows, y: y, star: res.W, gNorm: res.GradNorm}
-	l.margins.New = func() any { m := make([]float64, n); return &m }
+	l := &Logistic{n: n, p: p, lambda: lambda, rows: rows, star: res.W, gNorm: res.GradNorm}
 	l.gram, _ = erm.Gram(rows)
 	l.lossStar = l.Loss(l.star)
 	return l, nil
@@ -346,16 +342,14 @@ func (l *Logistic) ThetaStar() []float64 { return l.star }
 // Radius implements Problem: √(2 log 2/λ) (Claim A.11).
 func (l *Logistic) Radius() float64 { return math.Sqrt(2 * math.Ln2 / l.lambda) }
 
-// Loss returns L(θ) = (1/n)Σ log(1 + e^{−yᵢθᵀxᵢ}) + (λ/2)‖θ‖², O(np).
+// Loss returns L(θ) = (1/n)Σ log(1 + e^{−yᵢθᵀxᵢ}) + (λ/2)‖θ‖², O(np),
+// in one streaming pass over the data that allocates nothing, with one log
+// per 32 rows ([erm.Rows.LogisticSum]): within 1e-15 of the sum of a
+// log1p per row, beside the rounding of the sum itself. The excess risk
+// L(θ) − L(θ*) takes both terms from it, so it moves by less than 2e-15:
+// 10⁻¹² of the smallest α of Appendix B.1.
 func (l *Logistic) Loss(theta []float64) float64 {
-	buf := l.margins.Get().(*[]float64)
-	defer l.margins.Put(buf)
-	m := l.rows.Margins(*buf, theta)
-	var s float64
-	loss := erm.Logistic{}
-	for i, v := range m {
-		s += loss.Value(l.y[i] * v)
-	}
+	s := l.rows.LogisticSum(theta)
 	return s/float64(l.n) + l.lambda/2*floats.Dot(theta, theta)
 }
 
@@ -367,10 +361,25 @@ func (l *Logistic) Excess(theta []float64) float64 { return l.Loss(theta) - l.lo
 // divergence of the mean logistic loss, 0 ≤ B ≤ (1/8n)·ΔᵀXᵀXΔ because
 // ℓ″ ≤ 1/4 (and y² = 1).
 func (l *Logistic) Bounds(theta []float64) (lo, hi float64) {
-	d := make([]float64, l.p)
+	return l.bounds(theta, &boundsBuf{})
+}
+
+// boundsBuf is the scratch of Logistic.bounds: Δ and its vector view,
+// kept by a sequence across its levels.
+type boundsBuf struct {
+	d  []float64
+	dv *mat.VecDense
+}
+
+// bounds is Bounds with its scratch in b (allocated on first use).
+func (l *Logistic) bounds(theta []float64, b *boundsBuf) (lo, hi float64) {
+	if b.dv == nil {
+		b.d = make([]float64, l.p)
+		b.dv = mat.NewVecDense(l.p, b.d)
+	}
+	d, dv := b.d, b.dv
 	floats.SubTo(d, theta, l.star)
 	dd := floats.Dot(d, d)
-	dv := mat.NewVecDense(l.p, d)
 	q := mat.Inner(dv, l.gram, dv) / (8 * float64(l.n))
 	lin := l.gNorm * math.Sqrt(dd)
 	base := l.lambda / 2 * dd
