@@ -90,16 +90,15 @@ const (
 // i = 0…len(p)−1, under the first distribution P of its pair, with the
 // mass inf at loss +∞ (counted fully in δ). errL1 bounds the ℓ1 distance
 // of p (and inf) from the distribution exact arithmetic would have given:
-// round-off of the discretisation and of the FFTs, as stated in
-// numericalBudget.
+// round-off of the discretisation and of the FFTs (see EpsilonPLD).
 type pld struct {
-	h     float64
-	lo    int
-	p     []float64
+	h  float64
+	lo int
+	p  []float64
 	// i0, i1 bound the support of p (set by convolver.trim).
 	i0, i1 int
-	inf   float64
-	errL1 float64
+	inf    float64
+	errL1  float64
 }
 
 // loss returns the grid loss of p[i].
@@ -451,14 +450,21 @@ func (s sgmPair) discretize(h float64, lo, hi int, r pldRounding) *pld {
 }
 
 // fftRoundOff is the constant c of the round-off bound of one FFT-based
-// convolution used by convolve: ‖ĉ − c‖₂ ≤ c·u·log₂N·(‖a‖₂ + ‖b‖₂) with
-// u = 2⁻⁵³ (Higham, "Accuracy and Stability of Numerical Algorithms",
-// 2nd ed., Theorem 24.2: a radix-2 FFT's computed transform has relative
-// ℓ2 error ≤ log₂N·η/(1 − log₂N·η), η ≈ 5u with accurate twiddle factors;
-// a convolution is two forward transforms, a product and an inverse one,
-// whose errors add to ≤ 2·log₂N·η·(‖a‖₂ + ‖b‖₂) with η ≈ 6.7u; the factor
-// 32 leaves room for gonum's mixed-radix passes).
-const fftRoundOff = 32
+// convolution used by convolve:
+//
+//	‖ĉ − c‖₂ ≤ c·u·log₂N·(‖a‖₂ + ‖b‖₂),  u = 2⁻⁵³,
+//
+// and so ‖ĉ − c‖₁ ≤ √m times that over the m = len(a) + len(b) − 1
+// entries kept. Derivation: Higham, "Accuracy and Stability of Numerical
+// Algorithms" (2nd ed., Theorem 24.2): a computed FFT of length N has
+// relative ℓ2 error ≤ log₂N·η/(1 − log₂N·η), η = μ + γ₄(√2 + μ) ≈ 6.7u
+// with twiddle factors correct to μ ≈ u. With ‖DFT(a)‖₂ = √N‖a‖₂ and
+// ‖DFT(b)‖∞ ≤ ‖b‖₁ ≤ 1, the two forward transforms, the product and the
+// scaled inverse transform err by ≤ log₂N·η·(‖a‖₂ + ‖b‖₂ + ‖a∗b‖₂) ≤
+// 1.5·log₂N·η·(‖a‖₂ + ‖b‖₂) ≈ 10u·log₂N·(‖a‖₂ + ‖b‖₂); 16 leaves room
+// for the mixed-radix passes of gonum's real FFT (fftpack), to which the
+// radix-2 theorem applies only in spirit.
+const fftRoundOff = 16
 
 // trimMass is the mass below which the ends of a distribution's support
 // are trimmed before each convolution, so that the early, narrow
@@ -577,7 +583,7 @@ func (c *convolver) convolve(a, b *pld) *pld {
 		out.p[0] += below
 		out.inf += above
 	}
-	fresh := math.Sqrt(float64(size)) * fftRoundOff * 0x1p-53 * math.Log2(float64(2*size)) * (math.Sqrt(norm2A) + math.Sqrt(norm2B))
+	fresh := math.Sqrt(float64(la+lb-1)) * fftRoundOff * 0x1p-53 * math.Log2(float64(2*size)) * (math.Sqrt(norm2A) + math.Sqrt(norm2B))
 	// ‖(a+e)∗(b+f) − a∗b‖₁ ≤ ‖e‖₁‖b‖₁ + ‖a‖₁‖f‖₁ + ‖e‖₁‖f‖₁ (Young), and
 	// the inf masses combine likewise.
 	out.errL1 = a.errL1*(massB+b.inf) + b.errL1*(massA+a.inf) + a.errL1*b.errL1 + fresh
@@ -736,7 +742,7 @@ func (m SampledGaussian) deltaPLD(epsilon float64, opt PLDOptions, r pldRounding
 	if err != nil {
 		return 0, err
 	}
-	ds, err := m.composedPLDs(opt, math.Max(1e-3*rdpDelta, 1e-300), r)
+	ds, err := m.composedPLDs(opt, math.Max(1e-6*rdpDelta, 1e-300), r)
 	if err != nil {
 		return 0, err
 	}
@@ -779,7 +785,7 @@ func (m SampledGaussian) deltaPLD(epsilon float64, opt PLDOptions, r pldRounding
 //     the chordal interpolant of the true convex profile in e^ε, which
 //     lies above it), and composition preserves dominance (tensor
 //     products of dominating pairs dominate; Dong, Roth & Su 2022,
-//     Lemma C.1 of arXiv:1905.02383);
+//     Lemma C.1 of [arXiv:1905.02383]);
 //   - truncation only raises losses: a composed loss above the window
 //     goes to +∞ (counted fully in δ), one below it is raised to the
 //     window's lower end; δ(ε) = E_P[(1 − e^(ε−L))₊] is non-decreasing in
@@ -822,7 +828,7 @@ func (m SampledGaussian) epsilonPLD(delta float64, opt PLDOptions, r pldRounding
 	if m.Q == 0 {
 		return 0, nil
 	}
-	ds, err := m.composedPLDs(opt, 1e-3*delta, r)
+	ds, err := m.composedPLDs(opt, 1e-6*delta, r)
 	if err != nil {
 		return 0, err
 	}
