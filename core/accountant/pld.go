@@ -611,6 +611,10 @@ func (c *convolver) compose(d *pld, t int) *pld {
 	}
 }
 
+// windowTail is the tail mass, relative to δ, at which pldWindow cuts
+// the loss window (see EpsilonPLD).
+const windowTail = 1e-6
+
 // pldWindow returns the grid window [lo, hi] (in units of h) for T steps:
 // by the Chernoff bound on the RDP (Mironov, Talwar & Zhang's A_α bounds
 // both directions' Rényi divergences, Section 3 of arXiv:1908.10530v1),
@@ -742,7 +746,7 @@ func (m SampledGaussian) deltaPLD(epsilon float64, opt PLDOptions, r pldRounding
 	if err != nil {
 		return 0, err
 	}
-	ds, err := m.composedPLDs(opt, math.Max(1e-6*rdpDelta, 1e-300), r)
+	ds, err := m.composedPLDs(opt, math.Max(windowTail*rdpDelta, 1e-300), r)
 	if err != nil {
 		return 0, err
 	}
@@ -831,7 +835,7 @@ func (m SampledGaussian) epsilonPLD(delta float64, opt PLDOptions, r pldRounding
 	if m.Q == 0 {
 		return 0, nil
 	}
-	ds, err := m.composedPLDs(opt, 1e-6*delta, r)
+	ds, err := m.composedPLDs(opt, windowTail*delta, r)
 	if err != nil {
 		return 0, err
 	}
@@ -847,4 +851,22 @@ func (m SampledGaussian) epsilonPLD(delta float64, opt PLDOptions, r pldRounding
 		best = math.Max(best, d.epsilonAt(target))
 	}
 	return best, nil
+}
+
+// PLDInterval returns the grid width h that EpsilonPLD(delta, opt) uses:
+// opt.Interval, or DefaultPLDInterval coarsened if the loss window would
+// need more than 2¹⁷ grid points. Errors as EpsilonPLD's.
+func (m SampledGaussian) PLDInterval(delta float64, opt PLDOptions) (float64, error) {
+	if err := m.Validate(); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
+		return 0, fmt.Errorf("%w: δ must be in (0, 1) (got %v)", ErrInvalid, delta)
+	}
+	h, maxBins, err := opt.interval(m)
+	if err != nil {
+		return 0, err
+	}
+	h, _, _, err = m.pldWindow(h, windowTail*delta, maxBins, opt.Interval == 0)
+	return h, err
 }
