@@ -80,6 +80,7 @@ func directionDeltasBudget(t *testing.T, m SampledGaussian, eps float64, opt PLD
 // from h = 4e-3 to 1e-3: 14–16 (pessimistic) and 4.0–5.5 (optimistic);
 // the test asks for more than 8 and 3.
 func TestDeltaPLD_GaussianExact(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		sigma float64
 		steps int
@@ -124,6 +125,7 @@ func TestDeltaPLD_GaussianExact(t *testing.T) {
 // gap of TestDeltaPLD_GaussianExact is ~1e-7 relative at h = 1e-3, which
 // moves ε by far less).
 func TestEpsilonPLD_GaussianExact(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		sigma float64
 		steps int
@@ -221,18 +223,29 @@ func hockeyStick(q, sigma, eps float64, add bool) float64 {
 // crossing to 1e-15 absolute. Measured without the budget: ≤ 7.6e-14
 // relative wherever δ > 1e-12.
 func TestDeltaPLD_OneStepQuadrature(t *testing.T) {
+	t.Parallel()
 	for _, q := range []float64{0.001, 0.01, 0.1, 0.5, 0.9} {
 		for _, sigma := range []float64{0.7, 1.5, 4} {
+			m := SampledGaussian{Sigma: sigma, Q: q, Steps: 1}
+			opt := PLDOptions{Interval: 1e-3}
+			ds, err := m.composedPLDs(opt, 1e-15, pessimistic)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, eps := range []float64{0.004, 0.25, 1, 2} {
-				m := SampledGaussian{Sigma: sigma, Q: q, Steps: 1}
-				opt := PLDOptions{Interval: 1e-3}
-				got, budget := directionDeltasBudget(t, m, eps, opt, pessimistic)
+				var got, budget [2]float64
+				for i, d := range ds {
+					got[i], budget[i] = d.deltaAt(eps)+d.errL1, d.errL1
+				}
 				want := [2]float64{hockeyStick(q, sigma, eps, false), hockeyStick(q, sigma, eps, true)}
 				for dir := range 2 {
 					tol := 1e-9*want[dir] + 1e-15
 					if d := got[dir] - want[dir]; !(d >= -tol && d <= budget[dir]+tol) {
 						t.Errorf("q=%v σ=%v ε=%v dir %d: PLD δ %.15g, quadrature %.15g (Δ %.2g, budget %.2g)", q, sigma, eps, dir, got[dir], want[dir], d, budget[dir])
 					}
+				}
+				if eps != 1 {
+					continue
 				}
 				all, err := m.DeltaPLD(eps, opt)
 				if err != nil {
@@ -252,6 +265,7 @@ func TestDeltaPLD_OneStepQuadrature(t *testing.T) {
 // to the RDP-to-(ε, δ) conversion) on DP-SGD-like settings, and must be
 // finite and > 0 there (q > 0 and δ below the mechanism's δ(0)).
 func TestEpsilonPLD_BelowRDP(t *testing.T) {
+	t.Parallel()
 	steps := []int{1, 100, 3000}
 	if testing.Short() {
 		steps = []int{1, 100}
@@ -285,6 +299,7 @@ func TestEpsilonPLD_BelowRDP(t *testing.T) {
 // within 0.1 % of it at h = 1e-4 (TestDeltaPLD_GaussianExact: its δ gap
 // shrinks as h²). So pessimistic − optimistic ≤ T·h + 1e-3·ε.
 func TestEpsilonPLD_Bracket(t *testing.T) {
+	t.Parallel()
 	const h = 1e-4
 	for _, c := range []struct {
 		sigma, q float64
@@ -329,6 +344,7 @@ func TestEpsilonPLD_Bracket(t *testing.T) {
 //     by more than that, and above by at most 0.2 % at h = 2.5e-4
 //     (measured 0.10 %; 1.7 % at the default h = 1e-3 for this σ, q).
 func TestDeltaPLD_Published(t *testing.T) {
+	t.Parallel()
 	sg := SampledGaussian{Sigma: 0.5, Q: 0.2, Steps: 3}
 	if got, err := sg.DeltaPLD(1, PLDOptions{}); err != nil || math.Abs(got-0.15594) > 1e-3 {
 		t.Errorf("dp_accounting subsampled Gaussian: δ(1) = %v, %v; want 0.15594 ± 1e-3", got, err)
@@ -360,6 +376,7 @@ func TestDeltaPLD_Published(t *testing.T) {
 // σ and q) cannot reverse the order: each step moves ε by > 3 %, the
 // discretisation errs by < 0.5 % (TestEpsilonPLD_DefaultConverged).
 func TestEpsilonPLD_Monotone(t *testing.T) {
+	t.Parallel()
 	base := SampledGaussian{Sigma: 1.1, Q: 256.0 / 60000, Steps: 2000}
 	eps := func(m SampledGaussian, delta float64) float64 {
 		t.Helper()
@@ -412,6 +429,7 @@ func TestEpsilonPLD_Monotone(t *testing.T) {
 // from h to h/4 is ~15/16 of the error at h; a change ≤ 0.5 % puts the
 // default within ~0.55 % of the limit. Measured: 0.32–0.33 %.
 func TestEpsilonPLD_DefaultConverged(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two fine-grid PLD runs")
 	}
@@ -440,6 +458,7 @@ func TestEpsilonPLD_DefaultConverged(t *testing.T) {
 // that much, and their round-off budgets (errL1, which depend on the
 // window) by up to the larger of them.
 func TestPLD_Consistent(t *testing.T) {
+	t.Parallel()
 	m := SampledGaussian{Sigma: 1.1, Q: 0.01, Steps: 1000}
 	for _, delta := range []float64{1e-8, 1e-5, 1e-2} {
 		e, err := m.EpsilonPLD(delta, PLDOptions{})
@@ -465,6 +484,7 @@ func TestPLD_Consistent(t *testing.T) {
 // TestPLD_Errors: invalid input is an error wrapping ErrInvalid, never a
 // panic; q = 0 releases nothing.
 func TestPLD_Errors(t *testing.T) {
+	t.Parallel()
 	ok := SampledGaussian{Sigma: 1, Q: 0.01, Steps: 10}
 	bad := []struct {
 		name string
