@@ -62,7 +62,8 @@ func (o PLDOptions) interval(m SampledGaussian) (h float64, maxBins int, err err
 
 // pldDirection names one of the two dominating pairs of the
 // Poisson-subsampled Gaussian under add-or-remove-one adjacency (Zhu,
-// Dong & Wang 2022, Theorem 11; Google dp_accounting treats both):
+// Dong & Wang 2022, arXiv:2106.08567; Google dp_accounting treats both;
+// the theorem number was not checked):
 // "remove" is P = (1−q)N(0,σ²) + qN(1,σ²) against Q = N(0,σ²), "add" the
 // swapped pair.
 type pldDirection int
@@ -391,8 +392,9 @@ const roundOffPerAtom = 64 * 0x1p-53
 // discretize returns the single-step privacy-loss distribution of the pair
 // on the grid window [lo·h, hi·h].
 //
-// Pessimistic (connect-the-dots; Doroshenko et al. 2022, Algorithm 1 of
-// arXiv:2207.04380): as a function of x = e^ε, the privacy profile
+// Pessimistic (connect-the-dots; Doroshenko, Ghazi, Kamath, Kumar &
+// Manurangsi, "Connect the Dots", PETS 2022, arXiv:2207.04380, whose
+// pessimistic estimate this is, written here from its definition): as a function of x = e^ε, the privacy profile
 // f(x) = δ(log x) is convex and decreasing, with f(0) = 1 (all of P) and
 // f′(x) = −G(x), G(x) = Q(L > log x). The discrete pair whose profile is
 // the piecewise-linear interpolant of f through the grid points
@@ -440,7 +442,8 @@ func (s sgmPair) discretize(h float64, lo, hi int, r pldRounding) *pld {
 //
 // and so ‖ĉ − c‖₁ ≤ √m times that over the m = len(a) + len(b) − 1
 // entries kept. Derivation: Higham, "Accuracy and Stability of Numerical
-// Algorithms" (2nd ed., Theorem 24.2): a computed FFT of length N has
+// Algorithms" (2nd ed., chapter 24, its error bound for the radix-2
+// Cooley–Tukey FFT; the theorem number was not checked): a computed FFT of length N has
 // relative ℓ2 error ≤ log₂N·η/(1 − log₂N·η), η = μ + γ₄(√2 + μ) ≈ 6.7u
 // with twiddle factors correct to μ ≈ u. With ‖DFT(a)‖₂ = √N‖a‖₂ and
 // ‖DFT(b)‖∞ ≤ ‖b‖₁ ≤ 1, the two forward transforms, the product and the
@@ -781,8 +784,9 @@ func (m SampledGaussian) deltaPLD(epsilon float64, opt PLDOptions, r pldRounding
 //   - the discretised pair dominates the true one (its privacy profile is
 //     the chordal interpolant of the true convex profile in e^ε, which
 //     lies above it), and composition preserves dominance (tensor
-//     products of dominating pairs dominate; Dong, Roth & Su 2022,
-//     Lemma C.1 of [arXiv:1905.02383]);
+//     products of dominating pairs dominate, since trade-off functions
+//     compose monotonically: Dong, Roth & Su 2022, [arXiv:1905.02383],
+//     composition of f-DP; the lemma number was not checked);
 //   - truncation only raises losses: a composed loss above the window
 //     goes to +∞ (counted fully in δ), one below it is raised to the
 //     window's lower end; δ(ε) = E_P[(1 − e^(ε−L))₊] is non-decreasing in

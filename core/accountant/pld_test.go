@@ -11,8 +11,8 @@ import (
 // gaussDelta is the exact δ(ε) of the Gaussian mechanism with
 // μ = sensitivity/σ, and so of T-fold composition of the Gaussian
 // mechanism at noise multiplier σ with μ = √T/σ (a composition of
-// Gaussian mechanisms is one Gaussian mechanism; Dong, Roth & Su 2022,
-// Corollary 3.3), from Balle & Wang, "Improving the Gaussian mechanism
+// Gaussian mechanisms is one Gaussian mechanism: the privacy losses are
+// Gaussian, N(μ²/2, μ²) each, and add), from Balle & Wang, "Improving the Gaussian mechanism
 // for differential privacy" (ICML 2018), Theorem 8:
 //
 //	δ(ε) = Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2).
