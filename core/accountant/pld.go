@@ -190,10 +190,14 @@ func (s sgmPair) vOf(eps float64) (float64, bool) {
 	}
 	// e^ε − (1 − q): by Expm1 near ε = 0 (exact there), directly below
 	// (where Expm1(ε) + q would lose e^ε to rounding when e^ε ≪ 1).
+	// Above ε = 1, as e^ε·(1 − (1−q)e^−ε), in logs: e^ε overflows at 710.
 	var a float64
-	if eps > -0.5 {
+	switch {
+	case eps > 1:
+		return eps + math.Log1p(-(1-s.q)*math.Exp(-eps)) - math.Log(s.q), true
+	case eps > -0.5:
 		a = math.Expm1(eps) + s.q
-	} else {
+	default:
 		a = math.Exp(eps) - (1 - s.q)
 	}
 	if a <= 0 {
@@ -350,37 +354,41 @@ func (s sgmPair) qOverD(v float64) float64 {
 // wUp returns w₊ = (X − x_a)/Δ for X = e^l in [x_a, x_a·e^h], x_a = e^la,
 // Δ = x_a·expm1(h), va = vOf(la) (okA = false: la below every loss):
 //
-//	remove: X − x_a = q·(e^v − e^va),  so w₊ = e^(log q + va − la)·expm1(v − va)/expm1(h)
-//	add:    X − x_a = q·(e^va − e^v)·X·x_a,  so w₊ = qOverD(v)·expm1(va − v)/expm1(h)
+//	remove: X − x_a = q·(e^v − e^va),  so w₊ = e^(log q + v − la)·(−expm1(va − v))/expm1(h)
+//	add:    X − x_a = q·(e^va − e^v)·X·x_a,  so w₊ = qOverD(va)·e^(l − la)·(−expm1(v − va))/expm1(h)
 //
-// (X = 1/D(v), D(v) = 1 − q + q·e^v, for add). Without a va, directly.
+// (X = 1/D(v), D(v) = 1 − q + q·e^v, for add; q·e^va/D(v) = qOverD(va)·X/x_a.)
+// Each factor is bounded (q·e^v ≤ e^l ≤ x_a·e^h; X/x_a ≤ e^h) and each
+// expm1 argument ≤ 0, so nothing overflows however wide the bin is in v.
+// Without a va, directly.
 func (s sgmPair) wUp(v, l, la, va float64, okA bool, em1h float64) float64 {
 	if !okA {
 		return math.Expm1(l-la) / em1h
 	}
 	if s.dir == pldRemove {
-		return math.Exp(math.Log(s.q)+va-la) * math.Expm1(v-va) / em1h
+		return math.Exp(math.Log(s.q)+v-la) * -math.Expm1(va-v) / em1h
 	}
-	return s.qOverD(v) * math.Expm1(va-v) / em1h
+	return s.qOverD(va) * math.Exp(l-la) * -math.Expm1(v-va) / em1h
 }
 
 // wDown returns w₋ = (x_b − X)/Δ for X = e^l in [x_b·e^−h, x_b], x_b =
 // e^lb, Δ = x_b·(1 − e^−h), vb = vOf(lb) (okB = false: lb above every
 // loss):
 //
-//	remove: x_b − X = q·(e^vb − e^v),  so w₋ = e^(log q + v − lb)·expm1(vb − v)/(1 − e^−h)
-//	add:    x_b − X = q·(e^v − e^vb)·X·x_b,  so w₋ = qOverD(v)·e^(vb−v)·expm1(v − vb)/(1 − e^−h)
+//	remove: x_b − X = q·(e^vb − e^v),  so w₋ = e^(log q + vb − lb)·(−expm1(v − vb))/(1 − e^−h)
+//	add:    x_b − X = q·(e^v − e^vb)·X·x_b,  so w₋ = qOverD(v)·(−expm1(vb − v))/(1 − e^−h)
 //
-// Without a vb, directly.
+// (bounded factors, expm1 arguments ≤ 0, as in wUp). Without a vb,
+// directly.
 func (s sgmPair) wDown(v, l, lb, vb float64, okB bool, em1h float64) float64 {
 	den := -math.Expm1(-math.Log1p(em1h)) // 1 − e^−h
 	if !okB {
 		return -math.Expm1(l-lb) / den
 	}
 	if s.dir == pldRemove {
-		return math.Exp(math.Log(s.q)+v-lb) * math.Expm1(vb-v) / den
+		return math.Exp(math.Log(s.q)+vb-lb) * -math.Expm1(v-vb) / den
 	}
-	return s.qOverD(v) * math.Exp(vb-v) * math.Expm1(v-vb) / den
+	return s.qOverD(v) * -math.Expm1(vb-v) / den
 }
 
 // roundOffPerAtom is the relative round-off assumed of each mass p_k of

@@ -549,3 +549,37 @@ func TestPLD_Errors(t *testing.T) {
 		t.Errorf("ε=+Inf: δ = %v, %v", d, err)
 	}
 }
+
+// TestPLD_SmallSigma: a small noise multiplier makes the losses huge
+// (hundreds) and the grid coarse (the default grid is coarsened to 2¹⁷
+// points); exponentials of the losses must not overflow anywhere (they
+// once did, giving NaN and ε = 0). T = 1 against the hockey-stick
+// integral (both directions, the max): δ(ε) off the grid, where
+// connect-the-dots interpolates, above the integral and within 1e-5
+// relative (measured ≤ 2.3e-7), and ε(δ) back within 1e-6 relative; and
+// T = 10 below the RDP value and far from 0.
+func TestPLD_SmallSigma(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ sigma, q, eps float64 }{{0.05, 0.5, 250}, {0.05, 0.5, 100}, {0.1, 0.01, 40}, {0.2, 0.999, 20}} {
+		m := SampledGaussian{Sigma: c.sigma, Q: c.q, Steps: 1}
+		want := math.Max(hockeyStick(c.q, c.sigma, c.eps, false), hockeyStick(c.q, c.sigma, c.eps, true))
+		got, err := m.DeltaPLD(c.eps, PLDOptions{})
+		if err != nil || !(got >= want*(1-1e-9)) || !(got <= want*(1+1e-5)) {
+			t.Errorf("%v: δ(%v) = %.10g, %v; hockey-stick %.10g", m, c.eps, got, err, want)
+		}
+		e, err := m.EpsilonPLD(want, PLDOptions{})
+		if err != nil || !(e >= c.eps*(1-1e-9)) || !(e <= c.eps*(1+1e-6)) {
+			t.Errorf("%v: ε(%v) = %.10g, %v; want %v", m, want, e, err, c.eps)
+		}
+	}
+	m := SampledGaussian{Sigma: 0.05, Q: 0.5, Steps: 10}
+	rdp, _, err := m.Epsilon(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each step's loss is ≈ 199 with probability 1/2 (the record is in
+	// the batch): ε of 10 steps at δ = 1e-5 is above 1000.
+	if got, err := m.EpsilonPLD(1e-5, PLDOptions{}); err != nil || !(got <= rdp) || !(got > 1000) {
+		t.Errorf("%v: PLD ε %v, %v; RDP %v", m, got, err, rdp)
+	}
+}
