@@ -663,10 +663,37 @@ func (m SampledGaussian) composedPLDs(opt PLDOptions, tail float64, r pldRoundin
 	for i, dir := range []pldDirection{pldRemove, pldAdd} {
 		s := sgmPair{q: m.Q, sigma: m.Sigma, dir: dir}
 		d := s.discretize(h, lo, hi, r)
+		if err := d.checkMass(r); err != nil {
+			return out, fmt.Errorf("one step of %v: %w", m, err)
+		}
 		c.trim(d)
 		out[i] = c.compose(d, m.Steps)
+		if err := out[i].checkMass(r); err != nil {
+			return out, fmt.Errorf("%v: %w", m, err)
+		}
 	}
 	return out, nil
+}
+
+// massTolerance bounds how far the total mass of a pessimistic PLD may
+// stray from 1 before checkMass calls it a numerical failure: every move
+// of the discretisation and composition conserves mass, so only
+// round-off (≪ 1e-6) remains.
+const massTolerance = 1e-6
+
+// checkMass returns an ErrNumerical error when d holds a NaN or an
+// infinity, or (pessimistic) its mass, inf included, is not 1 to within
+// massTolerance: a guard, so that a numerical failure is an error (and
+// the caller's other accountant is used), never a wrong ε.
+func (d *pld) checkMass(r pldRounding) error {
+	mass := d.inf
+	for _, v := range d.p {
+		mass += v
+	}
+	if math.IsNaN(mass) || math.IsInf(mass, 0) || math.IsNaN(d.errL1) || (r == pessimistic && math.Abs(mass-1) > massTolerance+d.errL1) {
+		return fmt.Errorf("%w: privacy-loss distribution has total mass %v (want 1)", ErrNumerical, mass)
+	}
+	return nil
 }
 
 // deltaAt returns δ(ε) = inf + Σ_{l > ε} p(l)·(1 − e^(ε−l)) of d.
@@ -816,7 +843,9 @@ func (m SampledGaussian) deltaPLD(epsilon float64, opt PLDOptions, r pldRounding
 // (never at the defaults for σ ≥ 0.5).
 //
 // Errors (wrapping ErrInvalid): see Validate; δ outside (0, 1) or NaN;
-// a bad opt.Interval; a window of more than 2²² grid points.
+// a bad opt.Interval; a window of more than 2²² grid points. Wrapping
+// ErrNumerical: a distribution that lost mass or holds a NaN (a guard; not
+// expected).
 //
 // [arXiv:1906.03049]: https://arxiv.org/abs/1906.03049
 // [arXiv:2106.02848]: https://arxiv.org/abs/2106.02848

@@ -583,3 +583,28 @@ func TestPLD_SmallSigma(t *testing.T) {
 		t.Errorf("%v: PLD ε %v, %v; RDP %v", m, got, err, rdp)
 	}
 }
+
+// TestPLD_CheckMass: the guard that turns a numerical failure into an
+// ErrNumerical error (not a wrong ε) fires on a NaN and on lost mass, and
+// passes a sound distribution.
+func TestPLD_CheckMass(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		p    []float64
+		inf  float64
+		r    pldRounding
+		fail bool
+	}{
+		{[]float64{0.25, 0.5, 0.25}, 0, pessimistic, false},
+		{[]float64{0.25, 0.5, 0.2}, 0.05, pessimistic, false},
+		{[]float64{0.25, math.NaN(), 0.25}, 0, pessimistic, true},
+		{[]float64{0.25, 0.25}, 0, pessimistic, true},
+		{[]float64{0.25, 0.25}, 0, optimistic, false}, // the optimistic one drops mass
+		{[]float64{0.25, math.Inf(1)}, 0, optimistic, true},
+	} {
+		d := &pld{h: 0.1, p: c.p, inf: c.inf}
+		if err := d.checkMass(c.r); (err != nil) != c.fail || (c.fail && !errors.Is(err, ErrNumerical)) {
+			t.Errorf("%v inf %v rounding %v: %v, want failure %v", c.p, c.inf, c.r, err, c.fail)
+		}
+	}
+}

@@ -102,7 +102,8 @@ func (m Mechanism) sgm() accountant.SampledGaussian {
 //
 // Normally the PLD value is the smaller (5–10 % on DP-SGD settings); the
 // RDP one is booked when the PLD one is larger, infinite (its round-off
-// budget exceeds δ) or fails (a loss range too wide for its grid). The
+// budget exceeds δ) or fails (a loss range too wide for its grid, or its
+// numerical guard). The
 // guarantee's text names the accountant that gave the booked ε and the
 // other's value, e.g. "computed by the harness (PLD accountant, h=0.000967;
 // RDP accountant gives 2.6 at order 8) for the declared …". covers says
