@@ -74,8 +74,8 @@ func fakeMechWorker(mode string) int {
 }
 
 // TestExternalLearner_Accounted: a worker that declares its mechanism gets
-// the guarantee the harness computes for it (learners.Account: the RDP
-// accountant at comparison.delta), not its own word — in its rows
+// the guarantee the harness computes for it (learners.Account: the smaller
+// of the PLD and RDP accountants' ε at comparison.delta), not its own word — in its rows
 // (epsilon_spent, approx, its declared ε in diag_declared_epsilon), its
 // level check (over the level at ε = 0.1), the warnings (a declared ε
 // below the computed one) and the ledger ("computed by the harness", the
@@ -140,7 +140,7 @@ func TestExternalLearner_Accounted(t *testing.T) {
 			seen++
 			ch := le.Components[0]
 			if !strings.Contains(ch.Release, "computed by the harness from the mechanism the method declares") ||
-				!strings.Contains(ch.Claimed, "ε computed by the harness from the mechanism each fit declares: RDP accountant") ||
+				!strings.Contains(ch.Claimed, "ε computed by the harness from the mechanism each fit declares: the smaller of two upper bounds") ||
 				float64(le.Total.Epsilon) != math.Max(want.Epsilon, map[string]float64{"epsilon=0.1": 0.1, "epsilon=10": 10}[le.Setting]) || float64(le.Total.Delta) != delta {
 				t.Errorf("%s: ledger %s: release %q claimed %q total %+v", mode, le.Setting, ch.Release, ch.Claimed, le.Total)
 			}

@@ -76,7 +76,8 @@ def subsampled_gaussian(noise_multiplier, sampling_rate, steps, epsilon=None, de
     `steps` steps of the Poisson-subsampled Gaussian mechanism (DP-SGD;
     sampling_rate 1 for full-batch DP-GD) with noise standard deviation
     noise_multiplier times the L2 sensitivity of each step's sum. The
-    harness's RDP accountant (Mironov, Talwar & Zhang 2019) gives its
+    harness's accountants (privacy-loss distributions, and RDP after
+    Mironov, Talwar & Zhang 2019; the smaller bound is booked) give its
     epsilon at delta (the level's when None): at sampling_rate 1 the
     Gaussian mechanism's, under replace-one adjacency when the multiplier
     is against the replace-one sensitivity (2C/n for an average of

@@ -202,8 +202,9 @@ cached_npy <- function(path) {
 #' steps steps of the Poisson-subsampled Gaussian mechanism (DP-SGD;
 #' sampling_rate 1 for full-batch DP-GD) with noise standard deviation
 #' noise_multiplier times the L2 sensitivity of each step's sum. The
-#' harness's RDP accountant (Mironov, Talwar & Zhang 2019) computes its
-#' epsilon at delta (the level's when NULL) and books that; epsilon, if
+#' harness's accountants (privacy-loss distributions, and RDP after
+#' Mironov, Talwar & Zhang 2019) compute its epsilon at delta (the
+#' level's when NULL) and it books the smaller bound; epsilon, if
 #' given, is the method's own figure, set beside it (a smaller one is a
 #' warning). Return it as a fit's privacy, with
 #' dprepro_worker(privacy = "approx", attributes = list(mechanism =
