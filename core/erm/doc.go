@@ -49,8 +49,10 @@
 //
 // # Concurrency
 //
-// Functions allocate their own buffers unless given a [Workspace]; a
-// Workspace must be used by one goroutine at a time. Loss values, Rows and
+// [Fit] uses the [Workspace] it is given, else borrows one from a
+// package-level sync.Pool (safe for concurrent fits); other functions
+// allocate their own buffers. A Workspace must be used by one goroutine at
+// a time. Loss values, Rows and
 // Objective values are read-only and may be shared.
 //
 // # Panics

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -36,8 +37,10 @@ type FitOptions struct {
 	// MaxIter bounds the number of Newton steps. Zero means 100; otherwise
 	// > 0.
 	MaxIter int
-	// Work holds reusable buffers; nil allocates them per call. A Workspace
-	// must not be used by two goroutines at once.
+	// Work holds reusable buffers; nil borrows a Workspace from a
+	// package-level pool for the duration of the call (so that repeated
+	// fits by callers that pass none do not allocate ≈ 8·n float64 values
+	// each). A Workspace must not be used by two goroutines at once.
 	Work *Workspace
 	// Context, when not nil, is checked before every Newton step: once it
 	// is done, Fit returns its error (wrapped) and no Result, so that a
@@ -70,6 +73,11 @@ type Workspace struct {
 	chol             mat.Cholesky
 	d                int
 }
+
+// workspacePool lends Workspaces to calls of [Fit] without
+// FitOptions.Work. sync.Pool is safe for concurrent use and drops idle
+// entries at garbage collection, so it holds no memory for long.
+var workspacePool = sync.Pool{New: func() any { return new(Workspace) }}
 
 func (ws *Workspace) reset(n, d int) {
 	grow := func(s []float64, k int) []float64 {
@@ -133,6 +141,9 @@ const (
 // sparse data (Σᵢ nnzᵢ²/2 multiply-adds each, against O(nnz) for a gradient):
 //   - At w = 0 every margin is 0, so H = λI + ℓ″(0)·XᵀΩX/N; XᵀΩX is computed
 //     once per Rows and cached, so a cold start skips one build.
+//   - At w = 0 with the unweighted logistic loss, the loss pass and the
+//     data part of the gradient are the same for every fit on a Rows;
+//     they are computed once and cached with XᵀΩX.
 //   - After a full step that reduced ‖∇J‖ at least tenfold, the next step
 //     reuses the factor (a chord step of Shamanskii's modified Newton
 //     method). Any SPD matrix gives a descent direction, so the line search
@@ -173,7 +184,10 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 	}
 	ws := opts.Work
 	if ws == nil {
-		ws = new(Workspace)
+		// Every buffer of a Workspace is written before it is read (reset
+		// only resizes), so a pooled one gives bit-identical results.
+		ws = workspacePool.Get().(*Workspace)
+		defer workspacePool.Put(ws)
 	}
 	ws.reset(n, d)
 	w := ws.w
@@ -212,9 +226,22 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		return floats.Norm(g, 2)
 	}
 
-	rows.margins(ws.m, w, rows.y)
-	f := penalty(w) + invN*evalLoss(obj.Loss, ws.m, rows.y, rows.weight, ws.g1, ws.g2)
-	gnorm := gradient()
+	_, plainLogistic := obj.Loss.(Logistic)
+	plainLogistic = plainLogistic && rows.weight == nil
+	var f, gnorm float64
+	if atZero && plainLogistic {
+		// A cold start: the loss pass and the data gradient at w = 0 are
+		// cached per Rows (the same numbers, bit for bit).
+		loss0, grad0 := rows.logisticZero(ws.m, ws.g1, ws.g2)
+		f = penalty(w) + invN*loss0
+		copy(ws.grad, grad0)
+		obj.addPenaltyGrad(ws.grad, w, invN)
+		gnorm = floats.Norm(ws.grad, 2)
+	} else {
+		rows.margins(ws.m, w, rows.y)
+		f = penalty(w) + invN*evalLoss(obj.Loss, ws.m, rows.y, rows.weight, ws.g1, ws.g2)
+		gnorm = gradient()
+	}
 	res := Result{Status: StatusMaxIter}
 	reuse := false // the current factor may be reused for the next step
 	for {
@@ -264,8 +291,12 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		accepted := false
 		var lossT float64
 		for k := 0; k < maxBacktrack; k++ {
-			floats.AddScaledTo(ws.mt, ws.m, t, ws.q)
-			lossT = invN * evalLoss(obj.Loss, ws.mt, rows.y, rows.weight, ws.g1t, ws.g2t)
+			if plainLogistic {
+				lossT = invN * logisticPass(ws.mt, ws.m, t, ws.q, rows.y, ws.g1t, ws.g2t)
+			} else {
+				floats.AddScaledTo(ws.mt, ws.m, t, ws.q)
+				lossT = invN * evalLoss(obj.Loss, ws.mt, rows.y, rows.weight, ws.g1t, ws.g2t)
+			}
 			ft := 0.5*lam*(ww+t*(2*wp+t*pp)) + lw + t*lp + lossT
 			if ft <= f+armijoC1*t*slope || (tiny && k == 0 && ft <= f+noise) {
 				accepted = true
@@ -383,6 +414,9 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 	var s float64
 	switch l := loss.(type) {
 	case Logistic:
+		if omega == nil {
+			return logisticPass(nil, m, 0, nil, y, g1, g2)
+		}
 		// ℓ(z) = max(−z, 0) + log(1 + e) with e = exp(−|z|). Unweighted, the
 		// logs are summed as the log of products of blocks of 32 factors
 		// (1 + e) ∈ (1, 2], which cannot overflow (< 2³²): one log per block
@@ -479,6 +513,90 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 		}
 	}
 	return s
+}
+
+// logisticPass is evalLoss for the unweighted logistic loss at the margins
+// zᵢ = mᵢ + t·qᵢ (q nil: zᵢ = mᵢ): it returns Σᵢ ℓ(zᵢ) and sets g1ᵢ =
+// yᵢ·ℓ′(zᵢ), g2ᵢ = ℓ″(zᵢ) and, when q is not nil, dstᵢ = zᵢ. Its
+// floating-point operations are exactly those of floats.AddScaledTo(dst, m,
+// t, q) (one product and one sum per row) followed by evalLoss's general
+// logistic loop with ω = nil, so its results are bit-identical to theirs:
+// the same e = expNeg(|z|), r = 1/(1 + e), ℓ′ = −e·r (z ≥ 0) or −r (z < 0),
+// ℓ″ = (e·r)·r, hinge terms added in row order and the factors (1 + e)
+// multiplied in blocks of 32 rows i ∈ [32k, 32k + 32), each block's product
+// logged once. Only the control flow differs: the trial margins are formed
+// in the same pass (one pass over n fewer per line-search trial), no
+// weight test per row, a loop per block of 32 instead of a counter, e·r
+// computed once, a branch-free choice on the sign of z, and expNeg inlined
+// by hand (its call was a tenth of the pass).
+func logisticPass(dst, m []float64, t float64, q, y, g1, g2 []float64) float64 {
+	n := len(m)
+	y, g1, g2 = y[:n], g1[:n], g2[:n]
+	if q != nil {
+		dst, q = dst[:n], q[:n]
+	}
+	var hinge, logs float64
+	prod := 1.0
+	for lo := 0; lo < n; lo += 32 {
+		hi := min(lo+32, n)
+		prod = 1
+		mb, yb, g1b, g2b := m[lo:hi], y[lo:hi], g1[lo:hi], g2[lo:hi]
+		yb, g1b, g2b = yb[:len(mb)], g1b[:len(mb)], g2b[:len(mb)]
+		if q != nil {
+			// The trial margins m + t·q, rounded as AddScaledTo rounds
+			// them (t·qᵢ, then the sum; no fused multiply-add on amd64).
+			db, qb := dst[lo:hi], q[lo:hi]
+			db, qb = db[:len(mb)], qb[:len(mb)]
+			for i, v := range mb {
+				db[i] = v + t*qb[i]
+			}
+			mb = db
+		}
+		for i, z := range mb {
+			x := math.Abs(z)
+			var e float64
+			if x <= 708 {
+				// expNeg(x), inlined: see there.
+				const (
+					log2e = 1.4426950408889634
+					ln2Hi = 6.93147180369123816490e-01
+					ln2Lo = 1.90821492927058770002e-10
+				)
+				k := math.Floor(x*log2e + 0.5)
+				r := (k*ln2Hi - x) + k*ln2Lo
+				r2 := r * r
+				r4 := r2 * r2
+				p01 := 1 + r
+				p23 := 1.0/2 + r*(1.0/6)
+				p45 := 1.0/24 + r*(1.0/120)
+				p67 := 1.0/720 + r*(1.0/5040)
+				p89 := 1.0/40320 + r*(1.0/362880)
+				pab := 1.0/3628800 + r*(1.0/39916800)
+				const pc = 1.0 / 479001600
+				p := p01 + r2*p23 + r4*(p45+r2*p67) + r4*r4*(p89+r2*pab+r4*pc)
+				e = math.Float64frombits(math.Float64bits(p) - uint64(k)<<52)
+			} else {
+				e = expNeg(x) // 0, or NaN for NaN
+			}
+			r := 1 / (1 + e)
+			er := e * r
+			// Branch-free select (the sign of z is unpredictable): for
+			// z < 0, hz = −z and ℓ′ = −r, else hz = +0 and ℓ′ = −e·r. At
+			// z = −0 both choices agree (e = 1, ℓ′ = −1/2, hz = +0).
+			neg := uint64(int64(math.Float64bits(z)) >> 63) // all ones iff sign bit set
+			hz := math.Float64frombits(math.Float64bits(-z) & neg)
+			d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
+			hinge += hz
+			prod *= 1 + e
+			g1b[i] = yb[i] * d1
+			g2b[i] = er * r
+		}
+		if hi-lo == 32 {
+			logs += math.Log(prod)
+			prod = 1
+		}
+	}
+	return hinge + logs + math.Log(prod)
 }
 
 // expNeg returns exp(−x) for x ≥ 0 (NaN for NaN), with relative error below

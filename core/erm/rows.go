@@ -70,9 +70,17 @@ type Rows struct {
 // at w = 0, where every ℓ″(0) is the same, so a cold start on a Rows that is
 // fitted many times (a training fold, for many λ, ε and noise draws) saves
 // one Hessian build.
+//
+// It also holds, for unweighted rows, the logistic loss pass at w = 0
+// ([Rows.logisticZero]), which a cold start of Fit would otherwise repeat
+// on every fit.
 type gramCache struct {
 	once sync.Once
 	h    []float64 // row-major d×d, both triangles
+
+	zeroOnce sync.Once
+	zeroLoss float64   // Σᵢ ℓ(0) as logisticPass sums it
+	zeroGrad []float64 // Σᵢ yᵢ·ℓ′(0)·xᵢ as mulTransAdd sums it
 }
 
 // NewRows returns a CSR copy of the rows idx of X with labels y[idx[k]]; idx
@@ -426,17 +434,25 @@ func (r *Rows) MulTrans(dst, v []float64) []float64 {
 // faster than whole-column passes at n = 24,000.
 const block = 1024
 
-// margins sets dst[i] = xᵢᵀw, times y[i] when y is non-nil.
+// margins sets dst[i] = xᵢᵀw, times y[i] when y is non-nil. The product
+// with y is taken block by block, while the block is still in L1 cache
+// (the same one rounding per row as a separate pass).
 func (r *Rows) margins(dst, w, y []float64) {
 	n := r.n
 	dst = dst[:n]
-	for lo := 0; lo < n; lo += block {
-		r.marginsBlock(dst[lo:min(lo+block, n)], w, lo)
-	}
 	if y != nil {
 		y = y[:n]
-		for i := range dst {
-			dst[i] *= y[i]
+	}
+	for lo := 0; lo < n; lo += block {
+		hi := min(lo+block, n)
+		seg := dst[lo:hi]
+		r.marginsBlock(seg, w, lo)
+		if y != nil {
+			ys := y[lo:hi]
+			ys = ys[:len(seg)]
+			for i, v := range ys {
+				seg[i] *= v
+			}
 		}
 	}
 }
@@ -646,6 +662,39 @@ func (r *Rows) addOuterUpper(h, s, scratch []float64) {
 			}
 		}
 	}
+}
+
+// logisticZero sets m to the margins at w = 0 (as margins(m, 0, y) sets
+// them: +0·yᵢ, i.e. ±0), g1 and g2 to yᵢ·ℓ′(0) and ℓ″(0) of the logistic
+// loss, and returns Σᵢ ℓ(0) and the data part Σᵢ yᵢ·ℓ′(0)·xᵢ of the
+// gradient (shared, not to be modified): the state [Fit] computes at a cold
+// start, bit for bit. The sum and the gradient are computed once per Rows
+// by the same functions Fit uses (logisticPass, mulTransAdd) on the same
+// inputs; m, g1 and g2 are filled directly with the values logisticPass
+// gives at z = ±0, all exact (e = expNeg(0) = 1, r = 1/2, ℓ′ = −1/2 for
+// either sign of zero, ℓ″ = 1/4). It panics if r is weighted (the
+// logistic pass of weighted rows sums differently).
+func (r *Rows) logisticZero(m, g1, g2 []float64) (float64, []float64) {
+	if r.weight != nil {
+		panic("erm: logisticZero: weighted rows")
+	}
+	n := r.n
+	m, g1, g2 = m[:n], g1[:n], g2[:n]
+	y := r.y[:n]
+	for i, yi := range y {
+		m[i] = 0 * yi
+		g1[i] = yi * -0.5
+		g2[i] = 0.25
+	}
+	c := r.gram
+	c.zeroOnce.Do(func() {
+		z, h1, h2 := make([]float64, n), make([]float64, n), make([]float64, n)
+		r.margins(z, make([]float64, r.d), r.y)
+		c.zeroLoss = logisticPass(nil, z, 0, nil, r.y, h1, h2)
+		c.zeroGrad = make([]float64, r.d)
+		r.mulTransAdd(c.zeroGrad, h1)
+	})
+	return c.zeroLoss, c.zeroGrad
 }
 
 // gramMatrix returns XᵀΩX (row-major, both triangles), computing it once.

@@ -52,7 +52,7 @@ func BenchmarkObjPertFit(b *testing.B) {
 				_, d := ds.X.Dims()
 				noise := make([]float64, d)
 				rng := randx.New(1, "bench")
-				iters := 0
+				iters, hessians := 0, 0
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if err := plan.DrawNoise(noise, rng); err != nil {
@@ -63,8 +63,10 @@ func BenchmarkObjPertFit(b *testing.B) {
 						b.Fatal(err)
 					}
 					iters += res.Iter
+					hessians += res.Hessians
 				}
 				b.ReportMetric(float64(iters)/float64(b.N), "newton-iters/op")
+				b.ReportMetric(float64(hessians)/float64(b.N), "hessians/op")
 			})
 		}
 	}
