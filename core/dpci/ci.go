@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/dprepro/dprepro/core/mech"
 	"gonum.org/v1/gonum/mat"
@@ -63,15 +64,21 @@ func sandwich(h, sigma mat.Symmetric, n float64) (hInv, a *mat.Dense, err error)
 // its error once it is done; the check draws nothing.
 func mcInterval(ctx context.Context, rng *rand.Rand, theta []float64, a *mat.Dense, alpha float64, m int, noise func(z []float64) error) (Interval, error) {
 	if err := ctx.Err(); err != nil {
-		return Interval{}, err // before allocating m·d values
+		return Interval{}, err // before taking m·d values
 	}
 	d := len(theta)
-	samples := make([][]float64, d)
-	for j := range samples {
-		samples[j] = make([]float64, m)
+	// The m·d samples (coordinate j's in buf[j·m:(j+1)·m]) come from a pool:
+	// a unit computes one interval after another, and allocating them
+	// afresh (880 kB at m = 10,000, d = 11) was most of its garbage.
+	bp := mcPool.Get().(*[]float64)
+	defer mcPool.Put(bp)
+	if cap(*bp) < m*d {
+		*bp = make([]float64, m*d)
 	}
+	buf := (*bp)[:m*d]
 	g := make([]float64, d)
 	z := make([]float64, d)
+	ar := a.RawMatrix()
 	stride := max(1, (1<<16)/max(1, d*d+d))
 	for i := 0; i < m; i++ {
 		if i%stride == 0 {
@@ -89,20 +96,24 @@ func mcInterval(ctx context.Context, rng *rand.Rand, theta []float64, a *mat.Den
 			}
 		}
 		for j := 0; j < d; j++ {
-			row := a.RawRowView(j)
+			row := ar.Data[j*ar.Stride : j*ar.Stride+d]
 			s := z[j]
 			for k, v := range row {
 				s += v * g[k]
 			}
-			samples[j][i] = theta[j] + s
+			buf[j*m+i] = theta[j] + s
 		}
 	}
 	iv := Interval{Lo: make([]float64, d), Hi: make([]float64, d)}
-	for j, x := range samples {
-		iv.Lo[j], iv.Hi[j] = empiricalQuantiles(x, alpha/2, 1-alpha/2)
+	for j := 0; j < d; j++ {
+		iv.Lo[j], iv.Hi[j] = empiricalQuantiles(buf[j*m:(j+1)*m], alpha/2, 1-alpha/2)
 	}
 	return iv, nil
 }
+
+// mcPool holds the sample buffers of mcInterval (*[]float64), reused
+// across calls and goroutines; a buffer's contents never outlive a call.
+var mcPool = sync.Pool{New: func() any { return new([]float64) }}
 
 // empiricalQuantiles returns the empirical p- and q-quantiles (p ≤ q) of x
 // as stat.Quantile with stat.Empirical gives them on sorted x: the order
@@ -129,46 +140,68 @@ func empiricalQuantiles(x []float64, p, q float64) (lo, hi float64) {
 
 // selectNth reorders x so that x[k] is its (k+1)-th smallest value, every
 // value before it is ≤ x[k] and every value after it ≥ x[k], and returns
-// x[k] (Hoare's selection with a median-of-three pivot; no NaN in x).
+// x[k] (no NaN in x). It is the SELECT of Floyd and Rivest (1975,
+// Communications of the ACM 18(3), Algorithm 489): on a span longer than
+// 600 it first selects recursively within a sample window of about
+// n^(2/3) values around the expected place of x[k], so that the partition
+// pivot lands close to rank k and one pass of about n + min(k, n−k)
+// comparisons leaves a short span. For the tail ranks of the intervals
+// (2.5 % and 97.5 %) that is about 2.5× fewer comparisons than Hoare's
+// selection with a median-of-three pivot, which it replaced. The value
+// returned is the order statistic, so it does not depend on the algorithm.
 func selectNth(x []float64, k int) float64 {
-	lo, hi := 0, len(x)-1
-	for hi > lo {
-		mid := lo + (hi-lo)/2
-		if x[mid] < x[lo] {
-			x[mid], x[lo] = x[lo], x[mid]
+	floydRivest(x, 0, len(x)-1, k)
+	return x[k]
+}
+
+// floydRivest is Algorithm 489 on x[left..right] (the ACM pseudo-code with
+// 0-based indices).
+func floydRivest(x []float64, left, right, k int) {
+	for right > left {
+		if right-left > 600 {
+			n := float64(right - left + 1)
+			i := float64(k - left + 1)
+			z := math.Log(n)
+			s := 0.5 * math.Exp(2*z/3)
+			sd := 0.5 * math.Sqrt(z*s*(n-s)/n)
+			if i < n/2 {
+				sd = -sd
+			}
+			newLeft := max(left, int(float64(k)-i*s/n+sd))
+			newRight := min(right, int(float64(k)+(n-i)*s/n+sd))
+			floydRivest(x, newLeft, newRight, k)
 		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
+		t := x[k]
+		i, j := left, right
+		x[left], x[k] = x[k], x[left]
+		if x[right] > t {
+			x[right], x[left] = x[left], x[right]
 		}
-		if x[hi] < x[mid] {
-			x[hi], x[mid] = x[mid], x[hi]
-		}
-		pivot := x[mid]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < pivot {
+		for i < j {
+			x[i], x[j] = x[j], x[i]
+			i++
+			j--
+			for x[i] < t {
 				i++
 			}
-			for x[j] > pivot {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
+			for x[j] > t {
 				j--
 			}
 		}
-		// x[lo..j] ≤ pivot ≤ x[i..hi], and x[j+1..i-1] == pivot.
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return x[k]
+		if x[left] == t {
+			x[left], x[j] = x[j], x[left]
+		} else {
+			j++
+			x[j], x[right] = x[right], x[j]
+		}
+		// x[left..j−1] ≤ t = x[j] ≤ x[j+1..right].
+		if j <= k {
+			left = j + 1
+		}
+		if k <= j {
+			right = j - 1
 		}
 	}
-	return x[k]
 }
 
 func checkCIArgs(theta []float64, h mat.Symmetric, n, alpha float64, m int) error {

@@ -10,12 +10,12 @@ import (
 )
 
 // TestEmpiricalQuantiles checks the selection against stat.Quantile on
-// sorted data, for sizes from 1 to 10,000, heavy ties and the levels of
+// sorted data, for sizes from 1 to 30,001 (Floyd–Rivest sampling above 600), heavy ties and the levels of
 // the paper's intervals and the extremes.
 func TestEmpiricalQuantiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	levels := [][2]float64{{0.025, 0.975}, {0.05, 0.95}, {0, 1}, {0.5, 0.5}, {1e-9, 1 - 1e-9}, {0.3, 0.31}}
-	for _, m := range []int{1, 2, 3, 7, 40, 501, 10000} {
+	for _, m := range []int{1, 2, 3, 7, 40, 501, 601, 602, 1999, 10000, 30001} {
 		for _, ties := range []int{0, 1, 3, 50} {
 			x := make([]float64, m)
 			for i := range x {

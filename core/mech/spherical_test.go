@@ -3,8 +3,11 @@ package mech
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 func TestSphericalLaplace_InvalidParams(t *testing.T) {
@@ -144,5 +147,28 @@ func TestSphericalLaplace_OneDimIsLaplace(t *testing.T) {
 		}
 		checkProportion(t, "P(|b| > ln 20/γ)", tail, n, 0.05, z)
 		checkProportion(t, "P(b <= 1/γ)", below, n, 1-math.Exp(-1)/2, z)
+	}
+}
+
+// TestGammaShapeAtLeast1 checks that the local gamma sampler draws what
+// gonum's distuv.Gamma.Rand draws from the same stream, bit for bit, and
+// leaves the stream at the same place, for the shapes of the spherical
+// Laplace draws (d = 1, 2, 11, 100) and a non-integer one.
+func TestGammaShapeAtLeast1(t *testing.T) {
+	for _, a := range []float64{1, 2, 11, 30.5, 100} {
+		for _, b := range []float64{0.01, 1, 37} {
+			r1 := rand.New(rand.NewChaCha8([32]byte{byte(a), byte(b)}))
+			r2 := rand.New(rand.NewChaCha8([32]byte{byte(a), byte(b)}))
+			for i := 0; i < 2000; i++ {
+				got := gammaShapeAtLeast1(r1, a, b)
+				want := distuv.Gamma{Alpha: a, Beta: b, Src: r2}.Rand()
+				if math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("shape %v, rate %v, draw %d: %v, gonum %v", a, b, i, got, want)
+				}
+			}
+			if r1.Uint64() != r2.Uint64() {
+				t.Fatalf("shape %v, rate %v: the streams diverged", a, b)
+			}
+		}
 	}
 }
