@@ -50,11 +50,12 @@
 // profile interpolates the true convex profile from above), composition
 // keeps dominance, the losses outside a window are moved up (to +∞ above,
 // to the window's lower end below) and never down, the FFTs are padded so
-// that nothing wraps around, and an ℓ1 bound on the round-off of the
-// discretisation and of every FFT (Higham's bound) is carried along and
-// added to δ. It is typically 5–10 % below the RDP value on DP-SGD
-// settings (e.g. σ = 1.1, q = 256/60000, T = 14063, δ = 1e-5: 2.39
-// against 2.60). The default grid h = min(1e-3, q·√(e^(1/σ²)−1)/5) puts ε
+// that nothing wraps around, and an ℓ1 worst-case estimate of the
+// round-off of the discretisation and of every FFT (Higham's radix-2
+// bound, applied to gonum's mixed-radix FFT; the quadrature's truncation
+// error left out) is carried along and added to δ. It is typically 5–10 %
+// below the RDP value on DP-SGD settings (e.g. σ = 1.1, q = 256/60000,
+// T = 14063, δ = 1e-5: 2.39 against 2.60). The default grid h = min(1e-3, q·√(e^(1/σ²)−1)/5) puts ε
 // within ~0.5 % of its h → 0 limit; one call costs tens to hundreds of
 // milliseconds for T up to 10⁵ (the window, and so the cost, grows with
 // ε; the grid is coarsened beyond 2¹⁷ points). The round-off budget is

@@ -34,8 +34,10 @@ type PLDOptions struct {
 //	h = min(1e-3, s/5),  s = q·√(e^(1/σ²) − 1),
 //
 // s being the standard deviation of one step's privacy loss for small q
-// (the χ² divergence of N(1, σ²) from N(0, σ²) is e^(1/σ²) − 1), coarsened
-// if the loss window would need more than 2¹⁷ grid points. The
+// (the χ² divergence of N(1, σ²) from N(0, σ²) is e^(1/σ²) − 1). It
+// does not look at the loss window: EpsilonPLD and DeltaPLD coarsen this
+// h further when the window would need more than 2¹⁷ grid points
+// (PLDInterval returns the h they use). The
 // connect-the-dots error shrinks about as h² (measured); at h = s/5 the
 // tests measure ε within 0.5 % of its limit as h → 0 (pld_test.go,
 // TestEpsilonPLD_DefaultConverged), so ε is within ~1 % of the truth.
@@ -275,7 +277,10 @@ func (s sgmPair) vRange(la, lb float64) (v1, v2 float64, ok bool) {
 // Gauss–Legendre on panels of width ≤ min(0.5, 0.5/σ) (a quarter of a
 // standard deviation of z at most), on which f (a Gaussian density times a
 // smooth weight in [0, 1]) is resolved to far below float64 rounding.
-func (s sgmPair) integrate(v1, v2 float64, f func(v float64) float64, x, w []float64) float64 {
+//
+// It also returns the number of terms summed, for the round-off budget
+// (hatMasses).
+func (s sgmPair) integrate(v1, v2 float64, f func(v float64) float64, x, w []float64) (float64, int) {
 	panel := math.Min(0.5, 0.5/s.sigma)
 	np := int(math.Ceil((v2 - v1) / panel))
 	var ql quad.Legendre
@@ -288,7 +293,7 @@ func (s sgmPair) integrate(v1, v2 float64, f func(v float64) float64, x, w []flo
 			sum += w[j] * f(x[j])
 		}
 	}
-	return sum
+	return sum, np * len(x)
 }
 
 // hatMasses returns the connect-the-dots masses p_k, k = 0…n−1, of the
@@ -307,19 +312,32 @@ func (s sgmPair) integrate(v1, v2 float64, f func(v float64) float64, x, w []flo
 // losses. On each grid interval [x_j, x_{j+1}] the two hats are
 // w₊ = (X − x_j)/Δ_j and w₋ = (x_{j+1} − X)/Δ_j, Δ_j = x_{j+1} − x_j,
 // X = e^L, computed by wUp and wDown without cancellation.
-func (s sgmPair) hatMasses(h float64, lo, n int) []float64 {
-	p := make([]float64, n)
+//
+// It also returns errL1, an estimate of the ℓ1 round-off of p: each
+// integral of m positive terms, each correct to roundOffPerTerm relative,
+// summed left to right, errs by at most (m + 64)·u of its value (u = 2⁻⁵³;
+// the recursive-summation bound γ_{m−1} plus the terms' own error), and
+// adding it to p_k by u more. The quadrature's truncation error is not
+// in it (see integrate: far below rounding).
+func (s sgmPair) hatMasses(h float64, lo, n int) (p []float64, errL1 float64) {
+	p = make([]float64, n)
 	x, w := make([]float64, glNodes), make([]float64, glNodes)
+	add := func(k int, v float64, terms int) {
+		p[k] += v
+		errL1 += (float64(terms)*0x1p-53 + roundOffPerTerm + 0x1p-53) * v
+	}
 	// Below x_0: φ_0·x_0·e^(−L) = 1, so p_0 gets P(L ≤ l_0).
 	if v1, v2, ok := s.vRange(math.Inf(-1), float64(lo)*h); ok {
-		p[0] += s.integrate(v1, v2, s.densP, x, w)
+		v, m := s.integrate(v1, v2, s.densP, x, w)
+		add(0, v, m)
 	}
 	// Above x_{n−1}: weight e^(l_{n−1} − L) for p_{n−1}.
 	ln := float64(lo+n-1) * h
 	if v1, v2, ok := s.vRange(ln, math.Inf(1)); ok {
-		p[n-1] += s.integrate(v1, v2, func(v float64) float64 {
+		v, m := s.integrate(v1, v2, func(v float64) float64 {
 			return math.Exp(ln-s.lossV(v)) * s.densP(v)
 		}, x, w)
+		add(n-1, v, m)
 	}
 	em1h := math.Expm1(h)
 	for j := 0; j+1 < n; j++ {
@@ -330,16 +348,18 @@ func (s sgmPair) hatMasses(h float64, lo, n int) []float64 {
 		}
 		va, okA := s.vOf(la)
 		vb, okB := s.vOf(lb)
-		p[j+1] += s.integrate(v1, v2, func(v float64) float64 {
+		up, mUp := s.integrate(v1, v2, func(v float64) float64 {
 			l := s.lossV(v)
 			return s.wUp(v, l, la, va, okA, em1h) * math.Exp(lb-l) * s.densP(v)
 		}, x, w)
-		p[j] += s.integrate(v1, v2, func(v float64) float64 {
+		add(j+1, up, mUp)
+		down, mDown := s.integrate(v1, v2, func(v float64) float64 {
 			l := s.lossV(v)
 			return s.wDown(v, l, lb, vb, okB, em1h) * math.Exp(la-l) * s.densP(v)
 		}, x, w)
+		add(j, down, mDown)
 	}
-	return p
+	return p, errL1
 }
 
 // qOverD returns q·e^v/(1 − q + q·e^v) ∈ [0, 1] without overflow.
@@ -391,11 +411,20 @@ func (s sgmPair) wDown(v, l, lb, vb float64, okB bool, em1h float64) float64 {
 	return s.qOverD(v) * -math.Expm1(vb-v) / den
 }
 
-// roundOffPerAtom is the relative round-off assumed of each mass p_k of
-// the discretisation (a sum of positive Gauss–Legendre terms, each a
-// product of a few correctly rounded or nearly so exponentials, Erfc and
-// Expm1): a few units of float64 rounding (2⁻⁵³ ≈ 1.1e-16), taken as 64.
-const roundOffPerAtom = 64 * 0x1p-53
+// roundOffPerTerm is the relative round-off assumed of each term of the
+// Gauss–Legendre sums of hatMasses (a weight times a product of a few
+// correctly rounded or nearly so exponentials, Expm1 and Log1p): a few
+// units of float64 rounding (u = 2⁻⁵³ ≈ 1.1e-16), taken as 64u. The sum
+// of m such terms adds up to m·u more (hatMasses): with the coarse
+// panels of a small σ, m reaches ~3·10⁴ for the mass below the window.
+//
+// roundOffPerAtom is the round-off assumed of a difference of two upper
+// tails (survP, delta; Erfc has a few units of relative error), relative
+// to the larger: also 64u.
+const (
+	roundOffPerTerm = 64 * 0x1p-53
+	roundOffPerAtom = 64 * 0x1p-53
+)
 
 // discretize returns the single-step privacy-loss distribution of the pair
 // on the grid window [lo·h, hi·h].
@@ -433,13 +462,9 @@ func (s sgmPair) discretize(h float64, lo, hi int, r pldRounding) *pld {
 		d.errL1 = float64(n) * roundOffPerAtom
 		return d
 	}
-	d.p = s.hatMasses(h, lo, n)
-	var mass float64
-	for _, v := range d.p {
-		mass += v
-	}
+	d.p, d.errL1 = s.hatMasses(h, lo, n)
 	d.inf = s.delta(float64(hi) * h)
-	d.errL1 = roundOffPerAtom * (mass + d.inf)
+	d.errL1 += 2 * roundOffPerAtom * s.survP(float64(hi)*h)
 	return d
 }
 
@@ -458,7 +483,8 @@ func (s sgmPair) discretize(h float64, lo, hi int, r pldRounding) *pld {
 // scaled inverse transform err by ≤ log₂N·η·(‖a‖₂ + ‖b‖₂ + ‖a∗b‖₂) ≤
 // 1.5·log₂N·η·(‖a‖₂ + ‖b‖₂) ≈ 10u·log₂N·(‖a‖₂ + ‖b‖₂); 16 leaves room
 // for the mixed-radix passes of gonum's real FFT (fftpack), to which the
-// radix-2 theorem applies only in spirit.
+// radix-2 theorem applies only in spirit: for gonum's transform this is
+// an estimate, not a proved bound.
 const fftRoundOff = 16
 
 // trimMass is the mass below which the ends of a distribution's support
@@ -618,7 +644,9 @@ const windowTail = 1e-6
 //	P(L_m > t) ≤ exp((α−1)(T·ε(α) − t)),  P(L_m < −t) ≤ exp((α−1)(T·ε(α) − t))
 //
 // (Markov's inequality on e^((α−1)L) under P, and on e^(−(α−1)L) = (Q/P)^(α−1)
-// with D_α(Q‖P) ≤ ε(α)). The window is ±t with t the smallest such bound
+// under P, whose mean is E_Q[(Q/P)^(α−2)] = exp((α−2)·D_{α−1}(Q‖P)) ≤
+// exp((α−1)·D_α(Q‖P)) (Rényi divergences grow with the order) with
+// D_α(Q‖P) ≤ ε(α)). The window is ±t with t the smallest such bound
 // at tail mass tail over DPSGDOrders, plus a margin of 2 grid points.
 // The window only affects tightness: the mass outside it is moved to +∞
 // or up to the window's lower end (pessimistic), never down.
@@ -829,11 +857,16 @@ func (m SampledGaussian) deltaPLD(epsilon float64, opt PLDOptions, r pldRounding
 //     so raising any of them at any stage can only raise δ;
 //   - the FFTs are zero-padded to twice the window, so there is no
 //     wrap-around;
-//   - round-off: an ℓ1 bound on the error of the computed distribution is
-//     carried through every convolution (Higham's FFT bound, see
-//     fftRoundOff, and the relative round-off of the discretisation) and
-//     added to δ before ε is solved for (so ε is that of δ minus the
-//     budget). It is a worst-case bound, measured at the defaults:
+//   - round-off: an ℓ1 estimate of the error of the computed distribution
+//     is carried through every convolution (Higham's FFT bound, see
+//     fftRoundOff, and the round-off of the discretisation's sums, scaled
+//     by the number of terms summed, see hatMasses) and added to δ before
+//     ε is solved for (so ε is that of δ minus the budget). It is a
+//     worst-case estimate, not a proof: the per-term round-off is assumed
+//     (64 units of rounding), the quadrature's truncation error is not
+//     budgeted (it is far below rounding, see integrate), and Higham's
+//     radix-2 FFT bound is applied to gonum's mixed-radix FFT. Measured
+//     at the defaults:
 //     1e-8 to 2e-8 for T of a few thousand to 14063 (σ = 1.1,
 //     q = 256/60000), ~2e-7 at T = 10⁵; where it approaches δ, ε grows
 //     (+Inf once it exceeds δ) and the RDP accountant is the better bound.
