@@ -1,0 +1,50 @@
+package cicoverage
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dprepro/dprepro/runner"
+)
+
+// TestUnitCost_HandWorked checks the estimate of runner.UnitCoster on the
+// small spec's units against the formula worked by hand (n = 1500; the
+// lr units compute dp-obj-lr and zcdp-obj-lr, which share one fit; the
+// svm units dp- and zcdp-output-svm, which share θ̂), and that it orders
+// the units as their work does: more features, more work; a VI unit of
+// 40 fits above a coverage block of 4 replicates.
+func TestUnitCost_HandWorked(t *testing.T) {
+	t.Parallel()
+	e := load(t, smallSpec)
+	var c runner.UnitCoster = e
+	cost := map[string]float64{}
+	for _, u := range e.Units() {
+		cost[u.Key()] = c.UnitCost(u)
+	}
+	// VI, d = 1 (D = 2): vi_fits · (n·D + 1 fit · 30·n·D) = 40 · 31 · 3000.
+	if got, want := cost["adult/vi/n=1500,d=1,eps1=0.5/lr"], 40*31*3000.0; got != want {
+		t.Errorf("VI d=1 lr: %v, want %v", got, want)
+	}
+	// Coverage block of 4 replicates, d = 3 (D = 4), m = 200, 2 methods:
+	// 4 · (n·D + 30·n·D + 2 · (2·n·D² + m·(D² + D·log₂ 201))).
+	m := 200.0
+	want := 4 * (31*1500*4.0 + 2*(2*1500*16.0+m*(16+4*math.Log2(201))))
+	if got := cost["adult/d=3/svm/ci/rep=1-4"]; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("coverage d=3 svm rep 1-4: %v, want %v", got, want)
+	}
+	// The last block holds 2 replicates: half the first's.
+	if a, b := cost["adult/d=3/svm/ci/rep=1-4"], cost["adult/d=3/svm/ci/rep=5-6"]; math.Abs(a-2*b) > 1e-9*a {
+		t.Errorf("blocks of 4 and 2 replicates: %v and %v, want a ratio of 2", a, b)
+	}
+	if cost["adult/vi/n=1500,d=3,eps1=0.5/lr"] <= cost["adult/vi/n=1500,d=1,eps1=0.5/lr"] {
+		t.Error("VI: d = 3 not above d = 1")
+	}
+	if cost["adult/vi/n=1500,d=1,eps1=0.5/lr"] <= cost["adult/d=1/lr/ci/rep=1-4"] {
+		t.Error("VI of 40 fits not above a coverage block of 4 replicates")
+	}
+	for k, v := range cost {
+		if !(v > 0) {
+			t.Errorf("unit %s: cost %v, want > 0", k, v)
+		}
+	}
+}
