@@ -3,6 +3,7 @@ package cicoverage
 import (
 	"math"
 
+	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/methods/cimethods"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -18,14 +19,26 @@ var _ runner.UnitCoster = (*Experiment)(nil)
 // ranks the measured times.
 const fitPasses = 30
 
+// lossOps is what one row's loss and derivative cost in one pass of
+// [Experiment.UnitCost], in multiply-adds beside the 2·D of the margin
+// and the gradient: the logistic loss an exp per row (and a log per 32
+// rows, erm.Rows.LogisticSum), taken as 20; the Huberized hinge a
+// comparison and a square, taken as 2. Round figures, like fitPasses.
+func lossOps(model dpci.Model) float64 {
+	if model == dpci.LR {
+		return 20
+	}
+	return 2
+}
+
 // UnitCost implements runner.UnitCoster: the unit's work in
 // multiply-adds, estimated from what it does (Wang, Kifer & Lee 2019,
 // Section 7 protocol; n records, D = d+1 coefficients, m Monte Carlo
-// samples):
+// samples, ℓ = lossOps of the unit's model):
 //
 //	resample   n·D                       one bootstrap replicate drawn
-//	fit        fitPasses·n·D             one ERM fit (Algorithm 1's, or Eq. 7's θ̂)
-//	matrices   2·n·D²                    Ĥ and Σ̂ of Algorithm 2
+//	fit        fitPasses·n·(2D + ℓ)      one ERM fit (Algorithm 1's, or Eq. 7's θ̂)
+//	matrices   2·n·(D² + ℓ)              Ĥ and Σ̂ of Algorithm 2
 //	intervals  m·(D² + D·log₂ m)         Algorithm 3/5's Monte Carlo draws and quantiles
 //
 //	coverage unit  (hi−lo) · (resample + fits·fit + methods·(matrices + intervals))
@@ -34,8 +47,9 @@ const fitPasses = 30
 // where fits is the number of distinct fits a replicate makes for the
 // unit's methods: one per perturbation of the paper's methods (the DP
 // and zCDP variants share it, cimethods.Share), one per external method.
-// The order it gives is checked against measured thread CPU times
-// (docs/runs.md, "Scheduling"); it changes no result.
+// The order it gives is checked against measured thread CPU times (the
+// manifest's unit_times.scaling.estimates; docs/runs.md, "Scheduling");
+// it changes no result.
 func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 	u, ok := ru.(unit)
 	if !ok {
@@ -43,7 +57,7 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 	}
 	ci := e.spec.ConfidenceIntervals
 	pt := e.points[u.pt]
-	n, D := float64(pt.n), float64(pt.d+1)
+	n, D, l := float64(pt.n), float64(pt.d+1), lossOps(u.model)
 	perts := map[string]bool{}
 	fits := 0
 	for _, i := range u.ms {
@@ -57,11 +71,11 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 			fits++
 		}
 	}
-	replicate := n*D + float64(fits)*fitPasses*n*D
+	replicate := n*D + float64(fits)*fitPasses*n*(2*D+l)
 	if u.vi {
 		return float64(ci.VIFits) * replicate
 	}
 	m := float64(ci.MCSamples)
-	interval := 2*n*D*D + m*(D*D+D*math.Log2(m+1))
+	interval := 2*n*(D*D+l) + m*(D*D+D*math.Log2(m+1))
 	return float64(u.hi-u.lo) * (replicate + float64(len(u.ms))*interval)
 }

@@ -21,14 +21,16 @@ func TestUnitCost_HandWorked(t *testing.T) {
 	for _, u := range e.Units() {
 		cost[u.Key()] = c.UnitCost(u)
 	}
-	// VI, d = 1 (D = 2): vi_fits · (n·D + 1 fit · 30·n·D) = 40 · 31 · 3000.
-	if got, want := cost["adult/vi/n=1500,d=1,eps1=0.5/lr"], 40*31*3000.0; got != want {
+	// VI, d = 1 (D = 2), logistic (ℓ = 20): vi_fits · (n·D + 1 fit ·
+	// 30·n·(2D + ℓ)) = 40 · (3000 + 30·1500·24).
+	if got, want := cost["adult/vi/n=1500,d=1,eps1=0.5/lr"], 40*(3000+30*1500*24.0); got != want {
 		t.Errorf("VI d=1 lr: %v, want %v", got, want)
 	}
-	// Coverage block of 4 replicates, d = 3 (D = 4), m = 200, 2 methods:
-	// 4 · (n·D + 30·n·D + 2 · (2·n·D² + m·(D² + D·log₂ 201))).
+	// Coverage block of 4 replicates, d = 3 (D = 4), Huber (ℓ = 2),
+	// m = 200, 2 methods sharing θ̂: 4 · (n·D + 30·n·(2D + ℓ) + 2 ·
+	// (2·n·(D² + ℓ) + m·(D² + D·log₂ 201))).
 	m := 200.0
-	want := 4 * (31*1500*4.0 + 2*(2*1500*16.0+m*(16+4*math.Log2(201))))
+	want := 4 * (1500*4.0 + 30*1500*10.0 + 2*(2*1500*18.0+m*(16+4*math.Log2(201))))
 	if got := cost["adult/d=3/svm/ci/rep=1-4"]; math.Abs(got-want) > 1e-6*want {
 		t.Errorf("coverage d=3 svm rep 1-4: %v, want %v", got, want)
 	}
