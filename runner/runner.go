@@ -6,7 +6,17 @@
 //
 // Each unit draws its randomness from a stream derived from (root seed, unit
 // key) alone, and its rows are written in the order of Experiment.Units, not
-// in completion order, so the output is bit-identical for any worker count.
+// in completion order, so the output is bit-identical for any worker count,
+// shard or dispatch order.
+//
+// # Scheduling
+//
+// The units start most expensive first (longest processing time first),
+// by the experiment's estimates ([UnitCoster]) or the times an earlier
+// attempt measured, so that no long unit starts last and holds the run;
+// a sharded run splits the estimated cost, not the unit count. The
+// manifest's unit_times.scaling simulates the schedule on 2 to 32
+// workers from the measured times (results.Schedule).
 //
 // # Failures
 //
