@@ -21,17 +21,23 @@ func TestUnitCost_HandWorked(t *testing.T) {
 	for _, u := range e.Units() {
 		cost[u.Key()] = c.UnitCost(u)
 	}
-	// VI, d = 1 (D = 2), logistic (ℓ = 20): vi_fits · (n·D + 1 fit ·
-	// 30·n·(2D + ℓ)) = 40 · (3000 + 30·1500·24).
-	if got, want := cost["adult/vi/n=1500,d=1,eps1=0.5/lr"], 40*(3000+30*1500*24.0); got != want {
+	// r: the distinct rows of each point's sample (the fits run over
+	// those); points are d = 1, then d = 3.
+	r1, r3 := float64(e.points[0].data.base.N()), float64(e.points[1].data.base.N())
+	if e.points[0].d != 1 || e.points[1].d != 3 || r1 > 1500 || r3 > 1500 || r1 < 1 {
+		t.Fatalf("points: d %d, %d; distinct rows %v, %v", e.points[0].d, e.points[1].d, r1, r3)
+	}
+	// VI, d = 1 (D = 2), logistic (ℓ = 20), one fit shared by the obj
+	// methods: vi_fits · (10·n + r·D + 3·r·(2D + ℓ)).
+	if got, want := cost["adult/vi/n=1500,d=1,eps1=0.5/lr"], 40*(10*1500+r1*2+3*r1*24); got != want {
 		t.Errorf("VI d=1 lr: %v, want %v", got, want)
 	}
 	// Coverage block of 4 replicates, d = 3 (D = 4), Huber (ℓ = 2),
-	// m = 200, 2 methods sharing θ̂: 4 · (n·D + 30·n·(2D + ℓ) + 2 ·
-	// (2·n·(D² + ℓ) + m·(D² + D·log₂ 201))).
+	// m = 200, 2 methods sharing θ̂: 4 · (10·n + r·D + 3·r·(2D + ℓ) + 2 ·
+	// (2·r·(D² + ℓ) + m·(20·D + D² + D·log₂ 201))).
 	m := 200.0
-	want := 4 * (1500*4.0 + 30*1500*10.0 + 2*(2*1500*18.0+m*(16+4*math.Log2(201))))
-	if got := cost["adult/d=3/svm/ci/rep=1-4"]; math.Abs(got-want) > 1e-6*want {
+	want := 4 * (10*1500 + r3*4 + 3*r3*10 + 2*(2*r3*18+m*(80+16+4*math.Log2(201))))
+	if got := cost["adult/d=3/svm/ci/rep=1-4"]; math.Abs(got-want) > 1e-9*want {
 		t.Errorf("coverage d=3 svm rep 1-4: %v, want %v", got, want)
 	}
 	// The last block holds 2 replicates: half the first's.
