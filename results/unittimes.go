@@ -81,6 +81,11 @@ type UnitTimes struct {
 	// Scopes summarises the computed units per scratch scope, for a kind
 	// whose units share scratch files by scope (runner.ScratchScoper).
 	Scopes []ScopeTimes `json:"by_scope,omitempty"`
+	// Scaling simulates the units phase on 2 to 32 workers from the
+	// measured times, in the experiment's order, the runner's dispatch
+	// order and longest first ([Schedule]); absent when no unit has a
+	// time.
+	Scaling *Schedule `json:"scaling,omitempty"`
 }
 
 // ShardTimes is one shard's [UnitTimeStats].
@@ -225,4 +230,178 @@ func ByShard(recorded map[string]UnitTime) []ShardTimes {
 		return cmp.Or(cmp.Compare(index(a.Shard), index(b.Shard)), cmp.Compare(a.Shard, b.Shard))
 	})
 	return out
+}
+
+// ScheduleWorkers are the worker counts of the simulated schedules in
+// the manifest ([UnitTimes].Scaling).
+var ScheduleWorkers = []int{2, 4, 8, 16, 32}
+
+// Schedule is the manifest's simulated schedules of a run's units (issue
+// 27): from the units' measured times, how long the units phase would
+// take on W workers and how busy they would be, for W in
+// [ScheduleWorkers], when the units are dispatched in three orders. It
+// answers "would this run scale to 16 cores?" on a machine with fewer.
+//
+// Deviation from a real run: the simulation is list scheduling of the
+// measured times only — each unit starts, in the order given, as soon as
+// a worker is free (as Run's workers take them), and takes the time it
+// was measured with. It ignores everything but the units (loading the
+// data, θ₀ fits, writing the outputs), contention for memory bandwidth
+// and caches (a unit on a busy 16-core machine may take longer than it
+// did here), the garbage collector's and external workers' time (not in
+// the thread measure) and the machine's other load.
+type Schedule struct {
+	// Note says what the simulation ignores.
+	Note string `json:"note"`
+	// Units, TotalSeconds and LongestSeconds are those of the simulated
+	// units (those with a measured time: computed, or resumed with a
+	// recorded time).
+	Units          int     `json:"units"`
+	TotalSeconds   float64 `json:"total_s"`
+	LongestSeconds float64 `json:"longest_s"`
+	// UnitOrder dispatches the units in the experiment's own order
+	// (Experiment.Units, grouped by scope for a kind with scratch
+	// scopes): the runner's order before longest-first scheduling.
+	UnitOrder []SchedulePoint `json:"unit_order"`
+	// Dispatch is the order the runner used (runner.UnitCoster estimates,
+	// longest first; the unit order for a kind without estimates).
+	Dispatch []SchedulePoint `json:"dispatch"`
+	// LPT dispatches the units by their measured times, longest first:
+	// what perfect estimates would give.
+	LPT []SchedulePoint `json:"lpt"`
+	// Bound is the best any order can do: makespan max(longest unit,
+	// total/W) and the busy fraction it implies. Below 1 when one unit is
+	// longer than total/W: only splitting that unit helps.
+	Bound []SchedulePoint `json:"bound"`
+	// Estimates says how well the kind's cost estimates
+	// (runner.UnitCoster) rank the measured times; absent for a kind
+	// without estimates, and where the correlation is undefined (fewer
+	// than two units, or all estimates or all times equal).
+	Estimates *EstimateCheck `json:"estimates,omitempty"`
+}
+
+// EstimateCheck compares a kind's unit cost estimates with the measured
+// unit times.
+type EstimateCheck struct {
+	// Units is the number of units with both an estimate and a measured
+	// time.
+	Units int `json:"units"`
+	// Spearman is the rank correlation of estimate and measured time
+	// ([Spearman]); 1 means the estimates order the units exactly as
+	// their measured times do.
+	Spearman float64 `json:"spearman"`
+}
+
+// SchedulePoint is the simulated units phase at Workers workers: its
+// makespan and the busy fraction total/(Workers × makespan).
+type SchedulePoint struct {
+	Workers      int     `json:"workers"`
+	MakespanS    float64 `json:"makespan_s"`
+	BusyFraction float64 `json:"busy_fraction"`
+}
+
+// ScheduleNote is [Schedule].Note.
+const ScheduleNote = "list scheduling of the measured unit times (each unit, in the order given, starts on the first free worker); ignores non-unit work (data loading, θ₀ fits, outputs), memory-bandwidth and cache contention, GC and external-worker time, and machine load"
+
+// SimulateList returns the makespan of list scheduling times (in
+// dispatch order) on workers workers: each unit starts as soon as a
+// worker is free — the earliest-free worker — and runs for its time.
+// Zero for no units; workers < 1 is taken as 1.
+func SimulateList(times []float64, workers int) float64 {
+	workers = max(workers, 1)
+	free := make([]float64, min(workers, max(len(times), 1)))
+	makespan := 0.0
+	for _, t := range times {
+		w := 0
+		for i := 1; i < len(free); i++ {
+			if free[i] < free[w] {
+				w = i
+			}
+		}
+		free[w] += t
+		makespan = max(makespan, free[w])
+	}
+	return makespan
+}
+
+// SimulateSchedules returns the simulated schedules of the units with
+// times unitOrder (in the experiment's order) and dispatch (the same
+// times in the runner's dispatch order) at each of workers; nil for no
+// units.
+func SimulateSchedules(unitOrder, dispatch []float64, workers []int) *Schedule {
+	if len(unitOrder) == 0 {
+		return nil
+	}
+	lpt := slices.Clone(unitOrder)
+	slices.SortStableFunc(lpt, func(a, b float64) int { return cmp.Compare(b, a) })
+	s := &Schedule{Note: ScheduleNote, Units: len(unitOrder), LongestSeconds: lpt[0]}
+	for _, t := range unitOrder {
+		s.TotalSeconds += t
+	}
+	point := func(w int, makespan float64) SchedulePoint {
+		p := SchedulePoint{Workers: w, MakespanS: roundMicro(makespan)}
+		if makespan > 0 {
+			p.BusyFraction = math.Round(s.TotalSeconds/(float64(w)*makespan)*1e4) / 1e4
+		}
+		return p
+	}
+	for _, w := range workers {
+		s.UnitOrder = append(s.UnitOrder, point(w, SimulateList(unitOrder, w)))
+		s.Dispatch = append(s.Dispatch, point(w, SimulateList(dispatch, w)))
+		s.LPT = append(s.LPT, point(w, SimulateList(lpt, w)))
+		s.Bound = append(s.Bound, point(w, max(s.LongestSeconds, s.TotalSeconds/float64(w))))
+	}
+	s.TotalSeconds, s.LongestSeconds = roundMicro(s.TotalSeconds), roundMicro(s.LongestSeconds)
+	return s
+}
+
+// Spearman returns Spearman's rank correlation of x and y (parallel, the
+// same length): the Pearson correlation of their ranks, tied values
+// taking the mean of the ranks they span. NaN for fewer than two pairs or
+// when either has a single distinct value.
+func Spearman(x, y []float64) float64 {
+	if len(x) != len(y) || len(x) < 2 {
+		return math.NaN()
+	}
+	rx, ry := ranks(x), ranks(y)
+	var mx, my float64
+	for i := range rx {
+		mx += rx[i]
+		my += ry[i]
+	}
+	mx /= float64(len(rx))
+	my /= float64(len(ry))
+	var sxy, sxx, syy float64
+	for i := range rx {
+		dx, dy := rx[i]-mx, ry[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// ranks returns the 1-based ranks of x, ties at their mean rank.
+func ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
+	r := make([]float64, len(x))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
+			j++
+		}
+		mean := float64(i+j)/2 + 1
+		for k := i; k <= j; k++ {
+			r[idx[k]] = mean
+		}
+		i = j + 1
+	}
+	return r
 }

@@ -6,7 +6,17 @@
 //
 // Each unit draws its randomness from a stream derived from (root seed, unit
 // key) alone, and its rows are written in the order of Experiment.Units, not
-// in completion order, so the output is bit-identical for any worker count.
+// in completion order, so the output is bit-identical for any worker count,
+// shard or dispatch order.
+//
+// # Scheduling
+//
+// The units start most expensive first (longest processing time first),
+// by the experiment's estimates ([UnitCoster]) or the times an earlier
+// attempt measured, so that no long unit starts last and holds the run;
+// a sharded run splits the estimated cost, not the unit count. The
+// manifest's unit_times.scaling simulates the schedule on 2 to 32
+// workers from the measured times (results.Schedule).
 //
 // # Failures
 //
@@ -590,13 +600,15 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	}
 	secure := spec.Output.SecureNoise
 	mine := units
+	coster, _ := exp.(UnitCoster)
 	if o.Shard.Sharded() {
-		mine = nil
-		for p, u := range units {
-			if p%o.Shard.Count == o.Shard.Index {
-				mine = append(mine, u)
-			}
+		// By the estimates alone (no measured time): every shard, on any
+		// machine, computes the same assignment.
+		var est []float64
+		if coster != nil {
+			est = unitCosts(units, coster, func(string) (float64, bool) { return 0, false }, nil)
 		}
+		mine = shardUnits(units, est, o.Shard)
 	}
 	ur, _ := exp.(UnitReader)
 	inputs := func(u Unit) map[string]string {
@@ -662,16 +674,34 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		mu       sync.Mutex
 		failures []UnitFailure
 	)
-	// The scratch scopes of the units to run: a scope's files go once its
-	// last unit has returned, and the units run scope by scope (in the
-	// order of each scope's first unit) so that few scopes are open at
-	// once — the rows are gathered in the units' order below, and every
-	// unit draws from its own stream, so the order they run in changes
-	// no result.
+	// The order the units run in: the most expensive first
+	// (dispatchOrder, by the kind's estimates, UnitCoster, or the times
+	// an earlier attempt measured), and for a kind with scratch scopes
+	// scope by scope, so that few scopes are open at once (a scope's
+	// files go once its last unit has returned). The rows are gathered in
+	// the units' order below, and every unit draws from its own stream,
+	// so the order they run in changes no result.
 	scoper, _ := exp.(ScratchScoper)
+	measured := func(k string) (float64, bool) {
+		t, ok := cp.Time(k)
+		return t.Seconds, ok
+	}
+	costs := unitCosts(units, coster, measured, units)
+	costOf := map[string]float64{}
+	for i, u := range units {
+		if costs != nil {
+			costOf[u.Key()] = costs[i]
+		}
+	}
+	var todoCosts []float64
+	if costs != nil {
+		for _, u := range todo {
+			todoCosts = append(todoCosts, costOf[u.Key()])
+		}
+	}
+	todo = dispatchOrder(todo, todoCosts, scoper)
 	pendingScope := map[string]int{}
 	if scoper != nil {
-		todo = groupByScope(todo, scoper)
 		for _, u := range todo {
 			pendingScope[scoper.ScratchScope(u)]++
 		}
@@ -819,6 +849,20 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		unitsWall = 0 // no units phase
 	}
 	unitTimes := unitTimesOf(spec.Kind, timed, o.Workers, unitsWall, resumed, recorded, scope)
+	// The simulated schedules of every unit with a time (computed here,
+	// or resumed with a recorded one).
+	all := make(map[string]float64, len(timed)+len(recorded))
+	for k, t := range recorded {
+		all[k] = t.Seconds
+	}
+	for k, t := range timed {
+		all[k] = t.Seconds
+	}
+	unitOrder := units
+	if scoper != nil {
+		unitOrder = groupByScope(units, scoper)
+	}
+	unitTimes.Scaling = scheduleOf(unitOrder, dispatchOrder(units, costs, scoper), all, coster)
 	var traced *tracedRun
 	if o.TracePrivacy {
 		traced = &tracedRun{releases: trace.Releases(), units: len(todo), untraced: resumed}

@@ -1,0 +1,58 @@
+package cicoverage
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dprepro/dprepro/runner"
+)
+
+// TestUnitCost_HandWorked checks the estimate of runner.UnitCoster on the
+// small spec's units against the formula worked by hand (n = 1500; the
+// lr units compute dp-obj-lr and zcdp-obj-lr, which share one fit; the
+// svm units dp- and zcdp-output-svm, which share θ̂), and that it orders
+// the units as their work does: more features, more work; a VI unit of
+// 40 fits above a coverage block of 4 replicates.
+func TestUnitCost_HandWorked(t *testing.T) {
+	t.Parallel()
+	e := load(t, smallSpec)
+	var c runner.UnitCoster = e
+	cost := map[string]float64{}
+	for _, u := range e.Units() {
+		cost[u.Key()] = c.UnitCost(u)
+	}
+	// r: the distinct rows of each point's sample (the fits run over
+	// those); points are d = 1, then d = 3.
+	r1, r3 := float64(e.points[0].data.base.N()), float64(e.points[1].data.base.N())
+	if e.points[0].d != 1 || e.points[1].d != 3 || r1 > 1500 || r3 > 1500 || r1 < 1 {
+		t.Fatalf("points: d %d, %d; distinct rows %v, %v", e.points[0].d, e.points[1].d, r1, r3)
+	}
+	// VI, d = 1 (D = 2), logistic (ℓ = 20), one fit shared by the obj
+	// methods: vi_fits · (10·n + r·D + 3·r·(2D + ℓ)).
+	if got, want := cost["adult/vi/n=1500,d=1,eps1=0.5/lr"], 40*(10*1500+r1*2+3*r1*24); got != want {
+		t.Errorf("VI d=1 lr: %v, want %v", got, want)
+	}
+	// Coverage block of 4 replicates, d = 3 (D = 4), Huber (ℓ = 2),
+	// m = 200, 2 methods sharing θ̂: 4 · (10·n + r·D + 3·r·(2D + ℓ) + 2 ·
+	// (2·r·(D² + ℓ) + m·(20·D + D² + D·log₂ 201))).
+	m := 200.0
+	want := 4 * (10*1500 + r3*4 + 3*r3*10 + 2*(2*r3*18+m*(80+16+4*math.Log2(201))))
+	if got := cost["adult/d=3/svm/ci/rep=1-4"]; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("coverage d=3 svm rep 1-4: %v, want %v", got, want)
+	}
+	// The last block holds 2 replicates: half the first's.
+	if a, b := cost["adult/d=3/svm/ci/rep=1-4"], cost["adult/d=3/svm/ci/rep=5-6"]; math.Abs(a-2*b) > 1e-9*a {
+		t.Errorf("blocks of 4 and 2 replicates: %v and %v, want a ratio of 2", a, b)
+	}
+	if cost["adult/vi/n=1500,d=3,eps1=0.5/lr"] <= cost["adult/vi/n=1500,d=1,eps1=0.5/lr"] {
+		t.Error("VI: d = 3 not above d = 1")
+	}
+	if cost["adult/vi/n=1500,d=1,eps1=0.5/lr"] <= cost["adult/d=1/lr/ci/rep=1-4"] {
+		t.Error("VI of 40 fits not above a coverage block of 4 replicates")
+	}
+	for k, v := range cost {
+		if !(v > 0) {
+			t.Errorf("unit %s: cost %v, want > 0", k, v)
+		}
+	}
+}
