@@ -607,6 +607,9 @@ func logisticPass(dst, m []float64, t float64, q, y, g1, g2 []float64) float64 {
 // the scaling by 2⁻ᵏ is a direct exponent subtraction. The loss pass of Fit
 // evaluates one exponential per row per trial point, which made math.Exp
 // the largest single cost of a Newton step with a reused Hessian.
+// logisticPass holds an inlined copy of this body (the compiler does not
+// inline it): a change here must be made there too —
+// TestLogisticPass_BitIdentical compares the two bit for bit.
 func expNeg(x float64) float64 {
 	if !(x <= 708) {
 		if x > 708 {
