@@ -186,15 +186,6 @@ func TestAuditLearner_GoRegistered(t *testing.T) {
 		}
 		defer learners.Unregister(l.name)
 	}
-	dir := t.TempDir()
-	csvData, err := os.ReadFile(filepath.Join("..", "examples", "python-method", "audit-data.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "audit-data.csv"), csvData, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	spec := filepath.Join(dir, "go-audit.toml")
 	src := `schema = 1
 id = "go-audit"
 title = "Auditing Go learners"
@@ -220,9 +211,7 @@ epsilons = [0.5, 1.0, 5.0]
 lambda = 0.5
 loss = "huber"
 `
-	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	spec := writeAuditSpec(t, "go-audit.toml", src)
 	out := t.TempDir()
 	for _, tt := range []struct {
 		learner string
@@ -250,15 +239,6 @@ loss = "huber"
 // n = 20.
 func cvTuningSpec(t *testing.T, learner, loss string) string {
 	t.Helper()
-	dir := t.TempDir()
-	csvData, err := os.ReadFile(filepath.Join("..", "examples", "python-method", "audit-data.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "audit-data.csv"), csvData, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	spec := filepath.Join(dir, "cv-audit.toml")
 	src := `schema = 1
 id = "cv-audit"
 title = "Auditing a tuned learner"
@@ -285,9 +265,7 @@ methods = ["stability", "random"]
 learners = ["` + learner + `"]
 loss = "` + loss + `"
 `
-	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	spec := writeAuditSpec(t, "cv-audit.toml", src)
 	return spec
 }
 
@@ -339,4 +317,24 @@ func TestAuditLearner_CVTuningGoRegistered(t *testing.T) {
 		t.Errorf("exit %d, want 1 and \"claim violated\" at ε = 1, λ = 0.5\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	t.Logf("%s", strings.SplitN(stdout, "\n", 2)[0])
+}
+
+// writeAuditSpec writes the spec src as name into a new folder beside the
+// example's 40 audit records (examples/python-method/audit-data.csv, which
+// the spec names as audit-data.csv) and returns the spec's path.
+func writeAuditSpec(t *testing.T, name, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	csvData, err := os.ReadFile(filepath.Join("..", "examples", "python-method", "audit-data.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit-data.csv"), csvData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, name)
+	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }

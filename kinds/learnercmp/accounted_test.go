@@ -8,10 +8,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/dprepro/dprepro/core/accountant"
 	"github.com/dprepro/dprepro/core/privacy"
 	"github.com/dprepro/dprepro/methods/learners"
 	"github.com/dprepro/dprepro/results"
@@ -128,6 +130,29 @@ func TestExternalLearner_Accounted(t *testing.T) {
 		if n != 16 {
 			t.Errorf("%s: %d rows of fake-ext, want 16", mode, n)
 		}
+		// Every row records how its ε was computed: the declared
+		// mechanism, the δ, and both accountants' ε, the booked one the
+		// smaller (an independent call of each accountant).
+		rdp, order, err := accountant.SampledGaussian{Sigma: fakeMech.NoiseMultiplier, Q: fakeMech.SamplingRate, Steps: fakeMech.Steps}.Epsilon(delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pld, err := accountant.SampledGaussian{Sigma: fakeMech.NoiseMultiplier, Q: fakeMech.SamplingRate, Steps: fakeMech.Steps}.EpsilonPLD(delta, accountant.PLDOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(pld < rdp) || want.Epsilon != pld {
+			t.Fatalf("PLD ε %v, RDP ε %v, booked %v: want the PLD one, below RDP", pld, rdp, want.Epsilon)
+		}
+		for _, r := range rows {
+			if r["learner"] != "fake-ext" {
+				continue
+			}
+			got := []float64{r.Float("diag_noise_multiplier"), r.Float("diag_sampling_rate"), r.Float("diag_steps"), r.Float("diag_accounted_delta"), r.Float("diag_pld_epsilon"), r.Float("diag_rdp_epsilon"), r.Float("diag_rdp_order")}
+			if w := []float64{fakeMech.NoiseMultiplier, fakeMech.SamplingRate, float64(fakeMech.Steps), delta, pld, rdp, order}; !slices.Equal(got, w) {
+				t.Errorf("%s: %s: σ, q, T, δ, PLD ε, RDP ε, order = %v, want %v", mode, r["key"], got, w)
+			}
+		}
 		warned := strings.Join(e.RowWarnings(rows), "\n")
 		if below := strings.Contains(warned, "learner fake-ext declared an ε below what the harness computed for the mechanism it declares in 8 of 16 fits (first: declared 0.1, computed "+results.FormatFloat(want.Epsilon)); below != (mode == "level") {
 			t.Errorf("%s: warnings %q: the declared-below warning present %v, want %v", mode, warned, below, mode == "level")
@@ -151,6 +176,11 @@ func TestExternalLearner_Accounted(t *testing.T) {
 			}[mode]
 			if le.Setting == "epsilon=10" && mode == "level" {
 				wantClaim = "the method declared ε up to 10, never below what the harness computed"
+			}
+			if w := fmt.Sprintf("the largest: σ = %s, q = %s, T = %d at δ = %s gives ε = %s (PLD accountant %s; RDP accountant %s at order %s)",
+				results.FormatFloat(fakeMech.NoiseMultiplier), results.FormatFloat(fakeMech.SamplingRate), fakeMech.Steps, results.FormatFloat(delta),
+				results.FormatFloat(pld), results.FormatFloat(pld), results.FormatFloat(rdp), results.FormatFloat(order)); !strings.Contains(ch.Claimed, w) {
+				t.Errorf("%s: ledger %s: claimed %q, want it to say %q", mode, le.Setting, ch.Claimed, w)
 			}
 			if !strings.Contains(ch.Claimed, wantClaim) {
 				t.Errorf("%s: ledger %s: claimed %q, want it to say %q", mode, le.Setting, ch.Claimed, wantClaim)

@@ -683,6 +683,9 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		// such ε, and how many declared less than the harness computed.
 		declared, below int
 		declMax         float64
+		// The row of the accounted fit with the largest computed ε (nil
+		// for none): its declared mechanism and both accountants' ε.
+		acc results.Row
 	}
 	perData := map[string]map[string][]privacy.Guarantee{}
 	zcdp := map[string]*zc{}
@@ -695,6 +698,11 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		if privacy.Notion(r["notion"]) == privacy.ZCDP {
 			z := zcdp[k]
 			z.zcdp, z.rho = true, math.Max(z.rho, r.Float("rho_spent"))
+		}
+		if c := r.Float("diag_" + learners.AccountedEpsilon); !math.IsNaN(c) {
+			if z := zcdp[k]; z.acc == nil || c > z.acc.Float("diag_"+learners.AccountedEpsilon) {
+				z.acc = r
+			}
 		}
 		if d := r.Float("diag_" + learners.DeclaredEpsilon); !math.IsNaN(d) {
 			z := zcdp[k]
@@ -778,6 +786,12 @@ func (e *Experiment) Ledger(rows []results.Row) []results.LedgerEntry {
 		}
 		if w := accounted[learner]; w != "" {
 			claims = append(claims, w)
+			if r := z.acc; r != nil {
+				d := func(n string) string { return results.FormatFloat(r.Float("diag_" + n)) }
+				claims = append(claims, fmt.Sprintf("the largest: σ = %s, q = %s, T = %s at δ = %s gives ε = %s (PLD accountant %s; RDP accountant %s at order %s)",
+					d(learners.MechNoiseMultiplier), d(learners.MechSamplingRate), d(learners.MechSteps), d(learners.AccountedDelta),
+					d(learners.AccountedEpsilon), d(learners.PLDEpsilon), d(learners.RDPEpsilon), d(learners.RDPOrder)))
+			}
 			switch {
 			case z.declared == 0:
 				claims = append(claims, "the method declared no ε beside its mechanism")

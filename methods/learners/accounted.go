@@ -209,8 +209,46 @@ const (
 	AccountedEpsilon = "accounted_epsilon"
 )
 
+// The diagnostics that record how an accounted fit's ε was computed, so
+// that a run's rows let a reader recompute it: the declared mechanism
+// (MechNoiseMultiplier σ, MechSamplingRate q, MechSteps T) and both
+// accountants' ε at the fit's δ (AccountedDelta) — PLDEpsilon (NaN when
+// the PLD accountant failed or its round-off budget exceeds δ) and
+// RDPEpsilon at its best order RDPOrder. AccountedEpsilon is the smaller
+// of the two.
+const (
+	MechNoiseMultiplier = "noise_multiplier"
+	MechSamplingRate    = "sampling_rate"
+	MechSteps           = "steps"
+	PLDEpsilon          = "pld_epsilon"
+	RDPEpsilon          = "rdp_epsilon"
+	RDPOrder            = "rdp_order"
+	AccountedDelta      = "accounted_delta"
+)
+
+// AccountedDiagnostics are the diagnostics the harness adds to the rows of
+// a learner whose fits declare their mechanism, in column order.
+var AccountedDiagnostics = []string{AccountedEpsilon, DeclaredEpsilon, MechNoiseMultiplier, MechSamplingRate, MechSteps, AccountedDelta, PLDEpsilon, RDPEpsilon, RDPOrder}
+
+// accountingDiagnostics sets, in diag, what the harness computed for m
+// at delta (cached by Account): the mechanism's parameters and both
+// accountants' ε.
+func accountingDiagnostics(diag map[string]float64, m Mechanism, delta float64) error {
+	a, err := accountFor(m.sgm(), delta)
+	if err != nil {
+		return err
+	}
+	pld := a.pld
+	if a.pldErr != nil || math.IsInf(pld, 0) {
+		pld = math.NaN()
+	}
+	diag[MechNoiseMultiplier], diag[MechSamplingRate], diag[MechSteps] = m.NoiseMultiplier, m.SamplingRate, float64(m.Steps)
+	diag[AccountedDelta], diag[PLDEpsilon], diag[RDPEpsilon], diag[RDPOrder] = delta, pld, a.rdp, a.order
+	return nil
+}
+
 // accountingWords is what an accounted learner's Accounting says.
-const accountingWords = "ε computed by the harness from the mechanism each fit declares: the smaller of two upper bounds on the Poisson-subsampled Gaussian's ε at the fit's δ, a privacy-loss-distribution accountant (Koskela, Jälkö & Honkela 2020; connect-the-dots discretisation, both add and remove pairs) and the RDP accountant (Mironov, Talwar & Zhang 2019, tight conversion to (ε, δ)), each fit's guarantee naming which; at sampling rate 1 the Gaussian mechanism at the declared noise multiplier (replace-one when it is against the replace-one sensitivity), below 1 add-or-remove-one adjacency, as Opacus and TF-Privacy report it"
+const accountingWords = "ε computed by the harness from the mechanism each fit declares: the smaller of two upper bounds on the Poisson-subsampled Gaussian's ε at the fit's δ, a privacy-loss-distribution accountant (Koskela, Jälkö & Honkela 2020; connect-the-dots discretisation, both add and remove pairs) and the RDP accountant (Mironov, Talwar & Zhang 2019, tight conversion to (ε, δ)), each fit's row recording both (diag_pld_epsilon, diag_rdp_epsilon at diag_rdp_order) and the declared σ, q, T; at sampling rate 1 the Gaussian mechanism at the declared noise multiplier (replace-one when it is against the replace-one sensitivity), below 1 add-or-remove-one adjacency, as Opacus and TF-Privacy report it"
 
 // DeclaredBelowWarnings returns, for each learner of labels whose rows
 // carry the ε its method declared beside its mechanism

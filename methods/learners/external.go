@@ -116,7 +116,7 @@ func NewExternal(ctx context.Context, set *external.Set, name string, cfg Config
 		if err := CheckDiagnosticNames(l.diags); err != nil {
 			return nil, fmt.Errorf("learner %s: its hello's attributes.diagnostics: %w", name, err)
 		}
-		for _, n := range []string{AccountedEpsilon, DeclaredEpsilon} {
+		for _, n := range AccountedDiagnostics {
 			if l.mech != "" && slices.Contains(l.diags, n) {
 				return nil, fmt.Errorf("learner %s: its hello's attributes.diagnostics: %q is the harness's diagnostic of a learner that declares its mechanism", name, n)
 			}
@@ -137,12 +137,11 @@ func (l *External) Accounting() string {
 
 // DiagnosticNames implements Diagnoser: the names the worker's hello
 // declares in attributes.diagnostics (none when it declares none), and
-// [AccountedEpsilon] and [DeclaredEpsilon] when its fits declare their
-// mechanism.
+// [AccountedDiagnostics] when its fits declare their mechanism.
 func (l *External) DiagnosticNames() []string {
 	names := slices.Clone(l.diags)
 	if l.mech != "" {
-		names = append(names, AccountedEpsilon, DeclaredEpsilon)
+		names = append(names, AccountedDiagnostics...)
 	}
 	return names
 }
@@ -246,7 +245,8 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 	var g privacy.Guarantee
 	if l.mech != "" {
 		var declared float64
-		g, declared, err = l.account(rep.Privacy, level, n)
+		var m Mechanism
+		g, m, declared, err = l.account(rep.Privacy, level, n)
 		if err != nil {
 			return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "%v", err)
 		}
@@ -254,6 +254,9 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 			diag = map[string]float64{}
 		}
 		diag[DeclaredEpsilon], diag[AccountedEpsilon] = declared, g.Epsilon
+		if err := accountingDiagnostics(diag, m, g.Delta); err != nil {
+			return nil, privacy.Guarantee{}, external.OutputFault(l.name, "fit", "%v", err)
+		}
 	} else {
 		g, err = rep.Privacy.Guarantee(l.form, fmt.Sprintf("declared by the method %s: the weights of one fit on %d training rows", l.name, n))
 		if err != nil {
@@ -268,20 +271,21 @@ func (l *External) Fit(ctx context.Context, rng *rand.Rand, train *Data, lambda 
 
 // account returns the guarantee the harness computes for a fit's declared
 // mechanism ([Account]) at the claim's δ, or the level's when the claim
-// gives none, and the ε the method declared beside it (NaN for none). A
+// gives none, the mechanism, and the ε the method declared beside it (NaN
+// for none). A
 // claim without a mechanism, with a ρ, or with an ε or δ that is not a
 // number in its domain is an error.
-func (l *External) account(c *external.Claim, level Level, n int) (privacy.Guarantee, float64, error) {
+func (l *External) account(c *external.Claim, level Level, n int) (privacy.Guarantee, Mechanism, float64, error) {
 	want := `"privacy": {"mechanism": {"name": "` + l.mech + `", "noise_multiplier": σ, "sampling_rate": q, "steps": T}} (and, optionally, the "epsilon" the method computes)`
 	if c == nil || c.Mechanism == nil {
-		return privacy.Guarantee{}, 0, fmt.Errorf("the reply declares no mechanism: a learner whose hello declares attributes.mechanism sends %s", want)
+		return privacy.Guarantee{}, Mechanism{}, 0, fmt.Errorf("the reply declares no mechanism: a learner whose hello declares attributes.mechanism sends %s", want)
 	}
 	if c.Rho != nil {
-		return privacy.Guarantee{}, 0, fmt.Errorf(`privacy: "rho" does not belong beside a mechanism (the harness computes (ε, δ))`)
+		return privacy.Guarantee{}, Mechanism{}, 0, fmt.Errorf(`privacy: "rho" does not belong beside a mechanism (the harness computes (ε, δ))`)
 	}
 	m, err := ParseMechanism(c.Mechanism)
 	if err != nil {
-		return privacy.Guarantee{}, 0, err
+		return privacy.Guarantee{}, Mechanism{}, 0, err
 	}
 	delta := level.Delta
 	if c.Delta != nil {
@@ -290,15 +294,15 @@ func (l *External) account(c *external.Claim, level Level, n int) (privacy.Guara
 	declared := math.NaN()
 	if c.Epsilon != nil {
 		if !(*c.Epsilon >= 0) || math.IsInf(*c.Epsilon, 0) {
-			return privacy.Guarantee{}, 0, fmt.Errorf(`privacy: "epsilon" is %v: want a finite number ≥ 0`, *c.Epsilon)
+			return privacy.Guarantee{}, Mechanism{}, 0, fmt.Errorf(`privacy: "epsilon" is %v: want a finite number ≥ 0`, *c.Epsilon)
 		}
 		declared = *c.Epsilon
 	}
 	g, err := Account(m, delta, fmt.Sprintf("the weights of one fit of %s on %d training rows", l.name, n))
 	if err != nil {
-		return privacy.Guarantee{}, 0, err
+		return privacy.Guarantee{}, Mechanism{}, 0, err
 	}
-	return g, declared, nil
+	return g, m, declared, nil
 }
 
 // diagnostics checks a fit's reported diagnostics against the declared
