@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dprepro/dprepro/experiments"
+	"github.com/dprepro/dprepro/methods/learneraudit"
 	"github.com/dprepro/dprepro/results"
 	"github.com/dprepro/dprepro/runner"
 )
@@ -50,7 +51,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	for _, fl := range []string{"releases", "epsilon", "lambda", "rows", "confidence", "data-dir"} {
 		if given[fl] {
-			return usagef("audit: --%s goes with --learner", fl)
+			return usagef("audit: --%s goes with --learner (to audit a spec's learner: --learner NAME --spec FILE)", fl)
 		}
 	}
 	if *thorough {
@@ -75,7 +76,11 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	k, _ := runner.Kinds.Lookup(s.Kind)
 	auditor, ok := k.(runner.Auditor)
 	if !ok {
-		return usagef("%s: kind %q is not an audit kind (%s)", *specFile, s.Kind, strings.Join(auditKinds(), ", "))
+		hint := ""
+		if _, ok := s.Section.(learneraudit.Source); ok {
+			hint = "; to audit one of its learners, add --learner NAME"
+		}
+		return usagef("%s: kind %q is not an audit kind (%s)%s", *specFile, s.Kind, strings.Join(auditKinds(), ", "), hint)
 	}
 	if seed >= 0 {
 		s.Seed = seed

@@ -414,9 +414,12 @@ func TestAuditCommand(t *testing.T) {
 		t.Errorf("audit --profile bogus: exit %d: %s", code, stderr)
 	}
 	// A spec of a kind that does not audit (no runner.Auditor) is refused
-	// with the kinds that do.
-	if code, _, stderr := dprepro(t, "audit", "--spec", "cv13-magic"); code != 2 || !strings.Contains(stderr, `cv13-magic: kind "cv-tuning" is not an audit kind (privacy-audit)`) {
+	// with the kinds that do, and, when its learners can be audited, how.
+	if code, _, stderr := dprepro(t, "audit", "--spec", "cv13-magic"); code != 2 || !strings.Contains(stderr, `cv13-magic: kind "cv-tuning" is not an audit kind (privacy-audit); to audit one of its learners, add --learner NAME`) {
 		t.Errorf("audit --spec cv13-magic: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := dprepro(t, "audit", "--spec", "af17-kdd-logistic"); code != 2 || !strings.Contains(stderr, `kind "expost-sweep" is not an audit kind (privacy-audit)`) || strings.Contains(stderr, "--learner") {
+		t.Errorf("audit --spec af17-kdd-logistic: exit %d: %s", code, stderr)
 	}
 }
 
