@@ -383,9 +383,15 @@ func (sec *Section) LearnerSetting(s *experiments.Spec, name string) (learneraud
 		return learneraudit.Setting{}, s.ErrorAt("comparison.learners", "comparison.learners",
 			fmt.Errorf("the spec does not compare learner %q (comparison.learners: %s)", name, strings.Join(c.Learners, ", ")))
 	}
+	from := "comparison.lambda"
+	if _, ok := c.Lambdas[name]; ok {
+		from = "comparison.lambdas." + name
+	}
 	return learneraudit.Setting{
 		Config: c.learnerConfig(s.Data.RowNorm), Lambda: c.lambda(name),
 		Epsilons: slices.Clone(c.Epsilons), Delta: c.Delta,
 		TrainShare: float64(sec.CV.Folds-1) / float64(sec.CV.Folds),
+		Choice: fmt.Sprintf("λ = %g, the one the spec fits %s with (%s); training sets of %d of the %d folds of cv.folds, as every fit of the run",
+			c.lambda(name), name, from, sec.CV.Folds-1, sec.CV.Folds),
 	}, nil
 }
