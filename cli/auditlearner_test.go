@@ -192,18 +192,7 @@ title = "Auditing Go learners"
 kind = "learner-comparison"
 seed = 26
 
-[data]
-datasets = ["tiny2d"]
-intercept = false
-
-[data.files.tiny2d]
-path = "audit-data.csv"
-label = "y"
-positive = "yes"
-
-[cv]
-repetitions = 1
-folds = 2
+` + tiny2dData + `folds = 2
 
 [comparison]
 learners = ["cli-test-no-factor-2", "cli-test-noise-for-4eps", "output-perturbation"]
@@ -245,18 +234,7 @@ title = "Auditing a tuned learner"
 kind = "cv-tuning"
 seed = 26
 
-[data]
-datasets = ["tiny2d"]
-intercept = false
-
-[data.files.tiny2d]
-path = "audit-data.csv"
-label = "y"
-positive = "yes"
-
-[cv]
-repetitions = 1
-folds = 4
+` + tiny2dData + `folds = 4
 
 [tuning]
 lambdas = [1.0, 0.5]
@@ -338,3 +316,19 @@ func writeAuditSpec(t *testing.T, name, src string) string {
 	}
 	return spec
 }
+
+// tiny2dData is the [data] and [cv] head of the audit tests' specs: the
+// example's 40 audit records (writeAuditSpec copies them beside the spec),
+// one repetition; each spec adds its folds.
+const tiny2dData = `[data]
+datasets = ["tiny2d"]
+intercept = false
+
+[data.files.tiny2d]
+path = "audit-data.csv"
+label = "y"
+positive = "yes"
+
+[cv]
+repetitions = 1
+`
