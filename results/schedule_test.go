@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -53,8 +54,8 @@ func ones(n int) []float64 {
 // list gives w0 1,1 → 2, then 4 on w0 at 2 → 6 (w1 1,1 → 2): 6; LPT gives
 // 4 on w0, the four 1s on w1: 4 = the bound max(4, 8/2).
 func TestSimulateSchedules_Orders(t *testing.T) {
-	unitOrder := []float64{1, 1, 1, 1, 4}
-	dispatch := []float64{4, 1, 1, 1, 1}
+	unitOrder := serialUnits(1, 1, 1, 1, 4)
+	dispatch := serialUnits(4, 1, 1, 1, 1)
 	s := SimulateSchedules(unitOrder, dispatch, []int{2, 4})
 	if s.Units != 5 || s.TotalSeconds != 8 || s.LongestSeconds != 4 || s.Note == "" {
 		t.Fatalf("header: %+v", s)
@@ -66,7 +67,9 @@ func TestSimulateSchedules_Orders(t *testing.T) {
 		"lpt":        {{2, 4, 1}, {4, 4, 0.5}},
 		"bound":      {{2, 4, 1}, {4, 4, 0.5}},
 	}
-	got := map[string][]SchedulePoint{"unit_order": s.UnitOrder, "dispatch": s.Dispatch, "lpt": s.LPT, "bound": s.Bound}
+	// Units without tasks: help changes nothing.
+	want["dispatch_unhelped"] = want["dispatch"]
+	got := map[string][]SchedulePoint{"unit_order": s.UnitOrder, "dispatch": s.Dispatch, "dispatch_unhelped": s.DispatchUnhelped, "lpt": s.LPT, "bound": s.Bound}
 	for k, w := range want {
 		if len(got[k]) != len(w) {
 			t.Fatalf("%s: %v, want %v", k, got[k], w)
@@ -104,5 +107,94 @@ func TestSpearman(t *testing.T) {
 	}
 	if !math.IsNaN(Spearman([]float64{1}, []float64{2})) || !math.IsNaN(Spearman([]float64{1, 1}, []float64{1, 2})) {
 		t.Error("undefined correlation: want NaN")
+	}
+}
+
+func serialUnits(times ...float64) []SimUnit {
+	out := make([]SimUnit, len(times))
+	for i, s := range times {
+		out[i] = SimUnit{Serial: s}
+	}
+	return out
+}
+
+// TestSimulateHelped_HandWorked checks tail help on examples worked by
+// hand (the comments step through them).
+func TestSimulateHelped_HandWorked(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		units    []SimUnit
+		workers  int
+		want     float64
+		unhelped float64 // SimulateList of the totals
+		lowerBnd float64
+	}{
+		// w0: long's tasks 1, 2 (ends 2), 4th at [2,3]; w1: short [0,1],
+		// then helps: task 3 at [1,2]. Ends at 3 (4 unit tasks, 2 workers:
+		// granularity), unhelped 4, bound max(4/2, 5/2) = 2.5.
+		{"helper joins", []SimUnit{{Tasks: 4, TaskSeconds: 4}, {Serial: 1}}, 2, 3, 4, 2.5},
+		// A (3 tasks of 2) on w0 at 0; B and C (1 each) end at 1, both
+		// help: w1 and w2 take A's 2nd and 3rd at [1,3]; w0 ends its task
+		// at 2 and waits for them: 3. Unhelped 6; bound max(0+max(2, 6/3), 8/3).
+		{"owner waits", []SimUnit{{Tasks: 3, TaskSeconds: 6}, {Serial: 1}, {Serial: 1}}, 3, 3, 6, 8.0 / 3},
+		// A's serial part [0,2] is its own: w1 idles after B ends at 1
+		// (no tasks yet), then takes A's 2nd task at 2: 3.
+		{"serial part first", []SimUnit{{Serial: 2, Tasks: 2, TaskSeconds: 2}, {Serial: 1}}, 2, 3, 4, 3},
+		// Help goes to the unit with the most tasks left: at 1, C's worker
+		// joins A (2 left), not B (0 left); A ends at 3, B at 2.
+		{"most tasks left", []SimUnit{{Tasks: 4, TaskSeconds: 4}, {Tasks: 2, TaskSeconds: 2}, {Serial: 1}}, 3, 3, 4, 7.0 / 3},
+		// No help before the last unit starts: on 1 worker, nothing to
+		// share; a unit of tasks is its total.
+		{"one worker", []SimUnit{{Tasks: 5, TaskSeconds: 5}, {Serial: 2}}, 1, 7, 7, 7},
+	} {
+		if got := SimulateHelped(c.units, c.workers); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: makespan %v, want %v", c.name, got, c.want)
+		}
+		totals := make([]float64, len(c.units))
+		for i, u := range c.units {
+			totals[i] = u.Total()
+		}
+		if got := SimulateList(totals, c.workers); math.Abs(got-c.unhelped) > 1e-12 {
+			t.Errorf("%s: unhelped %v, want %v", c.name, got, c.unhelped)
+		}
+		if got := lowerBound(c.units, c.workers); math.Abs(got-c.lowerBnd) > 1e-12 {
+			t.Errorf("%s: bound %v, want %v", c.name, got, c.lowerBnd)
+		}
+	}
+}
+
+// TestSimulateHelped_Properties: on random units, the makespan is never
+// below the lower bound nor above the one-worker total, and units without
+// tasks are list scheduling exactly.
+func TestSimulateHelped_Properties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 1))
+	for trial := 0; trial < 300; trial++ {
+		n, w := 1+rng.IntN(12), 1+rng.IntN(8)
+		units := make([]SimUnit, n)
+		plain := make([]float64, n)
+		maxTask := 0.0
+		for i := range units {
+			units[i].Serial = rng.Float64() * 3
+			plain[i] = units[i].Serial
+			if rng.IntN(2) == 0 {
+				units[i].Tasks = 1 + rng.IntN(40)
+				units[i].TaskSeconds = rng.Float64() * 20
+				maxTask = max(maxTask, units[i].TaskSeconds/float64(units[i].Tasks))
+			}
+		}
+		if got, want := SimulateHelped(serialUnits(plain...), w), SimulateList(plain, w); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("trial %d: no tasks: %v, list scheduling %v", trial, got, want)
+		}
+		got, bound := SimulateHelped(units, w), lowerBound(units, w)
+		if got < bound-1e-9 {
+			t.Fatalf("trial %d: makespan %v below the lower bound %v", trial, got, bound)
+		}
+		total := 0.0
+		for _, u := range units {
+			total += u.Total()
+		}
+		if got > total+1e-9 {
+			t.Fatalf("trial %d: makespan %v above the total %v", trial, got, total)
+		}
 	}
 }

@@ -35,13 +35,24 @@ type UnitTime struct {
 	Shard string `json:"shard,omitempty"`
 	// Workers is the attempt's worker count.
 	Workers int `json:"workers"`
+	// Tasks and TaskSeconds are those of a unit that handed independent
+	// tasks to runner.Env.Parallel: how many ran and their CPU time on
+	// every thread that ran them (thread CPU measure only; zero
+	// otherwise). Seconds then includes the helpers' threads.
+	Tasks       int     `json:"tasks,omitempty"`
+	TaskSeconds float64 `json:"task_s,omitempty"`
+	// Helpers is how many helpers (free worker slots after the last unit
+	// started) joined the unit's tasks.
+	Helpers int `json:"helpers,omitempty"`
 }
 
 // The measures of a [UnitTime].
 const (
 	// MeasureThreadCPU is the user plus system CPU time of the OS thread
-	// the unit's goroutine was locked to (getrusage RUSAGE_THREAD, Linux).
-	// Not counted: goroutines the unit starts, the garbage collector's
+	// the unit's goroutine was locked to (getrusage RUSAGE_THREAD, Linux),
+	// plus that of the helpers' threads that ran its Parallel tasks
+	// (runner.Env.Parallel). Not counted: other goroutines the unit
+	// starts, the garbage collector's
 	// background workers, and external worker processes (their time is
 	// the child's; the unit's thread waits for them).
 	MeasureThreadCPU = "thread_cpu"
@@ -117,9 +128,11 @@ type UnitTimeStats struct {
 	// each attempt's units-phase wall time. Zero when unknown.
 	Workers     int     `json:"workers,omitempty"`
 	WallSeconds float64 `json:"wall_s,omitempty"`
-	// CriticalPathSeconds is the lower bound max(longest unit,
-	// total/workers) on the units phase with Workers workers (no
-	// schedule finishes sooner); BusyFraction is total/(workers × wall),
+	// CriticalPathSeconds is the lower bound on the units phase with
+	// Workers workers that no schedule beats: max(total/workers, the
+	// longest unit's serial work plus its Parallel tasks spread over
+	// every worker) — the longest unit itself when it has no tasks
+	// ([SimUnit]); BusyFraction is total/(workers × wall),
 	// the share of the workers' time spent in the units (in the measure's
 	// terms). Zero when Workers or WallSeconds is unknown.
 	CriticalPathSeconds float64 `json:"critical_path_lower_bound_s,omitempty"`
@@ -135,19 +148,29 @@ type UnitDuration struct {
 // longestKept is how many of the longest units UnitTimeStats lists.
 const longestKept = 5
 
-// SummariseUnitTimes returns the statistics of times (unit key → time),
-// for units computed with workers workers during units phases whose wall
-// times add up to wall (zero when unknown: then no critical path or busy
-// fraction). Ties among the longest units are broken by unit key, so the
-// result does not depend on map order.
+// SummariseUnitTimes returns the statistics of times (unit key → time)
+// of units without Parallel tasks: SummariseSim of each time as serial.
 func SummariseUnitTimes(times map[string]float64, workers int, wall float64) UnitTimeStats {
-	st := UnitTimeStats{Count: len(times)}
-	if len(times) == 0 {
+	sim := make(map[string]SimUnit, len(times))
+	for u, s := range times {
+		sim[u] = SimUnit{Serial: s}
+	}
+	return SummariseSim(sim, workers, wall)
+}
+
+// SummariseSim returns the statistics of units (unit key → its time as
+// serial work and Parallel tasks), computed with workers workers during
+// units phases whose wall times add up to wall (zero when unknown: then
+// no critical path or busy fraction). Ties among the longest units are
+// broken by unit key, so the result does not depend on map order.
+func SummariseSim(units map[string]SimUnit, workers int, wall float64) UnitTimeStats {
+	st := UnitTimeStats{Count: len(units)}
+	if len(units) == 0 {
 		return st
 	}
-	all := make([]UnitDuration, 0, len(times))
-	for u, s := range times {
-		all = append(all, UnitDuration{Unit: u, Seconds: s})
+	all := make([]UnitDuration, 0, len(units))
+	for u, su := range units {
+		all = append(all, UnitDuration{Unit: u, Seconds: su.Total()})
 	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].Seconds != all[j].Seconds {
@@ -169,7 +192,7 @@ func SummariseUnitTimes(times map[string]float64, workers int, wall float64) Uni
 	st.Longest = slices.Clone(all[:min(longestKept, len(all))])
 	if workers > 0 && wall > 0 {
 		st.Workers, st.WallSeconds = workers, wall
-		st.CriticalPathSeconds = max(st.MaxSeconds, st.TotalSeconds/float64(workers))
+		st.CriticalPathSeconds = lowerBound(slices.Collect(maps.Values(units)), workers)
 		st.BusyFraction = st.TotalSeconds / (float64(workers) * wall)
 	}
 	// Microseconds are the resolution of the measures (getrusage's
@@ -188,11 +211,11 @@ func roundMicro(s float64) float64 { return math.Round(s*1e6) / 1e6 }
 // their wall time the sum, over the attempts that computed them, of each
 // attempt's last unit end.
 func SummariseRecorded(recorded map[string]UnitTime) UnitTimeStats {
-	times := make(map[string]float64, len(recorded))
+	times := make(map[string]SimUnit, len(recorded))
 	ends := map[string]float64{}
 	workers := 0
 	for u, t := range recorded {
-		times[u] = t.Seconds
+		times[u] = t.Sim()
 		ends[t.Attempt] = max(ends[t.Attempt], t.EndSeconds)
 		workers = max(workers, t.Workers)
 	}
@@ -200,7 +223,7 @@ func SummariseRecorded(recorded map[string]UnitTime) UnitTimeStats {
 	for _, a := range slices.Sorted(maps.Keys(ends)) {
 		wall += ends[a]
 	}
-	return SummariseUnitTimes(times, workers, wall)
+	return SummariseSim(times, workers, wall)
 }
 
 // ByShard splits recorded unit times by their shard and summarises each
@@ -245,7 +268,10 @@ var ScheduleWorkers = []int{2, 4, 8, 16, 32}
 // Deviation from a real run: the simulation is list scheduling of the
 // measured times only — each unit starts, in the order given, as soon as
 // a worker is free (as Run's workers take them), and takes the time it
-// was measured with. It ignores everything but the units (loading the
+// was measured with; once every unit has started, free workers help the
+// running units' Parallel tasks as runner.Env.Parallel does
+// ([SimulateHelped]), each task of a unit taking the unit's mean task
+// time. It ignores everything but the units (loading the
 // data, θ₀ fits, writing the outputs), contention for memory bandwidth
 // and caches (a unit on a busy 16-core machine may take longer than it
 // did here), the garbage collector's and external workers' time (not in
@@ -266,12 +292,16 @@ type Schedule struct {
 	// Dispatch is the order the runner used (runner.UnitCoster estimates,
 	// longest first; the unit order for a kind without estimates).
 	Dispatch []SchedulePoint `json:"dispatch"`
+	// DispatchUnhelped is Dispatch with no tail help: every unit on its
+	// own worker, its tasks included (the runner before it had help).
+	DispatchUnhelped []SchedulePoint `json:"dispatch_unhelped"`
 	// LPT dispatches the units by their measured times, longest first:
 	// what perfect estimates would give.
 	LPT []SchedulePoint `json:"lpt"`
-	// Bound is the best any order can do: makespan max(longest unit,
-	// total/W) and the busy fraction it implies. Below 1 when one unit is
-	// longer than total/W: only splitting that unit helps.
+	// Bound is the best any schedule can do: the makespan lower bound
+	// of UnitTimeStats.CriticalPathSeconds at W workers and the busy
+	// fraction it implies. Below 1 when one unit's serial work is longer
+	// than total/W: only splitting that work helps.
 	Bound []SchedulePoint `json:"bound"`
 	// Estimates says how well the kind's cost estimates
 	// (runner.UnitCoster) rank the measured times; absent for a kind
@@ -301,7 +331,7 @@ type SchedulePoint struct {
 }
 
 // ScheduleNote is [Schedule].Note.
-const ScheduleNote = "list scheduling of the measured unit times (each unit, in the order given, starts on the first free worker); ignores non-unit work (data loading, θ₀ fits, outputs), memory-bandwidth and cache contention, GC and external-worker time, and machine load"
+const ScheduleNote = "list scheduling of the measured unit times (each unit, in the order given, starts on the first free worker; after the last has started, free workers help the running units' parallel tasks, each task taking its unit's mean task time); ignores non-unit work (data loading, θ₀ fits, outputs), memory-bandwidth and cache contention, GC and external-worker time, and machine load"
 
 // SimulateList returns the makespan of list scheduling times (in
 // dispatch order) on workers workers: each unit starts as soon as a
@@ -324,19 +354,179 @@ func SimulateList(times []float64, workers int) float64 {
 	return makespan
 }
 
-// SimulateSchedules returns the simulated schedules of the units with
-// times unitOrder (in the experiment's order) and dispatch (the same
-// times in the runner's dispatch order) at each of workers; nil for no
-// units.
-func SimulateSchedules(unitOrder, dispatch []float64, workers []int) *Schedule {
+// SimUnit is a unit as the simulated schedules see it: Serial seconds of
+// work only its own worker can do, and Tasks independent tasks taking
+// TaskSeconds in all, which free workers may share once every unit has
+// started (runner.Env.Parallel's tail help). A unit without tasks is
+// its Serial time.
+type SimUnit struct {
+	Serial      float64
+	Tasks       int
+	TaskSeconds float64
+}
+
+// Total is the unit's time: its serial work and its tasks.
+func (u SimUnit) Total() float64 { return u.Serial + u.TaskSeconds }
+
+// Sim is the unit as the simulation sees it: its tasks (when measured)
+// and the rest of its time as serial work.
+func (t UnitTime) Sim() SimUnit {
+	if t.Tasks <= 0 || t.TaskSeconds <= 0 {
+		return SimUnit{Serial: t.Seconds}
+	}
+	return SimUnit{Serial: max(0, t.Seconds-t.TaskSeconds), Tasks: t.Tasks, TaskSeconds: t.TaskSeconds}
+}
+
+// lowerBound is the makespan no schedule of units on workers workers
+// beats: the total over the workers, and each unit's serial work plus
+// its tasks spread over every worker (never less than one task).
+func lowerBound(units []SimUnit, workers int) float64 {
+	w := float64(max(workers, 1))
+	total, longest := 0.0, 0.0
+	for _, u := range units {
+		total += u.Total()
+		own := u.Total()
+		if u.Tasks > 0 {
+			own = u.Serial + max(u.TaskSeconds/float64(u.Tasks), u.TaskSeconds/w)
+		}
+		longest = max(longest, own)
+	}
+	return max(longest, total/w)
+}
+
+// SimulateHelped returns the makespan of the runner's schedule of units
+// (in dispatch order) on workers workers, with tail help
+// (runner.Env.Parallel): each unit starts on the first free worker (the
+// lowest-numbered among those free at once), does its serial work, then
+// takes its tasks one at a time; once every unit has started, a free
+// worker helps the running unit with the most tasks not yet taken (ties:
+// the one that started its tasks first), one task at a time, until that
+// unit has none left. A unit ends when its last task does: its own
+// worker waits for the helpers' last tasks. Each task of a unit takes its
+// mean task time. Units without tasks are SimulateList's.
+func SimulateHelped(units []SimUnit, workers int) float64 {
+	workers = max(workers, 1)
+	type job struct {
+		left, inflight int
+		tau            float64
+		owner          int
+		ownerWaits     bool
+		seq            int
+	}
+	const (
+		idle = iota
+		serial
+		task
+		waiting
+	)
+	type worker struct {
+		state int
+		until float64
+		unit  int
+		job   *job
+	}
+	ws := make([]worker, workers)
+	var jobs []*job // jobs with tasks left or in flight
+	next, seq := 0, 0
+	makespan, now := 0.0, 0.0
+	take := func(w int, j *job) {
+		j.left--
+		j.inflight++
+		ws[w].state, ws[w].until, ws[w].job = task, now+j.tau, j
+	}
+	end := func(w int) { // w's unit ends now
+		makespan = max(makespan, now)
+		ws[w] = worker{}
+	}
+	remove := func(j *job) {
+		for i, x := range jobs {
+			if x == j {
+				jobs = append(jobs[:i], jobs[i+1:]...)
+				return
+			}
+		}
+	}
+	assign := func() {
+		for w := range ws {
+			if ws[w].state != idle {
+				continue
+			}
+			if next < len(units) {
+				ws[w] = worker{state: serial, until: now + units[next].Serial, unit: next}
+				next++
+				continue
+			}
+			var best *job
+			for _, j := range jobs {
+				if j.left > 0 && (best == nil || j.left > best.left || j.left == best.left && j.seq < best.seq) {
+					best = j
+				}
+			}
+			if best != nil {
+				take(w, best)
+			}
+		}
+	}
+	assign()
+	for {
+		w := -1
+		for i := range ws {
+			if (ws[i].state == serial || ws[i].state == task) && (w < 0 || ws[i].until < ws[w].until) {
+				w = i
+			}
+		}
+		if w < 0 {
+			return makespan
+		}
+		now = ws[w].until
+		switch ws[w].state {
+		case serial:
+			u := units[ws[w].unit]
+			if u.Tasks <= 0 {
+				end(w)
+				break
+			}
+			j := &job{left: u.Tasks, tau: u.TaskSeconds / float64(u.Tasks), owner: w, seq: seq}
+			seq++
+			jobs = append(jobs, j)
+			take(w, j)
+		case task:
+			j := ws[w].job
+			j.inflight--
+			owner := j.owner == w
+			switch {
+			case j.left > 0:
+				take(w, j)
+			case owner && j.inflight > 0:
+				ws[w].state = waiting
+				j.ownerWaits = true
+			case owner:
+				remove(j)
+				end(w)
+			default: // a helper with nothing left to take
+				ws[w] = worker{}
+				if j.inflight == 0 && j.ownerWaits {
+					remove(j)
+					end(j.owner)
+				}
+			}
+		}
+		assign()
+	}
+}
+
+// SimulateSchedules returns the simulated schedules of units
+// (unitOrder, in the experiment's order; dispatch, the same units in the
+// runner's dispatch order) at each of workers; nil for no units.
+func SimulateSchedules(unitOrder, dispatch []SimUnit, workers []int) *Schedule {
 	if len(unitOrder) == 0 {
 		return nil
 	}
 	lpt := slices.Clone(unitOrder)
-	slices.SortStableFunc(lpt, func(a, b float64) int { return cmp.Compare(b, a) })
-	s := &Schedule{Note: ScheduleNote, Units: len(unitOrder), LongestSeconds: lpt[0]}
-	for _, t := range unitOrder {
-		s.TotalSeconds += t
+	slices.SortStableFunc(lpt, func(a, b SimUnit) int { return cmp.Compare(b.Total(), a.Total()) })
+	s := &Schedule{Note: ScheduleNote, Units: len(unitOrder), LongestSeconds: lpt[0].Total()}
+	for _, u := range unitOrder {
+		s.TotalSeconds += u.Total()
 	}
 	point := func(w int, makespan float64) SchedulePoint {
 		p := SchedulePoint{Workers: w, MakespanS: roundMicro(makespan)}
@@ -345,11 +535,16 @@ func SimulateSchedules(unitOrder, dispatch []float64, workers []int) *Schedule {
 		}
 		return p
 	}
+	totals := make([]float64, len(dispatch))
+	for i, u := range dispatch {
+		totals[i] = u.Total()
+	}
 	for _, w := range workers {
-		s.UnitOrder = append(s.UnitOrder, point(w, SimulateList(unitOrder, w)))
-		s.Dispatch = append(s.Dispatch, point(w, SimulateList(dispatch, w)))
-		s.LPT = append(s.LPT, point(w, SimulateList(lpt, w)))
-		s.Bound = append(s.Bound, point(w, max(s.LongestSeconds, s.TotalSeconds/float64(w))))
+		s.UnitOrder = append(s.UnitOrder, point(w, SimulateHelped(unitOrder, w)))
+		s.Dispatch = append(s.Dispatch, point(w, SimulateHelped(dispatch, w)))
+		s.DispatchUnhelped = append(s.DispatchUnhelped, point(w, SimulateList(totals, w)))
+		s.LPT = append(s.LPT, point(w, SimulateHelped(lpt, w)))
+		s.Bound = append(s.Bound, point(w, lowerBound(unitOrder, w)))
 	}
 	s.TotalSeconds, s.LongestSeconds = roundMicro(s.TotalSeconds), roundMicro(s.LongestSeconds)
 	return s

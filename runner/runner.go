@@ -724,13 +724,16 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	timed := map[string]results.UnitTime{}
 	unitsStart := time.Now()
 	attempt := start.UTC().Format(time.RFC3339Nano)
+	// The workers' slots: one per running unit, and after the last unit
+	// has started, free ones help the running units' Parallel tasks.
+	slots := newPool(o.Workers)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(o.Workers)
 	for _, u := range todo {
-		if gctx.Err() != nil {
+		if !slots.acquire(gctx) {
 			break
 		}
 		g.Go(func() error {
+			defer slots.release()
 			if gctx.Err() != nil {
 				return gctx.Err()
 			}
@@ -740,9 +743,12 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			}
 			var rows []results.Row
 			var err error
+			env := NewEnv(spec, u.Key(), secure).WithTrace(trace)
+			env.pool, env.par = slots, new(unitPar)
 			ut := timeUnit(func() {
-				rows, err = runUnit(uctx, exp, u, NewEnv(spec, u.Key(), secure).WithTrace(trace))
+				rows, err = runUnit(uctx, exp, u, env)
 			})
+			addPar(&ut, env.par)
 			ut.EndSeconds = time.Since(unitsStart).Seconds()
 			ut.Attempt, ut.Shard, ut.Workers = attempt, shardLabel(o.Shard), o.Workers
 			unitDone(u)
@@ -767,6 +773,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			return nil
 		})
 	}
+	slots.drain()
 	err = g.Wait()
 	unitsWall := time.Since(unitsStart).Seconds()
 	prog.Finish()
@@ -851,12 +858,12 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 	unitTimes := unitTimesOf(spec.Kind, timed, o.Workers, unitsWall, resumed, recorded, scope)
 	// The simulated schedules of every unit with a time (computed here,
 	// or resumed with a recorded one).
-	all := make(map[string]float64, len(timed)+len(recorded))
+	all := make(map[string]results.SimUnit, len(timed)+len(recorded))
 	for k, t := range recorded {
-		all[k] = t.Seconds
+		all[k] = t.Sim()
 	}
 	for k, t := range timed {
-		all[k] = t.Seconds
+		all[k] = t.Sim()
 	}
 	unitOrder := units
 	if scoper != nil {

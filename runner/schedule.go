@@ -178,9 +178,9 @@ func lptAssign(costs []float64, n int) []int {
 // in the units' own order (Experiment.Units, the order before issue 27),
 // with the rank correlation of coster's estimates (when not nil) and the
 // times.
-func scheduleOf(units, order []Unit, times map[string]float64, coster UnitCoster) *results.Schedule {
-	pick := func(us []Unit) []float64 {
-		var out []float64
+func scheduleOf(units, order []Unit, times map[string]results.SimUnit, coster UnitCoster) *results.Schedule {
+	pick := func(us []Unit) []results.SimUnit {
+		var out []results.SimUnit
 		for _, u := range us {
 			if s, ok := times[u.Key()]; ok {
 				out = append(out, s)
@@ -196,7 +196,7 @@ func scheduleOf(units, order []Unit, times map[string]float64, coster UnitCoster
 	for _, u := range units {
 		if t, ok := times[u.Key()]; ok {
 			est = append(est, coster.UnitCost(u))
-			got = append(got, t)
+			got = append(got, t.Total())
 		}
 	}
 	if r := results.Spearman(est, got); !math.IsNaN(r) {

@@ -66,6 +66,8 @@ type Env struct {
 	key    string
 	secure bool
 	trace  *mech.Trace
+	pool   *pool    // the run's worker slots (Parallel's helpers); nil outside a run
+	par    *unitPar // what the unit's Parallel calls measured; nil outside a run
 }
 
 // NewEnv returns the Env of the unit with key in a run of spec; secure

@@ -13,11 +13,12 @@ import (
 // timeUnit runs f, the work of one unit, on its goroutine locked to one OS
 // thread, and returns its time: the thread's CPU time (Linux,
 // results.MeasureThreadCPU) or else its wall-clock time
-// (results.MeasureWall), and its wall-clock time in either case. Locking
-// the thread changes no draw and no row: every unit draws from its own
-// stream wherever it runs. What the thread measure leaves out is said in
-// results.MeasureThreadCPU (goroutines f starts, background GC, external
-// worker processes).
+// (results.MeasureWall), and its wall-clock time in either case; the
+// caller adds the CPU time of the helpers that ran the unit's Parallel
+// tasks (addPar). Locking the thread changes no draw and no row: every
+// unit draws from its own stream wherever it runs. What the thread measure
+// leaves out is said in results.MeasureThreadCPU (other goroutines f
+// starts, background GC, external worker processes).
 func timeUnit(f func()) results.UnitTime {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -40,7 +41,7 @@ func timeUnit(f func()) results.UnitTime {
 func unitTimesNote(measure string) string {
 	switch measure {
 	case results.MeasureThreadCPU:
-		return "CPU time (user+system) of the OS thread each unit's goroutine was locked to (getrusage RUSAGE_THREAD); not counted: goroutines a unit starts, the garbage collector's background workers, external worker processes; resumed units keep the time recorded in the checkpoint when they were computed"
+		return "CPU time (user+system) of the OS thread each unit's goroutine was locked to (getrusage RUSAGE_THREAD), plus that of the helpers' threads that ran its parallel tasks; not counted: other goroutines a unit starts, the garbage collector's background workers, external worker processes; resumed units keep the time recorded in the checkpoint when they were computed"
 	default:
 		return "wall-clock time while each unit ran (no per-thread CPU time on this platform), including waits for a core on a loaded machine; resumed units keep the time recorded in the checkpoint when they were computed"
 	}
@@ -53,9 +54,9 @@ func unitTimesNote(measure string) string {
 // unit's scratch scope (nil for a kind without scopes).
 func unitTimesOf(kind string, timed map[string]results.UnitTime, workers int, wall float64, resumed int, recorded map[string]results.UnitTime, scope func(string) string) *results.UnitTimes {
 	measure := ""
-	secs := make(map[string]float64, len(timed))
+	secs := make(map[string]results.SimUnit, len(timed))
 	for u, t := range timed {
-		secs[u] = t.Seconds
+		secs[u] = t.Sim()
 		if measure == "" || t.Measure == results.MeasureWall {
 			measure = t.Measure // a wall time anywhere makes the set's measure wall
 		}
@@ -68,7 +69,7 @@ func unitTimesOf(kind string, timed map[string]results.UnitTime, workers int, wa
 	}
 	ut := &results.UnitTimes{
 		Kind: kind, Measure: measure, Note: unitTimesNote(measure),
-		Computed: results.SummariseUnitTimes(secs, workers, wall),
+		Computed: results.SummariseSim(secs, workers, wall),
 		Resumed:  resumed,
 	}
 	if len(recorded) > 0 {
@@ -77,17 +78,17 @@ func unitTimesOf(kind string, timed map[string]results.UnitTime, workers int, wa
 		ut.Shards = results.ByShard(recorded)
 	}
 	if scope != nil {
-		groups := map[string]map[string]float64{}
+		groups := map[string]map[string]results.SimUnit{}
 		for u, s := range secs {
 			sc := scope(u)
 			if groups[sc] == nil {
-				groups[sc] = map[string]float64{}
+				groups[sc] = map[string]results.SimUnit{}
 			}
 			groups[sc][u] = s
 		}
 		if len(groups) > 1 {
 			for sc, g := range groups {
-				ut.Scopes = append(ut.Scopes, results.ScopeTimes{Scope: sc, UnitTimeStats: results.SummariseUnitTimes(g, 0, 0)})
+				ut.Scopes = append(ut.Scopes, results.ScopeTimes{Scope: sc, UnitTimeStats: results.SummariseSim(g, 0, 0)})
 			}
 			slices.SortFunc(ut.Scopes, func(a, b results.ScopeTimes) int { return strings.Compare(a.Scope, b.Scope) })
 		}

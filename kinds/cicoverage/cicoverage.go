@@ -597,6 +597,13 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	return e.runCI(ctx, env, key, u)
 }
 
+// external reports whether u computes an external method
+// ([cimethods.External]): such units are one method's (unitGroups).
+func (e *Experiment) external(u unit) bool {
+	_, ok := e.methods[u.ms[0]].(*cimethods.External)
+	return ok
+}
+
 // sel returns the indices in e.methods of the methods of model, in the
 // spec's order.
 func (e *Experiment) sel(model dpci.Model) []int {
@@ -704,6 +711,19 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 // runVI computes the variability intervals of one model: per method,
 // VIFits private fits (cimethods.Method.Fit, budget ε₁ only) on bootstrap
 // replicates, and per coordinate the α/2 and 1−α/2 quantiles of the fits.
+//
+// The fits are independent — fit i draws only from the streams keyed by
+// i — so the unit hands them to runner.Env.Parallel, which spreads a long
+// VI over the workers idle at the end of a run (issue 27). The outcome is
+// then read in the order a single loop would have it: a method whose fit
+// i gives no θ̃ has its VI not computed (status of that fit), and an error
+// of a method's fit fails the unit only where that method had not already
+// failed. Fits of a method after its first failure may run (other
+// goroutines do not know of it) but count for nothing; what methods
+// share within a fit (cimethods.Share) is drawn from the fit's own
+// streams, so a shared value is the same whichever method computes it.
+// External methods' units keep one loop: their workers serve one request
+// at a time.
 func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // before allocating vi_fits samples per coordinate
@@ -712,56 +732,90 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	ms := u.ms
-	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
-	rs := newResampler(pt.data, e.usesRecords(ms))
 	dim := len(theta0)
-	// Per method (parallel to ms): samples[k][j] the fits' coordinate j;
-	// failed[k] the status of a fit that gave no θ̃ (the VI is then not
-	// computed and no further fit is asked for); nonConv[k] the fits that
-	// did not converge; ep[k] the last ε′.
-	samples := make([][][]float64, len(ms))
-	failed := make([]string, len(ms))
-	nonConv := make([]int, len(ms))
-	ep := make([]float64, len(ms))
+	nf, nm := ci.VIFits, len(ms)
+	// Per method (parallel to ms): samples[k][j][i] fit i's coordinate j.
+	// Per fit i and method k (index i·nm + k): the fit's status ("" for
+	// no θ̃ yet: not run), ε′, and error.
+	samples := make([][][]float64, nm)
 	for k := range ms {
 		samples[k] = make([][]float64, dim)
 		for j := range samples[k] {
-			samples[k][j] = make([]float64, 0, ci.VIFits)
+			samples[k][j] = make([]float64, nf)
 		}
 	}
-	for i := 0; i < ci.VIFits; i++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	status := make([]string, nf*nm)
+	noTheta := make([]bool, nf*nm)
+	eps := make([]float64, nf*nm)
+	errs := make([]error, nf*nm)
+	records := e.usesRecords(ms)
+	worker := func() func(i int) error {
+		prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
+		rs := newResampler(pt.data, records)
+		return func(i int) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			d := cimethods.Data{
+				Rows:    rs.draw(e.viStream(env, pt, u.model, i, resampleStep)),
+				Records: rs.records,
+				Problem: prob,
+				Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, u.model, i, step) }),
+				Shared:  new(cimethods.Shared),
+				Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("vi fit %d", i+1), N: pt.n},
+			}
+			for k, mi := range ms {
+				at := i*nm + k
+				m := e.methods[mi]
+				est, err := m.Fit(ctx, d, pt.eps[0])
+				if err != nil {
+					errs[at] = fmt.Errorf("%s: %w", m.Name(), err)
+					continue
+				}
+				status[at], eps[at] = est.Status, est.EpsilonPrime
+				if est.Theta == nil {
+					noTheta[at] = true
+					continue
+				}
+				if len(est.Theta) != dim {
+					errs[at] = fmt.Errorf("cicoverage: method %s fitted %d coefficients, want %d", m.Name(), len(est.Theta), dim)
+					continue
+				}
+				for j, v := range est.Theta {
+					samples[k][j][i] = v
+				}
+			}
+			return nil
 		}
-		d := cimethods.Data{
-			Rows:    rs.draw(e.viStream(env, pt, u.model, i, resampleStep)),
-			Records: rs.records,
-			Problem: prob,
-			Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, u.model, i, step) }),
-			Shared:  new(cimethods.Shared),
-			Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("vi fit %d", i+1), N: pt.n},
-		}
-		for k, mi := range ms {
-			if failed[k] != "" {
-				continue
+	}
+	run := env.Parallel
+	if e.external(u) {
+		run = runner.Sequential
+	}
+	if err := run(ctx, nf, worker); err != nil {
+		return nil, err
+	}
+	// The fits in a single loop's order: failed[k] the status of method
+	// k's first fit without θ̃ (its VI is then not computed), nonConv[k]
+	// its fits that did not converge, ep[k] its last ε′.
+	failed := make([]string, nm)
+	nonConv := make([]int, nm)
+	ep := make([]float64, nm)
+	for i := 0; i < nf; i++ {
+		for k := range ms {
+			at := i*nm + k
+			switch {
+			case failed[k] != "":
+			case errs[at] != nil:
+				return nil, errs[at]
+			case noTheta[at]:
+				failed[k] = status[at]
+			default:
+				ep[k] = eps[at]
+				if status[at] != "ok" {
+					nonConv[k]++
+				}
 			}
-			m := e.methods[mi]
-			est, err := m.Fit(ctx, d, pt.eps[0])
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", m.Name(), err)
-			}
-			if est.Theta == nil {
-				failed[k] = est.Status
-				continue
-			}
-			if len(est.Theta) != dim {
-				return nil, fmt.Errorf("cicoverage: method %s fitted %d coefficients, want %d", m.Name(), len(est.Theta), dim)
-			}
-			ep[k] = est.EpsilonPrime
-			if est.Status != "ok" {
-				nonConv[k]++
-			}
-			add(samples[k], est.Theta)
 		}
 	}
 	// The lengths per method, then a row per (point, method).
