@@ -25,10 +25,12 @@ func benchData(b *testing.B) string {
 
 // BenchmarkResampleCounts times the bootstrap count drawing of
 // wkl-table2-kdd (Wang, Kifer and Lee 2019, Section 7.1: k bootstrap
-// replicates of the n records): one replicate's n draws of
-// rng.IntN(n), counted per distinct row, and the weighted rows built from
-// the counts (resampler.draw), at the quick profile's largest n = 20,000
-// and at the paper's n = 450,000 of KDD-99 (the 10 % file).
+// replicates of the n records): one replicate's counts per distinct row
+// — since issue 27 one multinomial draw (multinomialCounts, about one
+// binomial per distinct row) where the records repeat, formerly n draws
+// of rng.IntN(n) — and the weighted rows built from the counts
+// (resampler.draw), at the quick profile's largest n = 20,000 and at the
+// paper's n = 450,000 of KDD-99 (the 10 % file).
 //
 //	DPREPRO_DATA=../shared/datasets go test -run - -bench ResampleCounts ./kinds/cicoverage
 func BenchmarkResampleCounts(b *testing.B) {

@@ -347,6 +347,7 @@ type sample struct {
 	base *erm.Rows // each distinct (x, y) once, unweighted
 	full *erm.Rows // base weighted by the multiplicities of the n records
 	rec  []int32   // rec[i] is the row of base that record i equals
+	mult []int32   // mult[u] is the number of records equal to row u
 	key  string    // names the (sub)dataset (cimethods.Records.Key)
 }
 
@@ -357,6 +358,7 @@ func distinct(x *mat.Dense, y []float64) *sample {
 	rec := make([]int32, n)
 	var first []int
 	var mult []float64
+	var counts []int32
 	key := make([]byte, 8*(cols+1))
 	for i := 0; i < n; i++ {
 		for j, v := range x.RawRowView(i) {
@@ -369,12 +371,14 @@ func distinct(x *mat.Dense, y []float64) *sample {
 			index[string(key)] = u
 			first = append(first, i)
 			mult = append(mult, 0)
+			counts = append(counts, 0)
 		}
 		mult[u]++
+		counts[u]++
 		rec[i] = u
 	}
 	base := erm.NewRows(x, y, first)
-	return &sample{base: base, full: base.WithWeights(mult), rec: rec}
+	return &sample{base: base, full: base.WithWeights(mult), rec: rec, mult: counts}
 }
 
 // sampleKey names the (sub)dataset of n records and d features of the
@@ -552,16 +556,27 @@ func newResampler(s *sample, records bool) *resampler {
 // draw returns the replicate of n records drawn with replacement (n =
 // len(s.rec)) as the distinct rows drawn at least once, weighted by how
 // often they were drawn ([erm.Rows.Resample]). The result is valid until
-// the next draw. Counting per record as well draws the same numbers.
+// the next draw.
+//
+// When the records repeat enough (see [multinomialRatio]) and no method
+// reads the replicate record by record, the counts per distinct row are
+// drawn at once as their multinomial ([multinomialCounts]), the same
+// distribution as n draws of a record; otherwise the n records are drawn
+// one by one with rng.IntN(n) (and, with records, counted per record as
+// well, which draws the same numbers).
 func (r *resampler) draw(rng *rand.Rand) *erm.Rows {
 	rec := r.s.rec
 	n := len(rec)
-	clear(r.counts)
-	if r.records == nil {
+	switch {
+	case r.records == nil && multinomialRatio*len(r.s.mult) <= n:
+		multinomialCounts(r.counts, rng, r.s.mult, n)
+	case r.records == nil:
+		clear(r.counts)
 		for i := 0; i < n; i++ {
 			r.counts[rec[rng.IntN(n)]]++
 		}
-	} else {
+	default:
+		clear(r.counts)
 		byRecord := r.records.Counts
 		clear(byRecord)
 		for i := 0; i < n; i++ {
@@ -572,6 +587,13 @@ func (r *resampler) draw(rng *rand.Rand) *erm.Rows {
 	}
 	return r.s.base.Resample(&r.dst, r.counts)
 }
+
+// multinomialRatio is how many records per distinct row a sample needs for
+// its replicates to be drawn as a multinomial: one binomial per row costs
+// about as much as this many uniform draws of a record (measured with
+// BenchmarkResampleCounts). The choice depends on the data only, so a
+// replicate's draws do not depend on anything but its stream.
+const multinomialRatio = 16
 
 // usesRecords reports whether one of the methods ms (indices in e.methods)
 // reads the replicate record by record.

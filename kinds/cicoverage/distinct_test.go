@@ -60,8 +60,10 @@ func TestDistinct(t *testing.T) {
 			t.Errorf("%s: Hessian differs from the records'", loss.Name())
 		}
 	}
-	// The same stream, counted per record: the replicate's objective.
-	rep := newResampler(s, false).draw(rand.New(rand.NewPCG(5, 6)))
+	// The same stream, counted per record (the path of a method that reads
+	// the records; a multinomial draw would give other numbers): the
+	// replicate's objective.
+	rep := newResampler(s, true).draw(rand.New(rand.NewPCG(5, 6)))
 	draws := rand.New(rand.NewPCG(5, 6))
 	counts := make([]float64, n)
 	for i := 0; i < n; i++ {
