@@ -688,44 +688,67 @@ func streams(stream func(step string) *rand.Rand) cimethods.Streams {
 }
 
 // runCI computes the coverage replicates [u.lo, u.hi) of one model: per
-// replicate, one interval of each of the model's methods.
+// replicate, one interval of each of the model's methods. Replicates are
+// independent — each draws only from the streams keyed by its index — so
+// the unit hands them to runner.Env.Parallel (tail help, issue 27) and
+// returns their rows in replicate order; the error returned is the first
+// in that order, as a single loop's. External methods' units keep one
+// loop (see runVI).
 func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	ms := u.ms
-	prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
-	rs := newResampler(pt.data, e.usesRecords(ms))
+	records := e.usesRecords(ms)
+	byRep := make([][]results.Row, u.hi-u.lo)
+	worker := func() func(k int) error {
+		prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
+		rs := newResampler(pt.data, records)
+		return func(k int) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rep := u.lo + k
+			d := cimethods.Data{
+				Rows:    rs.draw(e.stream(env, pt, u.model, "ci", rep, resampleStep)),
+				Records: rs.records,
+				Problem: prob,
+				Streams: streams(func(step string) *rand.Rand { return e.stream(env, pt, u.model, "ci", rep, step) }),
+				Shared:  new(cimethods.Shared),
+				Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("ci replicate %d", rep+1), N: pt.n},
+			}
+			out := make([]results.Row, 0, len(ms))
+			for _, i := range ms { // rows in the spec's method order
+				m := e.methods[i]
+				rel, err := m.Interval(ctx, d, pt.budget())
+				if err != nil {
+					return fmt.Errorf("%s: %w", m.Name(), err)
+				}
+				if !rel.Cost.Equal(pt.costs[i]) {
+					return fmt.Errorf("cicoverage: method %s released under a cost other than the one it states for the ledger", m.Name())
+				}
+				if rel.Interval.Lo == nil {
+					out = append(out, e.failRow(key, pt, m, rep, rel.EpsilonPrime, rel.Status))
+					continue
+				}
+				if len(rel.Interval.Lo) != len(theta0) || len(rel.Interval.Hi) != len(theta0) {
+					return fmt.Errorf("cicoverage: method %s released %d/%d intervals for %d coordinates", m.Name(), len(rel.Interval.Lo), len(rel.Interval.Hi), len(theta0))
+				}
+				out = append(out, e.ciRow(key, pt, m, rep, rel.Interval, theta0, rel.EpsilonPrime, rel.Status))
+			}
+			byRep[k] = out
+			return nil
+		}
+	}
+	run := env.Parallel
+	if e.external(u) {
+		run = runner.Sequential
+	}
+	if err := run(ctx, len(byRep), worker); err != nil {
+		return nil, err
+	}
 	var out []results.Row
-	for rep := u.lo; rep < u.hi; rep++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		d := cimethods.Data{
-			Rows:    rs.draw(e.stream(env, pt, u.model, "ci", rep, resampleStep)),
-			Records: rs.records,
-			Problem: prob,
-			Streams: streams(func(step string) *rand.Rand { return e.stream(env, pt, u.model, "ci", rep, step) }),
-			Shared:  new(cimethods.Shared),
-			Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("ci replicate %d", rep+1), N: pt.n},
-		}
-		for _, i := range ms { // rows in the spec's method order
-			m := e.methods[i]
-			rel, err := m.Interval(ctx, d, pt.budget())
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", m.Name(), err)
-			}
-			if !rel.Cost.Equal(pt.costs[i]) {
-				return nil, fmt.Errorf("cicoverage: method %s released under a cost other than the one it states for the ledger", m.Name())
-			}
-			if rel.Interval.Lo == nil {
-				out = append(out, e.failRow(key, pt, m, rep, rel.EpsilonPrime, rel.Status))
-				continue
-			}
-			if len(rel.Interval.Lo) != len(theta0) || len(rel.Interval.Hi) != len(theta0) {
-				return nil, fmt.Errorf("cicoverage: method %s released %d/%d intervals for %d coordinates", m.Name(), len(rel.Interval.Lo), len(rel.Interval.Hi), len(theta0))
-			}
-			out = append(out, e.ciRow(key, pt, m, rep, rel.Interval, theta0, rel.EpsilonPrime, rel.Status))
-		}
+	for _, rows := range byRep {
+		out = append(out, rows...)
 	}
 	return out, nil
 }

@@ -20,12 +20,19 @@ import (
 // viUnit returns the VI unit of e for model (the first such unit).
 func viUnit(t *testing.T, e *Experiment, model string) runner.Unit {
 	t.Helper()
+	return unitOf(t, e, "/vi/", "/"+model)
+}
+
+// unitOf returns the first unit of e whose key holds part and ends with
+// suffix.
+func unitOf(t *testing.T, e *Experiment, part, suffix string) runner.Unit {
+	t.Helper()
 	for _, u := range e.Units() {
-		if strings.Contains(u.Key(), "/vi/") && strings.HasSuffix(u.Key(), "/"+model) {
+		if strings.Contains(u.Key(), part) && strings.HasSuffix(u.Key(), suffix) {
 			return u
 		}
 	}
-	t.Fatalf("no VI unit of %s", model)
+	t.Fatalf("no unit with %q ending %q", part, suffix)
 	return nil
 }
 
@@ -50,8 +57,25 @@ type barrier struct {
 }
 
 func (b *barrier) Fit(ctx context.Context, d cimethods.Data, eps1 float64) (cimethods.Estimate, error) {
-	n := b.inFlight.Add(1)
+	if err := b.wait(); err != nil {
+		return cimethods.Estimate{}, err
+	}
 	defer b.inFlight.Add(-1)
+	return b.Method.Fit(ctx, d, eps1)
+}
+
+func (b *barrier) Interval(ctx context.Context, d cimethods.Data, bud cimethods.Budget) (cimethods.Release, error) {
+	if err := b.wait(); err != nil {
+		return cimethods.Release{}, err
+	}
+	defer b.inFlight.Add(-1)
+	return b.Method.Interval(ctx, d, bud)
+}
+
+// wait counts a call in flight (the caller uncounts it) and holds the
+// first n calls until n are in flight at once.
+func (b *barrier) wait() error {
+	n := b.inFlight.Add(1)
 	for m := b.maxSeen.Load(); n > m && !b.maxSeen.CompareAndSwap(m, n); m = b.maxSeen.Load() {
 	}
 	if n >= b.n {
@@ -61,19 +85,27 @@ func (b *barrier) Fit(ctx context.Context, d cimethods.Data, eps1 float64) (cime
 		select {
 		case <-b.reached:
 		case <-time.After(time.Minute):
-			return cimethods.Estimate{}, errors.New("the fits never ran at once")
+			b.inFlight.Add(-1)
+			return errors.New("the fits never ran at once")
 		}
 	}
-	return b.Method.Fit(ctx, d, eps1)
+	return nil
 }
 
-// TestRunVI_HelpedIdentical: a VI unit's fits spread over helpers (3 of
-// its fits in flight at once) give the rows of the unit run alone, for
-// each model.
-func TestRunVI_HelpedIdentical(t *testing.T) {
-	for _, model := range []string{"lr", "svm"} {
+// TestRunUnits_HelpedIdentical: a VI unit's fits, and a coverage
+// block's replicates, spread over helpers (3 of them in flight at once,
+// 2 in a block of 2)
+// give the rows of the unit run alone, for each model.
+func TestRunUnits_HelpedIdentical(t *testing.T) {
+	for _, c := range []struct {
+		model, part, suffix string
+		atOnce              int64
+	}{
+		{"lr", "/vi/", "/lr", 3}, {"svm", "/vi/", "/svm", 3}, {"lr", "/lr/ci/rep=1-4", "", 3}, {"svm", "/svm/ci/rep=5-6", "", 2},
+	} {
+		model := c.model
 		plain := load(t, smallSpec)
-		u := viUnit(t, plain, model)
+		u := unitOf(t, plain, c.part, c.suffix)
 		want, err := plain.RunUnit(context.Background(), u, runner.NewEnv(plain.spec.Spec, u.Key(), false))
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +114,7 @@ func TestRunVI_HelpedIdentical(t *testing.T) {
 		var bs []*barrier
 		for i, m := range helped.methods {
 			if string(m.Attributes().Model) == model {
-				b := &barrier{Method: m, n: 3, reached: make(chan struct{})}
+				b := &barrier{Method: m, n: c.atOnce, reached: make(chan struct{})}
 				helped.methods[i] = b
 				bs = append(bs, b)
 				break // one barrier: its calls are the fits in flight
@@ -92,11 +124,11 @@ func TestRunVI_HelpedIdentical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bs[0].maxSeen.Load() < 3 {
-			t.Errorf("%s: at most %d fits at once, want 3", model, bs[0].maxSeen.Load())
+		if bs[0].maxSeen.Load() < c.atOnce {
+			t.Errorf("%s: at most %d fits or intervals at once, want %d", u.Key(), bs[0].maxSeen.Load(), c.atOnce)
 		}
 		if len(want) == 0 || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: helped rows differ from the unit's own:\n got %v\nwant %v", model, got, want)
+			t.Errorf("%s: helped rows differ from the unit's own:\n got %v\nwant %v", u.Key(), got, want)
 		}
 	}
 }
