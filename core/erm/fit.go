@@ -637,9 +637,26 @@ func weightedLogisticPass(dst, m []float64, t float64, q, y, omega, g1, g2 []flo
 		hz := math.Float64frombits(math.Float64bits(-z) & neg)
 		d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
 		if k := int(o); float64(k) == o && k > 0 && k <= maxIntWeight {
+			// wprod·fᵏ, multiplied one factor at a time as the reference
+			// does. For k ≤ 3 (98 % of bootstrap multiplicities) the
+			// products with one, two and three factors are all formed and
+			// one is picked by masks, so that the unpredictable k costs
+			// no mispredicted loop exit; the extra products cannot
+			// overflow (wprod ≤ 2⁸³⁰ here, f ≤ 2).
 			f := 1 + e
-			for ; k > 0; k-- {
-				wprod *= f
+			p1 := wprod * f
+			p2 := p1 * f
+			p3 := p2 * f
+			if k <= 3 {
+				ge2 := uint64(int64(1-k) >> 63) // all ones iff k ≥ 2
+				ge3 := uint64(int64(2-k) >> 63) // all ones iff k = 3
+				b := math.Float64bits(p1)&^ge2 | math.Float64bits(p2)&ge2
+				wprod = math.Float64frombits(b&^ge3 | math.Float64bits(p3)&ge3)
+			} else {
+				wprod = p3
+				for k -= 3; k > 0; k-- {
+					wprod *= f
+				}
 			}
 			hinge += o * hz
 			if wprod > 0x1p830 {
