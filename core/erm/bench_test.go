@@ -191,3 +191,51 @@ func BenchmarkEvalLoss(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWeightedLogisticTrial times one line-search trial of Fit on
+// weighted logistic rows — trial margins m + t·q, the loss sum and its
+// first two derivatives — fused (weightedLogisticPass) against the path
+// it replaced (floats.AddScaledTo, then the weighted loop evalLoss had,
+// refWeightedLogisticLoop), with bootstrap multiplicities as weights:
+// "withweights" keeps the ≈ 37 % zero-weight rows (Rows.WithWeights),
+// "resample" stores only the drawn rows, all weights ≥ 1 (Rows.Resample,
+// as the variability-interval fits of kinds/cicoverage do).
+func BenchmarkWeightedLogisticTrial(b *testing.B) {
+	for _, shape := range []string{"adult", "magic"} {
+		for _, layout := range []string{"withweights", "resample"} {
+			for _, impl := range []string{"fused", "reference"} {
+				b.Run(shape+"/"+layout+"/"+impl, func(b *testing.B) {
+					rows := benchRows(b, shape)
+					n := rows.N()
+					rng := rand.New(rand.NewPCG(7, 9))
+					counts := make([]int32, n)
+					for k := 0; k < n; k++ {
+						counts[rng.IntN(n)]++
+					}
+					omega := make([]float64, 0, n)
+					for _, c := range counts {
+						if c > 0 || layout == "withweights" {
+							omega = append(omega, float64(c))
+						}
+					}
+					n = len(omega)
+					m, q, y := make([]float64, n), make([]float64, n), make([]float64, n)
+					for i := range m {
+						m[i] = 2 * rng.NormFloat64()
+						q[i] = 0.5 * rng.NormFloat64()
+						y[i] = float64(2*rng.IntN(2) - 1)
+					}
+					dst, g1, g2 := make([]float64, n), make([]float64, n), make([]float64, n)
+					b.ReportAllocs()
+					for b.Loop() {
+						if impl == "fused" {
+							weightedLogisticPass(dst, m, 0.5, q, y, omega, g1, g2)
+						} else {
+							refWeightedPass(dst, m, 0.5, q, y, omega, g1, g2)
+						}
+					}
+				})
+			}
+		}
+	}
+}

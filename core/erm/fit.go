@@ -226,8 +226,9 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		return floats.Norm(g, 2)
 	}
 
-	_, plainLogistic := obj.Loss.(Logistic)
-	plainLogistic = plainLogistic && rows.weight == nil
+	_, logistic := obj.Loss.(Logistic)
+	plainLogistic := logistic && rows.weight == nil
+	weightedLogistic := logistic && rows.weight != nil
 	var f, gnorm float64
 	if atZero && plainLogistic {
 		// A cold start: the loss pass and the data gradient at w = 0 are
@@ -293,6 +294,8 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		for k := 0; k < maxBacktrack; k++ {
 			if plainLogistic {
 				lossT = invN * logisticPass(ws.mt, ws.m, t, ws.q, rows.y, ws.g1t, ws.g2t)
+			} else if weightedLogistic {
+				lossT = invN * weightedPass(ws.mt, ws.m, t, ws.q, rows.y, rows.weight, ws.g1t, ws.g2t)
 			} else {
 				floats.AddScaledTo(ws.mt, ws.m, t, ws.q)
 				lossT = invN * evalLoss(obj.Loss, ws.mt, rows.y, rows.weight, ws.g1t, ws.g2t)
@@ -400,14 +403,16 @@ func (ws *Workspace) solve() bool {
 	return true
 }
 
-// evalLoss returns Σᵢ ωᵢ·ℓ(mᵢ) and sets g1ᵢ = ωᵢ·yᵢ·ℓ′(mᵢ) and g2ᵢ = ωᵢ·ℓ″(mᵢ)
-// (ω nil means all 1). The logistic and Huber losses have inlined loops; the
-// logistic one evaluates one exp and one log1p per row.
 // maxIntWeight is the largest integer row weight whose logistic loss
-// evalLoss accumulates as a product of factors (bootstrap multiplicities
-// above it, probability < 1e-13 per row, take the log1p path).
+// weightedLogisticPass accumulates as a product of factors (bootstrap
+// multiplicities above it, probability < 1e-13 per row, take the log1p
+// path).
 const maxIntWeight = 16
 
+// evalLoss returns Σᵢ ωᵢ·ℓ(mᵢ) and sets g1ᵢ = ωᵢ·yᵢ·ℓ′(mᵢ) and g2ᵢ = ωᵢ·ℓ″(mᵢ)
+// (ω nil means all 1). The logistic loss is evaluated by logisticPass (ω nil)
+// or weightedLogisticPass (through weightedPass), the Huber loss by an
+// inlined loop.
 func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 	n := len(m)
 	y, g1, g2 = y[:n], g1[:n], g2[:n]
@@ -417,67 +422,7 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 		if omega == nil {
 			return logisticPass(nil, m, 0, nil, y, g1, g2)
 		}
-		// ℓ(z) = max(−z, 0) + log(1 + e) with e = exp(−|z|). Unweighted, the
-		// logs are summed as the log of products of blocks of 32 factors
-		// (1 + e) ∈ (1, 2], which cannot overflow (< 2³²): one log per block
-		// instead of one log1p per row, at an absolute error of a few ε_mach
-		// per block, the same order as rounding 1 + e itself. Weighted rows
-		// with a small integer weight ω (bootstrap multiplicities) multiply
-		// (1 + e)^ω into a running product flushed to a log before it can
-		// overflow (it stays below 2^(830+maxIntWeight)); other weights use
-		// ωᵢ·log1p(e).
-		var hinge, logs float64
-		prod, cnt := 1.0, 0
-		wprod := 1.0
-		for i, z := range m {
-			if omega != nil && omega[i] == 0 {
-				// Rows left out of a bootstrap replicate (about 37 %).
-				g1[i], g2[i] = 0, 0
-				continue
-			}
-			e := expNeg(math.Abs(z)) // in [0, 1]: no overflow for any z
-			r := 1 / (1 + e)
-			d1 := -e * r // ℓ′(z) = −σ(−z) for z ≥ 0
-			var hz float64
-			if z < 0 {
-				hz = -z
-				d1 = -r
-			}
-			d2 := e * r * r
-			if omega != nil {
-				o := omega[i]
-				if k := int(o); float64(k) == o && k > 0 && k <= maxIntWeight {
-					f := 1 + e
-					for ; k > 0; k-- {
-						wprod *= f
-					}
-					hinge += o * hz
-					if wprod > 0x1p830 {
-						logs += math.Log(wprod)
-						wprod = 1
-					}
-				} else {
-					s += o * (hz + math.Log1p(e))
-				}
-				d1 *= o
-				d2 *= o
-			} else {
-				hinge += hz
-				prod *= 1 + e
-				cnt++
-				if cnt == 32 {
-					logs += math.Log(prod)
-					prod, cnt = 1, 0
-				}
-			}
-			g1[i] = y[i] * d1
-			g2[i] = d2
-		}
-		if omega == nil {
-			s = hinge + logs + math.Log(prod)
-		} else {
-			s += hinge + logs + math.Log(wprod)
-		}
+		return weightedPass(nil, m, 0, nil, y, omega, g1, g2)
 	case Huber:
 		h := l.H
 		c2 := 1 / (2 * h)
@@ -524,7 +469,10 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 // the same e = expNeg(|z|), r = 1/(1 + e), ℓ′ = −e·r (z ≥ 0) or −r (z < 0),
 // ℓ″ = (e·r)·r, hinge terms added in row order and the factors (1 + e)
 // multiplied in blocks of 32 rows i ∈ [32k, 32k + 32), each block's product
-// logged once. Only the control flow differs: the trial margins are formed
+// logged once. (ℓ(z) = max(−z, 0) + log(1 + e) with e = exp(−|z|); a
+// block's product of factors (1 + e) ∈ (1, 2] cannot overflow (< 2³²), and
+// one log per block instead of one log1p per row costs an absolute error
+// of a few ε_mach per block, the order of rounding 1 + e itself.) Only the control flow differs: the trial margins are formed
 // in the same pass (one pass over n fewer per line-search trial), no
 // weight test per row, a loop per block of 32 instead of a counter, e·r
 // computed once, a branch-free choice on the sign of z, and expNeg inlined
@@ -599,6 +547,136 @@ func logisticPass(dst, m []float64, t float64, q, y, g1, g2 []float64) float64 {
 	return hinge + logs + math.Log(prod)
 }
 
+// weightedPass is the weighted logistic pass of evalLoss and Fit:
+// weightedLogisticPass. It is a variable only so that a test can run Fit
+// with the unfused reference (floats.AddScaledTo followed by the weighted
+// logistic loop evalLoss had before weightedLogisticPass) and compare the
+// two Results bit for bit; nothing else assigns it.
+var weightedPass = weightedLogisticPass
+
+// weightedLogisticPass is evalLoss for the logistic loss with row weights ω
+// (not nil) at the margins zᵢ = mᵢ + t·qᵢ (q nil: zᵢ = mᵢ): it returns
+// Σᵢ ωᵢ·ℓ(zᵢ) and sets g1ᵢ = ωᵢ·yᵢ·ℓ′(zᵢ), g2ᵢ = ωᵢ·ℓ″(zᵢ) and, when q is not
+// nil, dstᵢ = zᵢ (for every row, zero weight or not).
+//
+// ℓ(z) = max(−z, 0) + log(1 + e) with e = exp(−|z|) ∈ [0, 1], so no z
+// overflows. Rows of weight 0 are skipped (g1ᵢ = g2ᵢ = 0; a replicate made
+// by [Rows.WithWeights] leaves about 37 % of its rows at 0, one made by
+// [Rows.Resample] none). A row with a small integer weight ω ≤ maxIntWeight
+// (a bootstrap multiplicity) multiplies its factor (1 + e) ∈ (1, 2] ω times
+// into a running product, in row order, flushed to a log as soon as it
+// exceeds 2⁸³⁰ (so it stays below 2^(830+maxIntWeight): no overflow), and
+// adds ω·max(−z, 0) to the hinge sum; any other weight adds
+// ω·(max(−z, 0) + log1p(e)) directly to the sum s. The result is
+//
+//	s + (hinge + logs + log(product))
+//
+// Its floating-point operations are exactly those of floats.AddScaledTo(dst,
+// m, t, q) (t·qᵢ, then the sum) followed by the weighted logistic loop that
+// evalLoss held before this pass (kept verbatim in pass_test.go as
+// refWeightedLogisticLoop), in the same order, so its results are
+// bit-identical to theirs: the same e = expNeg(|z|), r = 1/(1 + e),
+// ℓ′ = −e·r (z ≥ 0) or −r (z < 0), ℓ″ = (e·r)·r, g1ᵢ = yᵢ·(ℓ′·ωᵢ),
+// g2ᵢ = ℓ″·ωᵢ. As in logisticPass only the control flow differs: the trial
+// margins are formed in the same pass, e·r is computed once, the sign of z
+// selects hz and ℓ′ without a branch, the running product for a weight
+// k ≤ 3 is picked by masks among its values after one, two and three
+// factors (no loop), and expNeg is inlined by hand (in a
+// CPU profile of kinds/cicoverage's BenchmarkVIFits, expNeg took 13 % of
+// the time against 38 % for the whole weighted evalLoss). The explicit
+// float64 conversion of t·qᵢ forbids a fused multiply-add, which
+// AddScaledTo (assembly on amd64) does not use; the other expressions are
+// those of the reference, which the compiler treats alike (on amd64 with
+// the default GOAMD64=v1 it fuses nothing). A NaN margin of nonzero weight
+// (never formed by Fit from finite data) gives a NaN sum, g1ᵢ and g2ᵢ here
+// as in the reference; the sign and payload of those NaNs are not
+// specified by Go and are not compared.
+func weightedLogisticPass(dst, m []float64, t float64, q, y, omega, g1, g2 []float64) float64 {
+	n := len(m)
+	y, omega, g1, g2 = y[:n], omega[:n], g1[:n], g2[:n]
+	if q != nil {
+		dst, q = dst[:n], q[:n]
+	}
+	var s, hinge, logs float64
+	wprod := 1.0
+	for i, z := range m {
+		if q != nil {
+			z += float64(t * q[i])
+			dst[i] = z
+		}
+		o := omega[i]
+		if o == 0 {
+			g1[i], g2[i] = 0, 0
+			continue
+		}
+		x := math.Abs(z)
+		var e float64
+		if x <= 708 {
+			// expNeg(x), inlined: see there.
+			const (
+				log2e = 1.4426950408889634
+				ln2Hi = 6.93147180369123816490e-01
+				ln2Lo = 1.90821492927058770002e-10
+			)
+			k := math.Floor(x*log2e + 0.5)
+			r := (k*ln2Hi - x) + k*ln2Lo
+			r2 := r * r
+			r4 := r2 * r2
+			p01 := 1 + r
+			p23 := 1.0/2 + r*(1.0/6)
+			p45 := 1.0/24 + r*(1.0/120)
+			p67 := 1.0/720 + r*(1.0/5040)
+			p89 := 1.0/40320 + r*(1.0/362880)
+			pab := 1.0/3628800 + r*(1.0/39916800)
+			const pc = 1.0 / 479001600
+			p := p01 + r2*p23 + r4*(p45+r2*p67) + r4*r4*(p89+r2*pab+r4*pc)
+			e = math.Float64frombits(math.Float64bits(p) - uint64(k)<<52)
+		} else {
+			e = expNeg(x) // 0, or NaN for NaN
+		}
+		r := 1 / (1 + e)
+		er := e * r
+		// Branch-free select, as in logisticPass: for z < 0, hz = −z and
+		// ℓ′ = −r, else hz = +0 and ℓ′ = −e·r (both agree at z = −0).
+		neg := uint64(int64(math.Float64bits(z)) >> 63)
+		hz := math.Float64frombits(math.Float64bits(-z) & neg)
+		d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
+		if k := int(o); float64(k) == o && k > 0 && k <= maxIntWeight {
+			// wprod·fᵏ, multiplied one factor at a time as the reference
+			// does. For k ≤ 3 (97 % of nonzero bootstrap multiplicities) the
+			// products with one, two and three factors are all formed and
+			// one is picked by masks, so that the unpredictable k costs
+			// no mispredicted loop exit; the extra products cannot
+			// overflow (wprod ≤ 2⁸³⁰ here, f ≤ 2).
+			f := 1 + e
+			p1 := wprod * f
+			p2 := p1 * f
+			p3 := p2 * f
+			if k <= 3 {
+				ge2 := uint64(int64(1-k) >> 63) // all ones iff k ≥ 2
+				ge3 := uint64(int64(2-k) >> 63) // all ones iff k = 3
+				b := math.Float64bits(p1)&^ge2 | math.Float64bits(p2)&ge2
+				wprod = math.Float64frombits(b&^ge3 | math.Float64bits(p3)&ge3)
+			} else {
+				wprod = p3
+				for k -= 3; k > 0; k-- {
+					wprod *= f
+				}
+			}
+			hinge += o * hz
+			if wprod > 0x1p830 {
+				logs += math.Log(wprod)
+				wprod = 1
+			}
+		} else {
+			s += o * (hz + math.Log1p(e))
+		}
+		g1[i] = y[i] * (d1 * o)
+		g2[i] = (er * r) * o
+	}
+	return s + (hinge + logs + math.Log(wprod))
+}
+
 // expNeg returns exp(−x) for x ≥ 0 (NaN for NaN), with relative error below
 // 1e-15 (tested against math.Exp), and 0 for x > 708 where exp(−x) is
 // subnormal (absolute error < 3e-308). It is about twice as fast as math.Exp
@@ -607,9 +685,10 @@ func logisticPass(dst, m []float64, t float64, q, y, g1, g2 []float64) float64 {
 // the scaling by 2⁻ᵏ is a direct exponent subtraction. The loss pass of Fit
 // evaluates one exponential per row per trial point, which made math.Exp
 // the largest single cost of a Newton step with a reused Hessian.
-// logisticPass holds an inlined copy of this body (the compiler does not
-// inline it): a change here must be made there too —
-// TestLogisticPass_BitIdentical compares the two bit for bit.
+// logisticPass and weightedLogisticPass hold inlined copies of this body
+// (the compiler does not inline it): a change here must be made there too —
+// TestInlinedExpNeg_BitIdentical compares both with loops that call expNeg,
+// bit for bit, over expNeg's whole domain.
 func expNeg(x float64) float64 {
 	if !(x <= 708) {
 		if x > 708 {
