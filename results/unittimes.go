@@ -192,7 +192,11 @@ func SummariseSim(units map[string]SimUnit, workers int, wall float64) UnitTimeS
 	st.Longest = slices.Clone(all[:min(longestKept, len(all))])
 	if workers > 0 && wall > 0 {
 		st.Workers, st.WallSeconds = workers, wall
-		st.CriticalPathSeconds = lowerBound(slices.Collect(maps.Values(units)), workers)
+		sims := make([]SimUnit, 0, len(units))
+		for _, u := range slices.Sorted(maps.Keys(units)) { // a sum in key order: no map-order rounding
+			sims = append(sims, units[u])
+		}
+		st.CriticalPathSeconds = lowerBound(sims, workers)
 		st.BusyFraction = st.TotalSeconds / (float64(workers) * wall)
 	}
 	// Microseconds are the resolution of the measures (getrusage's

@@ -125,3 +125,21 @@ func TestCheckpoint_UnitTimes(t *testing.T) {
 		t.Errorf("line round trip: %+v %v", back, err)
 	}
 }
+
+// TestSummariseSim_CriticalPath: a unit of tasks counts for its serial
+// work plus its tasks spread over the workers (never less than one task),
+// not for its whole time.
+func TestSummariseSim_CriticalPath(t *testing.T) {
+	units := map[string]SimUnit{
+		"a": {Serial: 1, Tasks: 10, TaskSeconds: 10}, // 1 + max(1, 10/4) = 3.5
+		"b": {Serial: 2},
+	}
+	st := SummariseSim(units, 4, 5)
+	if st.TotalSeconds != 13 || st.MaxSeconds != 11 || st.CriticalPathSeconds != 3.5 {
+		t.Errorf("total %v, max %v, critical path %v; want 13, 11, 3.5", st.TotalSeconds, st.MaxSeconds, st.CriticalPathSeconds)
+	}
+	// On 40 workers a task (1 s) is the floor: 1 + 1 = 2 = unit b.
+	if st := SummariseSim(units, 40, 5); st.CriticalPathSeconds != 2 {
+		t.Errorf("40 workers: critical path %v, want 2", st.CriticalPathSeconds)
+	}
+}
