@@ -56,8 +56,9 @@ const (
 	// that column (its literal text, "?", one-hot encoded like any other
 	// level); a record with the marker in a numeric field or the label is
 	// still dropped and counted. On adult.data it keeps all 32,561
-	// records, the reading that gives Chaudhuri & Vinterbo (2013),
-	// Section 5, their "98 predictors".
+	// records (2,399 of them with a "?" level); see docs/data.md for
+	// the columns it adds and the "98 predictors" of Chaudhuri &
+	// Vinterbo (2013), Section 5, that motivate it.
 	MissingLevel = "level"
 )
 

@@ -172,10 +172,12 @@ type DataSpec struct {
 	//   - "level": a marker in a categorical field is kept as a level of
 	//     that column (its literal text "?", one-hot encoded like any
 	//     other level); a marker in a numeric field or the label still
-	//     drops the record. Adult keeps all 32,561 records, the reading
-	//     that gives Chaudhuri & Vinterbo (2013), Section 5, their "98
-	//     predictors". With scaling = "public" the "?" level must be
-	//     declared in [data.levels.NAME] like any other level.
+	//     drops the record. Adult keeps all 32,561 records, with 4 more
+	//     one-hot columns (108 before the intercept, not 104); a reading
+	//     proposed for the "98 predictors" of Chaudhuri & Vinterbo
+	//     (2013), Section 5 (see docs/data.md for the counts). With
+	//     scaling = "public" the "?" level must be declared in
+	//     [data.levels.NAME] like any other level.
 	// A dataset whose file has no marker, and the synthetic stand-ins
 	// (which have no missing values), ignore it; a data file
 	// ([data.files.NAME], which drops such records) is refused with
