@@ -35,7 +35,7 @@ func TestMissing_NoResumeAcross(t *testing.T) {
 	dataDir := os.Getenv(datasets.EnvDataDir)
 	real := dataDir != ""
 	if real {
-		if _, err := datasets.Inspect("adult", dataDir); err != nil {
+		if st, err := datasets.Inspect("adult", dataDir); err != nil || !st[0].State.Usable() {
 			real = false
 		}
 	}
@@ -93,5 +93,25 @@ func TestMissing_NoResumeAcross(t *testing.T) {
 	// Never-worked add 4 (datasets.TestRealData_AdultMissing).
 	if d1.D != 105 || d2.D != 109 {
 		t.Errorf("d = %d (drop), %d (level); want 105, 109", d1.D, d2.D)
+	}
+}
+
+// TestMissing_PublicUndeclared: under public scaling the '?' level that
+// data.missing = "level" keeps must be declared like any other level;
+// cv13-adult-public declares the levels of adult.names, without '?', so
+// the run is refused (exit 2) naming data.missing and the columns.
+func TestMissing_PublicUndeclared(t *testing.T) {
+	dataDir := os.Getenv(datasets.EnvDataDir)
+	if dataDir == "" {
+		t.Skipf("real-data test: $%s is unset", datasets.EnvDataDir)
+	}
+	if st, err := datasets.Inspect("adult", dataDir); err != nil || !st[0].State.Usable() {
+		t.Skipf("real-data test: adult.data not usable in %s", dataDir)
+	}
+	code, _, stderr := dprepro(t, "run", "cv13-adult-public", "--profile", "quick", "--data-dir", dataDir,
+		"--set", `data.missing="level"`, "--out", t.TempDir(), "--workers", "1")
+	const want = `data.missing = "level" keeps "?" as a level of workclass, occupation, native-country, which the public domain does not declare`
+	if code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr\n%s\nwant exit 2 and %q", code, stderr, want)
 	}
 }
