@@ -45,6 +45,9 @@ func TestMissing_NoResumeAcross(t *testing.T) {
 		args = append(args, "--data-dir", dataDir)
 		src = strings.Replace(src, "[data]\n", "[data]\nsynthetic = \"never\"\n", 1)
 	} else {
+		// The stand-in; a named directory that does not exist would be
+		// an error before any run.
+		t.Setenv(datasets.EnvDataDir, "")
 		src = strings.Replace(src, "[data]\n", "[data]\nsynthetic = \"always\"\n", 1)
 	}
 	spec := writeSpec(t, src)
