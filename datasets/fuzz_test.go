@@ -29,16 +29,18 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for name, fm := range formats {
-			tb, _, err := fm.parse(bytes.NewReader(data), "fuzz.data", 0)
-			if err == nil {
-				if tb == nil {
-					t.Fatalf("%s: nil table without error", name)
+			for _, policy := range MissingPolicies {
+				tb, _, err := fm.parse(bytes.NewReader(data), "fuzz.data", 0, policy)
+				if err == nil {
+					if tb == nil {
+						t.Fatalf("%s (missing = %s): nil table without error", name, policy)
+					}
+					continue
 				}
-				continue
-			}
-			var pe *ParseError
-			if errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "fuzz.data") {
-				t.Errorf("%s: parse error %q does not name the file", name, err)
+				var pe *ParseError
+				if errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "fuzz.data") {
+					t.Errorf("%s (missing = %s): parse error %q does not name the file", name, policy, err)
+				}
 			}
 		}
 	})

@@ -149,7 +149,7 @@ func Inspect(name, dataDir string) ([]FileStatus, error) {
 // it.
 func inspectFile(e *Entry, f FileSpec, dir string) FileStatus {
 	if f.SHA256 == "" && f.Name == e.Files[0].Name && e.format != nil {
-		_, st, err := readReal(e, dir) // probe, read and parse, as Load does
+		_, st, err := readReal(e, dir, MissingDrop) // probe, read and parse, as Load does
 		if err != nil && st.State == StateUnpinned {
 			st.State, st.Err = StateMalformed, err
 		}

@@ -46,6 +46,33 @@ func checkSynthetic(mode string) error {
 	return nil
 }
 
+// Missing-value policies for [Options.Missing] (a spec's data.missing):
+// what becomes of a record of a built-in file holding the format's
+// missing-value marker (adult.data: "?").
+const (
+	// MissingDrop drops every record holding the marker (the default).
+	MissingDrop = "drop"
+	// MissingLevel keeps a marker in a categorical field as a level of
+	// that column (its literal text, "?", one-hot encoded like any other
+	// level); a record with the marker in a numeric field or the label is
+	// still dropped and counted. On adult.data it keeps all 32,561
+	// records (2,399 of them with a "?" level); see docs/data.md for
+	// the columns it adds and the "98 predictors" of Chaudhuri &
+	// Vinterbo (2013), Section 5, that motivate it.
+	MissingLevel = "level"
+)
+
+// MissingPolicies lists the accepted values of [Options.Missing].
+var MissingPolicies = []string{MissingDrop, MissingLevel}
+
+// checkMissing validates a missing-value policy ("" means MissingDrop).
+func checkMissing(policy string) error {
+	if policy != "" && !slices.Contains(MissingPolicies, policy) {
+		return fmt.Errorf("missing: unknown value %q (want %s)", policy, oneOf(MissingPolicies))
+	}
+	return nil
+}
+
 // Source kinds for [Source.Kind].
 const (
 	KindReal      = "real"
@@ -88,6 +115,16 @@ type FileRecord struct {
 	// Dropped is the number of records dropped as incomplete (adult: '?';
 	// a user's file: an empty or '?' field, a NaN in a .npy array).
 	Dropped int
+	// Missing is, for a built-in file whose format has a missing-value
+	// marker (adult.data), the policy applied ([MissingDrop] or
+	// [MissingLevel]); empty for any other file.
+	Missing string
+	// Read is, when Missing is set, the number of records read (Records
+	// plus Dropped); zero otherwise.
+	Read int
+	// MissingLevel is, under [MissingLevel], the number of kept records
+	// that hold the marker as a level of at least one categorical column.
+	MissingLevel int
 	// Warning, for a file with no pinned checksum, says that its record
 	// count is more than 10 % away from the documented one (see
 	// [FileStatus.Warning]); empty otherwise.
@@ -177,6 +214,12 @@ type Options struct {
 	// Preprocess turns the raw table into the design matrix; the zero value
 	// gives the defaults documented on [Preprocessing].
 	Preprocess Preprocessing
+	// Missing is what becomes of a record holding its file's missing-value
+	// marker: [MissingDrop] (the default when empty) or [MissingLevel].
+	// Only the built-in formats with a marker (adult) use it; the others,
+	// the synthetic stand-ins (which have no missing values) and a user's
+	// data file ([LoadFile], which drops such records) ignore it.
+	Missing string
 	// Admit, when set, is called with the dataset's [Shape] once its
 	// records are read and before its design matrix (N × D float64
 	// values, and the intercept) is allocated; an error from it stops the
@@ -229,7 +272,7 @@ func load(p Provider, opts Options) (*Dataset, error) {
 	if opts.Synthetic == "" {
 		opts.Synthetic = SyntheticAuto
 	}
-	if err := errors.Join(checkSynthetic(opts.Synthetic), opts.Preprocess.Validate()); err != nil {
+	if err := errors.Join(checkSynthetic(opts.Synthetic), checkMissing(opts.Missing), opts.Preprocess.Validate()); err != nil {
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
 	dir, named := opts.DataDir, opts.Named
@@ -237,7 +280,7 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		d := ResolveDataDir("", os.Getenv)
 		dir, named = d.Path, named || d.Named
 	}
-	raw, err := p.Read(Request{DataDir: dir, Named: named, Synthetic: opts.Synthetic, Seed: opts.Seed})
+	raw, err := p.Read(Request{DataDir: dir, Named: named, Synthetic: opts.Synthetic, Seed: opts.Seed, Missing: opts.Missing})
 	if err == nil {
 		if _, ok := p.(trusted); !ok {
 			err = checkRaw(raw)

@@ -25,13 +25,16 @@ type attribute struct {
 // fields separated by sep, the attributes in order and then the label or
 // target as the last field.
 type format struct {
-	sep       byte   // field separator (unused when whitespace)
-	trimSpace bool   // trim spaces around fields (adult uses ", ")
-	quoted    bool   // strip one pair of surrounding double quotes (bank)
-	header    bool   // the first non-blank line names the columns
-	missing   string // a record with a field equal to this is dropped; "" = none
-	attrs     []attribute
-	target    string
+	sep       byte // field separator (unused when whitespace)
+	trimSpace bool // trim spaces around fields (adult uses ", ")
+	quoted    bool // strip one pair of surrounding double quotes (bank)
+	header    bool // the first non-blank line names the columns
+	// missing is the missing-value marker ("" = none). A record with a
+	// field equal to it is dropped, except that under [MissingLevel] a
+	// marker in a categorical field is kept as a level of that column.
+	missing string
+	attrs   []attribute
+	target  string
 	// labels maps the label text to ±1 for classification; nil means the
 	// target is numeric (regression).
 	labels map[string]float64
@@ -44,13 +47,32 @@ type format struct {
 }
 
 // parse reads records from r until EOF. path names the file in errors and
-// sizeHint (0 if unknown) presizes the columns.
+// sizeHint (0 if unknown) presizes the columns. policy is [MissingDrop]
+// ("" means it) or [MissingLevel]: what becomes of a record holding the
+// format's missing marker (ignored for a format without one).
+//
+// Under MissingLevel a marker in a categorical field is that column's
+// level (its literal text, e.g. "?"); a marker in a numeric field or in
+// the label still drops the record. FileRecord counts the records read,
+// kept, dropped and (MissingLevel) kept with a missing level.
 //
 // Blank lines are skipped wherever they occur (adult.data ends with one).
 // Parsing avoids per-field allocation: lines are split in place, numbers go
 // through parseNumber, categorical levels are interned per column.
-func (f *format) parse(r io.Reader, path string, sizeHint int) (*Table, FileRecord, error) {
+func (f *format) parse(r io.Reader, path string, sizeHint int, policy string) (*Table, FileRecord, error) {
 	var rec FileRecord
+	if policy == "" {
+		policy = MissingDrop
+	}
+	if f.missing != "" {
+		rec.Missing = policy
+	}
+	levelOK := make([]bool, len(f.attrs)+1) // a marker in field i is kept as a level
+	if policy == MissingLevel {
+		for i, a := range f.attrs {
+			levelOK[i] = a.kind == categoricalAttr
+		}
+	}
 	nf := len(f.attrs) + 1
 	slot := make([]int, len(f.attrs)) // index into the numeric or categorical columns
 	var nNum, nCat int
@@ -117,9 +139,13 @@ func (f *format) parse(r io.Reader, path string, sizeHint int) (*Table, FileReco
 		if len(fields) != nf {
 			return nil, rec, perr(line, "wrong field count: got %d, want %d", len(fields), nf)
 		}
-		if f.missing != "" && hasField(fields, f.missing) {
-			rec.Dropped++
-			continue
+		if f.missing != "" {
+			if drop, level := missingFields(fields, f.missing, levelOK); drop {
+				rec.Dropped++
+				continue
+			} else if level {
+				rec.MissingLevel++
+			}
 		}
 
 		lab := fields[nf-1]
@@ -193,6 +219,12 @@ func (f *format) parse(r io.Reader, path string, sizeHint int) (*Table, FileReco
 	}
 	t.check()
 	rec.Records = len(y)
+	if f.missing != "" {
+		rec.Read = rec.Records + rec.Dropped
+	}
+	if policy == MissingLevel && f.missing != "" {
+		t.missingLevel = f.missing
+	}
 	return t, rec, nil
 }
 
@@ -213,13 +245,20 @@ func (f *format) checkHeader(fields [][]byte) error {
 	return nil
 }
 
-func hasField(fields [][]byte, s string) bool {
-	for _, f := range fields {
-		if string(f) == s {
-			return true
+// missingFields reports whether a record holds the marker s in a field
+// whose levelOK is false (drop: the record is dropped), and else whether
+// it holds it in one whose levelOK is true (level: kept as a level).
+func missingFields(fields [][]byte, s string, levelOK []bool) (drop, level bool) {
+	for i, f := range fields {
+		if string(f) != s {
+			continue
 		}
+		if i >= len(levelOK) || !levelOK[i] {
+			return true, false
+		}
+		level = true
 	}
-	return false
+	return false, level
 }
 
 // pow10 holds the powers of ten that are exact in float64.

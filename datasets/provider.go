@@ -70,6 +70,12 @@ type Request struct {
 	// Seed seeds anything random the provider draws (a stand-in, a
 	// simulation): derive the stream from it, e.g. with core/randx.
 	Seed uint64
+	// Missing is the spec's missing-value policy ([MissingDrop] when
+	// empty, or [MissingLevel]; see [Options.Missing]). A provider whose
+	// data has no missing-value marker ignores it; one that reads it must
+	// say so in its Source (its identity), as the built-in files do
+	// (FileRecord.Missing).
+	Missing string
 }
 
 // Raw is a dataset as a [Provider] reads it, before preprocessing.
@@ -243,7 +249,7 @@ func (b builtin) Read(req Request) (*Raw, error) {
 	if useReal {
 		var st FileStatus
 		var err error
-		t, st, err = readReal(e, req.DataDir)
+		t, st, err = readReal(e, req.DataDir, req.Missing)
 		switch {
 		case err == nil:
 			src = Source{Kind: KindReal, Files: t.Files}
@@ -259,6 +265,12 @@ func (b builtin) Read(req Request) (*Raw, error) {
 	if !useReal {
 		t, src = synthesize(e, req.Seed)
 		src.Params["reason"] = reason
+		if req.Missing == MissingLevel && e.format != nil && e.format.missing != "" {
+			// The stand-in draws no missing values: say so, under the
+			// policy's name, in its parameters (its identity). Absent
+			// under "drop", so that a stand-in's identity is unchanged.
+			src.Params["missing"] = fmt.Sprintf("%s: the stand-in has no missing values (no %q level)", MissingLevel, e.format.missing)
+		}
 	}
 	var warnings []string
 	for _, f := range src.Files {

@@ -57,6 +57,7 @@ func (p Preprocessing) applyPublic(t *Table, task string) (*mat.Dense, []float64
 	var bound []float64 // |x_ij| ≤ bound[j] after column scaling
 	var group []int
 	var missing []string
+	var undeclared []string // attributes whose missing level is not declared
 	for _, a := range t.Attributes {
 		if !keep(a) {
 			continue
@@ -98,6 +99,9 @@ func (p Preprocessing) applyPublic(t *Table, task string) (*mat.Dense, []float64
 			continue
 		}
 		sorted := slices.Sorted(slices.Values(levels))
+		if m := t.missingLevel; m != "" && slices.Contains(c.Levels, m) && !slices.Contains(sorted, m) {
+			undeclared = append(undeclared, a)
+		}
 		index := make([]int, len(c.Levels))
 		for k, l := range c.Levels {
 			index[k] = slices.Index(sorted, l) // −1: outside the domain
@@ -108,6 +112,13 @@ func (p Preprocessing) applyPublic(t *Table, task string) (*mat.Dense, []float64
 			bound = append(bound, 1)
 			group = append(group, g)
 		}
+	}
+	if len(undeclared) > 0 {
+		// A level outside the domain would be encoded as all zeros:
+		// under data.missing = "level" the marker is a level like any
+		// other, so it must be declared like any other.
+		return nil, nil, nil, nil, fmt.Errorf("preprocess: data.missing = %q keeps %q as a level of %s, which the public domain does not declare: with scaling = \"public\" declare it like any other level (add %q to [data.levels.NAME] %s), or use missing = %q",
+			MissingLevel, t.missingLevel, strings.Join(undeclared, ", "), t.missingLevel, strings.Join(undeclared, ", "), MissingDrop)
 	}
 	if len(missing) > 0 {
 		return nil, nil, nil, nil, fmt.Errorf("preprocess: public scaling needs a declared domain for every attribute kept; none for %s (declare it in [data.bounds.NAME] / [data.levels.NAME], or leave the attribute out with data.columns)",

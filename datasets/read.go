@@ -11,7 +11,7 @@ import (
 // An absent file is an error wrapping ErrNotFound; a file in a failure
 // state is the error [Inspect] reports for it (FileStatus.Err).
 func readTable(e *Entry, dir string) (*Table, error) {
-	t, st, err := readReal(e, dir)
+	t, st, err := readReal(e, dir, MissingDrop)
 	if err == nil {
 		return t, nil
 	}
@@ -30,7 +30,9 @@ func readTable(e *Entry, dir string) (*Table, error) {
 // with the first parse error if parsing also failed: a file that is not the
 // expected file is reported as such rather than by its first odd line. When
 // the file is absent, st.State is StateAbsent and err is non-nil.
-func readReal(e *Entry, dir string) (t *Table, st FileStatus, err error) {
+//
+// missing is the missing-value policy of the parse (see [Options.Missing]).
+func readReal(e *Entry, dir, missing string) (t *Table, st FileStatus, err error) {
 	spec := e.Files[0]
 	st, gz, ok := probe(dir, spec)
 	if !ok {
@@ -42,7 +44,7 @@ func readReal(e *Entry, dir string) (t *Table, st FileStatus, err error) {
 	var rec FileRecord
 	perr := readData(&st, gz, e, func(r io.Reader) error {
 		var err error
-		t, rec, err = e.format.parse(r, st.Path, e.Records)
+		t, rec, err = e.format.parse(r, st.Path, e.Records, missing)
 		return err
 	})
 	switch {

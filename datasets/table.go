@@ -30,6 +30,10 @@ type Table struct {
 	Labels []LabelCount
 	// Files records the files read; empty for a synthetic table.
 	Files []FileRecord
+
+	// missingLevel is the missing-value marker kept as a categorical level
+	// ([MissingLevel]); "" when none is (checked by public scaling).
+	missingLevel string
 }
 
 // NumericColumn is one numeric attribute.

@@ -419,6 +419,9 @@ func writeRunMD(b *strings.Builder, run *Run) {
 				verified = "verified against the pinned digest"
 			}
 			p("; %s sha256 %s (%s), %d records, %d dropped", mdCode(f.Name), mdCode(f.SHA256), verified, f.Records, f.Dropped)
+			if f.Missing == "level" {
+				p(" (data.missing = \"level\": %d of %d read, %d kept with a missing value as a level)", f.Records, f.Read, f.MissingLevel)
+			}
 		}
 		if d.Generator != "" {
 			p("; generator %s", mdCode(d.Generator))

@@ -98,7 +98,7 @@ func ReadCheckpointHeader(dir string) (h CheckpointHeader, ok bool) {
 // DataIdentity is what a run read for one dataset.
 type DataIdentity struct {
 	Name string `json:"name"`
-	// Source is "real FILE sha256 HEX[, FILE sha256 HEX]" or "synthetic
+	// Source is "real FILE sha256 HEX[ missing=level][, FILE sha256 HEX]" or "synthetic
 	// GENERATOR (k=v, …)".
 	Source string `json:"source"`
 }
@@ -115,6 +115,12 @@ func DataIdentities(ds []DatasetInfo) []DataIdentity {
 			parts := make([]string, len(d.Files))
 			for i, f := range d.Files {
 				parts[i] = f.Name + " sha256 " + f.SHA256
+				if f.Missing != "" && f.Missing != "drop" {
+					// Another reading of the same bytes (data.missing =
+					// "level"); "drop", the default, keeps the identity
+					// of the manifests written before the policy existed.
+					parts[i] += " missing=" + f.Missing
+				}
 			}
 			src = "real " + strings.Join(parts, ", ")
 		} else {

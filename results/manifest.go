@@ -209,6 +209,17 @@ type FileInfo struct {
 	// incomplete (a '?' field, the UCI convention for a missing value).
 	Records int `json:"records"`
 	Dropped int `json:"dropped"`
+	// Missing is, for a file whose format has a missing-value marker
+	// (adult.data: "?"), the spec's data.missing policy: "drop" (every
+	// record holding the marker is dropped) or "level" (a marker in a
+	// categorical field is kept as a level). Empty for other files and in
+	// manifests written before it existed.
+	Missing string `json:"missing,omitempty"`
+	// Read is, when Missing is set, the records read (Records + Dropped).
+	Read int `json:"read,omitempty"`
+	// MissingLevel is, with Missing "level", the kept records that hold
+	// the marker as a level of at least one categorical column.
+	MissingLevel int `json:"missing_level,omitempty"`
 }
 
 // LedgerEntry is what one method's released output cost, for one privacy

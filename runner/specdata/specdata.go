@@ -40,6 +40,7 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 		DataDir:   dataDir,
 		Named:     named,
 		Synthetic: d.Synthetic,
+		Missing:   d.Missing,
 		Seed:      randx.Uint64(uint64(spec.Seed), "synthetic", name),
 		Preprocess: datasets.Preprocessing{
 			Columns:     d.Columns,
@@ -150,7 +151,8 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 			d.Columns, d.ColumnScale, d.Intercept, d.RowNorm, d.Log1p, d.TargetLog1p, d.TargetScale),
 	}
 	for _, f := range ds.Source.Files {
-		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Verified: f.Verified, Records: f.Records, Dropped: f.Dropped})
+		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Verified: f.Verified, Records: f.Records, Dropped: f.Dropped,
+			Missing: f.Missing, Read: f.Read, MissingLevel: f.MissingLevel})
 	}
 	for _, l := range ds.Labels {
 		info.Labels = append(info.Labels, results.LabelInfo{Value: l.Value, Records: l.Records, Class: fmt.Sprintf("%+g", l.Class)})
