@@ -44,6 +44,11 @@ func lossOps(model dpci.Model) float64 {
 // the unit's ChaCha8 stream and a count (resampler.draw). A round figure.
 const rngOps = 10
 
+// binomialOps is what one step of the inversion of a binomial draw
+// (multinomialCounts, about √(n·p) steps from the mode) costs in
+// [Experiment.UnitCost], in multiply-adds. A round figure.
+const binomialOps = 4
+
 // UnitCost implements runner.UnitCoster: the unit's work in
 // multiply-adds, estimated from what it does (Wang, Kifer & Lee 2019,
 // Section 7 protocol; n records, of which r distinct rows — the fits run
@@ -51,6 +56,8 @@ const rngOps = 10
 // samples, ℓ = lossOps of the unit's model):
 //
 //	resample   rngOps·n + r·D            one bootstrap replicate drawn and weighted
+//	           (binomialOps·r·√(n/r) + r·D when its counts are drawn as a
+//	           multinomial: n ≥ multinomialRatio·r, no method reading records)
 //	fit        fitPasses·r·(2D + ℓ)      one ERM fit (Algorithm 1's, or Eq. 7's θ̂)
 //	matrices   2·r·(D² + ℓ)              Ĥ and Σ̂ of Algorithm 2
 //	intervals  m·(normOps·D + D² + D·log₂ m)  Algorithm 3/5's Monte Carlo draws and quantiles
@@ -86,7 +93,13 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 			fits++
 		}
 	}
-	replicate := rngOps*n + r*D + float64(fits)*fitPasses*r*(2*D+l)
+	draws := rngOps * n
+	if !e.usesRecords(u.ms) && multinomialRatio*r <= n {
+		// The counts are drawn as their multinomial (resampler.draw): one
+		// binomial per distinct row, O(√(n/r)) each by inversion.
+		draws = binomialOps * r * math.Sqrt(n/r)
+	}
+	replicate := draws + r*D + float64(fits)*fitPasses*r*(2*D+l)
 	if u.vi {
 		return float64(ci.VIFits) * replicate
 	}
