@@ -301,6 +301,10 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		if errors.As(err, &oe) && len(raw.Source.Files) > 0 {
 			oe.File = raw.Source.Files[0].Path
 		}
+		var me *UndeclaredMissingLevelError
+		if errors.As(err, &me) {
+			me.Dataset = name
+		}
 		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
 	}
 	warnings := slices.Clone(raw.Warnings)

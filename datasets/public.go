@@ -117,8 +117,7 @@ func (p Preprocessing) applyPublic(t *Table, task string) (*mat.Dense, []float64
 		// A level outside the domain would be encoded as all zeros:
 		// under data.missing = "level" the marker is a level like any
 		// other, so it must be declared like any other.
-		return nil, nil, nil, nil, fmt.Errorf("preprocess: data.missing = %q keeps %q as a level of %s, which the public domain does not declare: with scaling = \"public\" declare it like any other level (add %q to [data.levels.NAME] %s), or use missing = %q",
-			MissingLevel, t.missingLevel, strings.Join(undeclared, ", "), t.missingLevel, strings.Join(undeclared, ", "), MissingDrop)
+		return nil, nil, nil, nil, &UndeclaredMissingLevelError{Marker: t.missingLevel, Attributes: undeclared}
 	}
 	if len(missing) > 0 {
 		return nil, nil, nil, nil, fmt.Errorf("preprocess: public scaling needs a declared domain for every attribute kept; none for %s (declare it in [data.bounds.NAME] / [data.levels.NAME], or leave the attribute out with data.columns)",
@@ -268,4 +267,23 @@ func (p Preprocessing) checkDomain(t *Table) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// UndeclaredMissingLevelError is public scaling refusing a missing-value
+// level (data.missing = "level") that the declared domain does not list:
+// it would be encoded as all zeros. Dataset is filled in by Load.
+type UndeclaredMissingLevelError struct {
+	Dataset    string
+	Marker     string
+	Attributes []string
+}
+
+func (e *UndeclaredMissingLevelError) Error() string {
+	name := e.Dataset
+	if name == "" {
+		name = "NAME"
+	}
+	attrs := strings.Join(e.Attributes, ", ")
+	return fmt.Sprintf("preprocess: data.missing = %q keeps %q as a level of %s, which the public domain does not declare: with scaling = \"public\" declare it like any other level — a [data.levels.%s] list for %s replaces the built-in one (the documented levels: docs/privacy.md, \"Declared domains of the built-in datasets\"), so list those levels and %q — or use missing = %q",
+		MissingLevel, e.Marker, attrs, name, attrs, e.Marker, MissingDrop)
 }

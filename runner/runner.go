@@ -643,7 +643,11 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		fmt.Fprintf(stderr, "dprepro: %s: resuming, %d of %d units already done\n", spec.ID, resumed, len(units))
 	}
 	if resumed > 0 && fresh > 0 {
-		fmt.Fprintf(stderr, "dprepro: %s: %d units are new or were not finished (e.g. a method, a parameter value or a grid value added, or an interrupted attempt)\n", spec.ID, fresh)
+		what := "units are new or were"
+		if fresh == 1 {
+			what = "unit is new or was"
+		}
+		fmt.Fprintf(stderr, "dprepro: %s: %d %s not finished (e.g. a method, a parameter value or a grid value added, or an interrupted attempt)\n", spec.ID, fresh, what)
 	}
 	if len(changed) > 0 {
 		fmt.Fprintf(stderr, "dprepro: %s: recomputing the units whose inputs changed since they were computed:\n", spec.ID)
