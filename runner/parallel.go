@@ -123,6 +123,18 @@ type unitPar struct {
 	measureErr atomic.Bool // a thread's CPU time could not be read
 }
 
+// addSince adds to dst the calling thread's CPU time since c0 (a reading
+// of threadCPU, ok its success), or records that it could not be
+// measured.
+func (p *unitPar) addSince(dst *atomic.Int64, c0 time.Duration, ok bool) {
+	c1, _, ok1 := threadCPU()
+	if ok && ok1 && c1 >= c0 {
+		dst.Add(int64(c1 - c0))
+	} else {
+		p.measureErr.Store(true)
+	}
+}
+
 // job is one Parallel call.
 type job struct {
 	ctx     context.Context
@@ -156,15 +168,13 @@ func (j *job) work() {
 		if i >= j.n {
 			return
 		}
-		c0, _, ok := threadCPU()
-		err := j.run(&task, i)
-		if j.par != nil {
-			c1, _, ok1 := threadCPU()
-			if ok && ok1 && c1 >= c0 {
-				j.par.taskNanos.Add(int64(c1 - c0))
-			} else {
-				j.par.measureErr.Store(true)
-			}
+		var err error
+		if j.par == nil { // not measured: no getrusage per task
+			err = j.run(&task, i)
+		} else {
+			c0, _, ok := threadCPU()
+			err = j.run(&task, i)
+			j.par.addSince(&j.par.taskNanos, c0, ok)
 			j.par.tasks.Add(1)
 		}
 		if err != nil {
@@ -205,12 +215,7 @@ func (j *job) help() {
 	c0, _, ok := threadCPU()
 	j.work()
 	if j.par != nil {
-		c1, _, ok1 := threadCPU()
-		if ok && ok1 && c1 >= c0 {
-			j.par.helpNanos.Add(int64(c1 - c0))
-		} else {
-			j.par.measureErr.Store(true)
-		}
+		j.par.addSince(&j.par.helpNanos, c0, ok)
 		j.par.helpers.Add(1)
 	}
 }
