@@ -75,7 +75,7 @@ func (p Preprocessing) shape(t *Table) Shape {
 		if c == nil {
 			continue
 		}
-		levels := len(c.Levels)
+		levels := len(p.codedLevels(c.Levels))
 		if p.Scaling == ScalingPublic {
 			levels = len(p.Domain.Levels[a])
 		}

@@ -179,6 +179,10 @@ type Dataset struct {
 	// Preprocess.Scaling is "public"; nil under data-dependent scaling.
 	// Its counts are those of the records before any subsample.
 	Public *PublicInfo
+	// Selection records the predictor selection (Preprocess.Select), a
+	// non-private step that read every record's label; nil when none ran.
+	// Preprocess.Columns then lists the attributes it kept.
+	Selection *SelectionInfo
 	// Warnings are notes for the run's manifest and stderr about the real
 	// file, e.g. an unpinned file whose record count is far from the
 	// documented one ("ipums-us.txt: 1,000 records, documented 39,928"),
@@ -295,6 +299,13 @@ func load(p Provider, opts Options) (*Dataset, error) {
 			return nil, err
 		}
 	}
+	sel, err := opts.Preprocess.selectAttributes(raw.Table, raw.Task)
+	if err != nil {
+		return nil, fmt.Errorf("datasets: load %s: %w", name, err)
+	}
+	if sel != nil {
+		opts.Preprocess.Columns = sel.Kept
+	}
 	x, y, names, pub, err := opts.Preprocess.encode(raw.Table, raw.Task)
 	if err != nil {
 		var oe *OverflowError
@@ -310,6 +321,10 @@ func load(p Provider, opts Options) (*Dataset, error) {
 	warnings := slices.Clone(raw.Warnings)
 	if pp.Scaling != ScalingPublic {
 		warnings = append(warnings, pp.wideCategorical(raw.Table)...)
+	}
+	if sel != nil {
+		warnings = append(warnings, fmt.Sprintf("predictors chosen by %s on all %d records and their labels, before any split: NOT private (kept %d of %d attributes; dropped %s)",
+			sel.Method, sel.Records, len(sel.Kept), len(sel.Candidates), strings.Join(sel.Dropped, ", ")))
 	}
 	var labels []LabelCount
 	if raw.Task == TaskClassification {
@@ -327,6 +342,7 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		Source:       raw.Source,
 		Preprocess:   opts.Preprocess.WithDefaults(),
 		Public:       pub,
+		Selection:    sel,
 		Warnings:     warnings,
 		Labels:       slices.Clone(labels),
 	}, nil

@@ -78,6 +78,32 @@ type Preprocessing struct {
 	// columns as Ligett et al. (2017) do.
 	Columns []string `toml:"columns"`
 
+	// Select chooses predictors before anything else, from the attributes
+	// Columns keeps (all when empty):
+	//
+	//	"none" (default)  keep them all
+	//	"stepwise-bic"    backward stepwise selection of a binomial GLM
+	//	                  (logit link) under BIC, as R's step(glm(...), k = log(n))
+	//	"stepwise-aic"    the same under AIC, R's step() default (k = 2)
+	//
+	// The model is fitted to every record and its label (classification
+	// only): the step is NOT differentially private, and the manifest and
+	// the report say so (see [SelectionInfo]). Chaudhuri & Vinterbo (NIPS
+	// 2013), Section 5, selected Adult's predictors so, on the whole data set
+	// before the experiment, without naming the criterion. Data-dependent
+	// scaling only (public scaling promises rows that depend on their own
+	// record alone).
+	Select string `toml:"select"`
+
+	// Coding is how a categorical attribute becomes columns:
+	//
+	//	"one-hot" (default)  one 0/1 indicator per level
+	//	"treatment"          one per level but the first (sorted), R's
+	//	                     default contrasts (contr.treatment)
+	//
+	// Data-dependent scaling only.
+	Coding string `toml:"coding"`
+
 	// Log1p lists numeric attributes mapped through x ↦ log(1+x) before
 	// encoding and scaling; their feature names become "log1p(NAME)". A
 	// value ≤ −1 is an error. Ligett, Neel, Roth, Waggoner & Wu, "Accuracy
@@ -213,6 +239,12 @@ func (p Preprocessing) WithDefaults() Preprocessing {
 	if p.TargetScale == "" {
 		p.TargetScale = TargetScaleNone
 	}
+	if p.Select == "" {
+		p.Select = SelectNone
+	}
+	if p.Coding == "" {
+		p.Coding = CodingOneHot
+	}
 	return p
 }
 
@@ -231,7 +263,15 @@ func (p Preprocessing) Validate() error {
 	choice("row_norm", p.RowNorm, RowL2Max, RowL2Clip, RowL2Unit, RowL1Max, RowNone)
 	choice("target_scale", p.TargetScale, TargetScaleNone, TargetScaleMaxAbs, TargetScaleL1Max)
 	choice("scaling", p.Scaling, ScalingDataDependent, ScalingPublic)
+	choice("select", p.Select, SelectNone, SelectStepwiseBIC, SelectStepwiseAIC)
+	choice("coding", p.Coding, CodingOneHot, CodingTreatment)
 	if p.Scaling == ScalingPublic {
+		if p.Select != SelectNone {
+			errs = append(errs, fmt.Errorf("preprocess.select: %q fits a model to every record's label, so the rows would not depend on their own record alone; public scaling takes no selection (list the attributes in columns)", p.Select))
+		}
+		if p.Coding != CodingOneHot {
+			errs = append(errs, fmt.Errorf("preprocess.coding: %q is implemented for data-dependent scaling only; public scaling codes every declared level", p.Coding))
+		}
 		if p.ColumnScale != ScaleMaxAbs && p.ColumnScale != ScaleNone {
 			errs = append(errs, fmt.Errorf("preprocess.column_scale: %q takes a statistic of the data; with public scaling use %q or %q", p.ColumnScale, ScaleMaxAbs, ScaleNone))
 		}
@@ -309,7 +349,7 @@ func (p Preprocessing) apply(t *Table, task string) (*mat.Dense, []float64, []st
 		}
 		c := t.categorical(a)
 		cats = append(cats, catPart{col: c, off: len(names)})
-		for _, l := range c.Levels {
+		for _, l := range p.codedLevels(c.Levels) {
 			names = append(names, a+"="+l)
 		}
 	}
@@ -351,7 +391,14 @@ func (p Preprocessing) apply(t *Table, task string) (*mat.Dense, []float64, []st
 			row[np.off] = v
 		}
 		for _, cp := range cats {
-			row[cp.off+int(cp.col.Codes[i])] = 1
+			code := int(cp.col.Codes[i])
+			if p.Coding == CodingTreatment {
+				if code == 0 {
+					continue // the reference level: no column
+				}
+				code--
+			}
+			row[cp.off+code] = 1
 		}
 		stats.add(row[:dFeat])
 	}
@@ -397,6 +444,15 @@ func (p Preprocessing) apply(t *Table, task string) (*mat.Dense, []float64, []st
 		}
 	}
 	return mat.NewDense(n, d, data), y, names, nil
+}
+
+// codedLevels returns the levels that get a column under p.Coding (p with
+// defaults): all of them, or all but the first under treatment coding.
+func (p Preprocessing) codedLevels(levels []string) []string {
+	if p.Coding == CodingTreatment && len(levels) > 0 {
+		return levels[1:]
+	}
+	return levels
 }
 
 // checkNames checks Columns and Log1p against the table and the target

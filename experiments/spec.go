@@ -186,6 +186,23 @@ type DataSpec struct {
 	// left out of the canonical spec) when not set, so that a spec
 	// without the key keeps its hash.
 	Missing string `toml:"missing,omitempty"`
+	// Select chooses predictors before the experiment: "none" (the
+	// default), "stepwise-bic" or "stepwise-aic" — backward stepwise
+	// selection of a binomial GLM (logit link) fitted to every record and
+	// its label, as R's step(glm(...)) does under BIC (k = log n) or AIC
+	// (k = 2) (datasets.Preprocessing.Select). It is NOT private: it reads
+	// all records' labels, test folds included, before any split; the
+	// manifest records what it kept and why, and the report says it is
+	// not private. Chaudhuri & Vinterbo (2013), Section 5, selected
+	// Adult's predictors so. Classification datasets under data-dependent
+	// scaling only; data.columns, when set, lists the candidates. Left
+	// out of the canonical spec when not set (the spec keeps its hash).
+	Select string `toml:"select,omitempty"`
+	// Coding is how categorical attributes become columns: "one-hot" (the
+	// default: one indicator per level) or "treatment" (none for the first
+	// level in sorted order, R's default contrasts). Data-dependent
+	// scaling only. Left out of the canonical spec when not set.
+	Coding string `toml:"coding,omitempty"`
 	// ColumnScale is "maxabs" (default), "center-maxabs", "zscore" or
 	// "none" (see datasets.Preprocessing).
 	ColumnScale string `toml:"column_scale"`
@@ -648,6 +665,20 @@ func (s *Spec) validate() []fieldErr {
 			if _, file := s.Data.Files[name]; file {
 				add("data.missing", "data.missing", "%q is implemented for the registry's files (adult); the data file data.files.%s drops a record with an empty or \"?\" field: use missing = %q, or encode the missing value as a level in the file", datasets.MissingLevel, name, datasets.MissingDrop)
 			}
+		}
+	}
+	if s.Data.Select != "" {
+		oneOf("data.select", s.Data.Select, datasets.SelectNone, datasets.SelectStepwiseBIC, datasets.SelectStepwiseAIC)
+	}
+	if s.Data.Coding != "" {
+		oneOf("data.coding", s.Data.Coding, datasets.CodingOneHot, datasets.CodingTreatment)
+	}
+	if s.Data.Scaling == datasets.ScalingPublic {
+		if s.Data.Select != "" && s.Data.Select != datasets.SelectNone {
+			add("data.select", "data.select", "%q fits a model to every record's label, so no row would depend on its own record alone: scaling = %q takes no selection (list the attributes in data.columns)", s.Data.Select, datasets.ScalingPublic)
+		}
+		if s.Data.Coding != "" && s.Data.Coding != datasets.CodingOneHot {
+			add("data.coding", "data.coding", "%q is implemented for data-dependent scaling only; scaling = %q codes every declared level", s.Data.Coding, datasets.ScalingPublic)
 		}
 	}
 	oneOf("data.column_scale", s.Data.ColumnScale, "maxabs", "center-maxabs", "zscore", "none")

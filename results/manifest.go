@@ -156,6 +156,9 @@ type DatasetInfo struct {
 	// Public, for public scaling, records the declared domain used and
 	// what clipping changed; nil otherwise.
 	Public *PublicBounds `json:"public_bounds,omitempty"`
+	// Selection records a predictor selection (data.select), a
+	// non-private step; nil when none ran.
+	Selection *Selection `json:"selection,omitempty"`
 	// Labels, for classification, lists each label value as read with its
 	// number of records (before any subsample) and the class it became,
 	// sorted by value; empty for regression and in manifests written
@@ -170,6 +173,49 @@ type LabelInfo struct {
 	Value   string `json:"value"`
 	Records int    `json:"records"`
 	Class   string `json:"class"`
+}
+
+// Selection is the manifest's record of a predictor selection
+// (data.select; datasets.SelectionInfo): backward stepwise elimination of
+// a binomial GLM fitted to every record and its label. It is not private.
+type Selection struct {
+	// Method is the data.select value, Criterion "AIC" or "BIC", K its
+	// penalty per estimable coefficient; Records the records fitted (all,
+	// before any subsample or split).
+	Method    string  `json:"method"`
+	Criterion string  `json:"criterion"`
+	K         float64 `json:"k"`
+	Records   int     `json:"records"`
+	// Statement says that the step is not private and what it read.
+	Statement string `json:"statement"`
+	// Candidates, Kept (file order) and Dropped (order of removal) name
+	// attributes.
+	Candidates []string `json:"candidates"`
+	Kept       []string `json:"kept"`
+	Dropped    []string `json:"dropped"`
+	// Start is the criterion of the model with every candidate; Steps the
+	// removals with the criterion after each.
+	Start float64         `json:"start_criterion"`
+	Steps []SelectionStep `json:"steps"`
+	// Deviance, Rank (estimable coefficients with the intercept), Columns
+	// (treatment-coded model-matrix columns with the intercept) and
+	// Aliased (columns without an estimable coefficient) describe the
+	// final model; Converged is false when a fit did not converge.
+	Deviance  float64  `json:"deviance"`
+	Rank      int      `json:"rank"`
+	Columns   int      `json:"columns"`
+	Aliased   []string `json:"aliased,omitempty"`
+	Converged bool     `json:"converged"`
+}
+
+// SelectionStep is one removal of a stepwise selection.
+type SelectionStep struct {
+	Dropped   string  `json:"dropped"`
+	Criterion float64 `json:"criterion"`
+	Deviance  float64 `json:"deviance"`
+	Rank      int     `json:"rank"`
+	// Aliased: removed first because it added no estimable coefficient.
+	Aliased bool `json:"aliased,omitempty"`
 }
 
 // PublicBounds is the manifest's record of a dataset's public scaling

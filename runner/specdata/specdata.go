@@ -51,6 +51,8 @@ func Load(spec *experiments.Spec, name, dataDir string, named bool) (*datasets.D
 			TargetLog1p: d.TargetLog1p,
 			TargetScale: d.TargetScale,
 			Scaling:     d.Scaling,
+			Select:      d.Select,
+			Coding:      d.Coding,
 		},
 	}
 	if spec.Data.Scaling == datasets.ScalingPublic {
@@ -150,6 +152,13 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 		Preproc: fmt.Sprintf("columns=%v column_scale=%s intercept=%t row_norm=%s log1p=%v target_log1p=%t target_scale=%s",
 			d.Columns, d.ColumnScale, d.Intercept, d.RowNorm, d.Log1p, d.TargetLog1p, d.TargetScale),
 	}
+	if d.Coding != "" {
+		info.Preproc += " coding=" + d.Coding
+	}
+	if s := ds.Selection; s != nil {
+		info.Preproc += " select=" + s.Method
+		info.Selection = selection(s)
+	}
 	for _, f := range ds.Source.Files {
 		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Verified: f.Verified, Records: f.Records, Dropped: f.Dropped,
 			Missing: f.Missing, Read: f.Read, MissingLevel: f.MissingLevel})
@@ -163,6 +172,20 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 		info.Public = publicBounds(ds)
 	}
 	return info
+}
+
+// selection is the manifest's record of a dataset's predictor selection.
+func selection(s *datasets.SelectionInfo) *results.Selection {
+	r := &results.Selection{
+		Method: s.Method, Criterion: s.Criterion, K: s.K, Records: s.Records,
+		Statement:  fmt.Sprintf("NOT private: %s selection fitted to all %d records and their labels before the experiment", s.Criterion, s.Records),
+		Candidates: s.Candidates, Kept: s.Kept, Dropped: s.Dropped, Start: s.Start,
+		Deviance: s.Deviance, Rank: s.Rank, Columns: s.Columns, Aliased: s.Aliased, Converged: s.Converged,
+	}
+	for _, st := range s.Steps {
+		r.Steps = append(r.Steps, results.SelectionStep{Dropped: st.Attribute, Criterion: st.Criterion, Deviance: st.Deviance, Rank: st.Rank, Aliased: st.Aliased})
+	}
+	return r
 }
 
 // publicBounds is the manifest's record of the public scaling of ds: each
