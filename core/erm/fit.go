@@ -67,6 +67,7 @@ type Workspace struct {
 	g1, g2, g1t, g2t []float64 // ωᵢyᵢℓ′ and ωᵢℓ″ at m and at mt
 	scratch          []float64 // column-major Hessian kernel
 	grad, p, w, wOld []float64
+	spec             []float64 // data gradient at the first trial point (firstTrial)
 	hess             []float64
 	sym              *mat.SymDense
 	pv, gv           *mat.VecDense
@@ -100,6 +101,7 @@ func (ws *Workspace) reset(n, d int) {
 		ws.p = make([]float64, d)
 		ws.w = make([]float64, d)
 		ws.wOld = make([]float64, d)
+		ws.spec = make([]float64, d)
 		ws.hess = make([]float64, d*d)
 		ws.sym = mat.NewSymDense(d, ws.hess)
 		ws.pv = mat.NewVecDense(d, ws.p)
@@ -280,7 +282,10 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 			reuse = false
 			continue
 		}
-		rows.margins(ws.q, p, rows.y)
+		fused := plainLogistic && fuseFirstTrial
+		if !fused {
+			rows.margins(ws.q, p, rows.y)
+		}
 		ww, wp, pp := floats.Dot(w, w), floats.Dot(w, p), floats.Dot(p, p)
 		var lw, lp float64
 		if lin != nil {
@@ -291,8 +296,11 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		t := 1.0
 		accepted := false
 		var lossT float64
-		for k := 0; k < maxBacktrack; k++ {
-			if plainLogistic {
+		k := 0
+		for ; k < maxBacktrack; k++ {
+			if fused && k == 0 {
+				lossT = invN * ws.firstTrial(rows, p, t, ws.spec)
+			} else if plainLogistic {
 				lossT = invN * logisticPass(ws.mt, ws.m, t, ws.q, rows.y, ws.g1t, ws.g2t)
 			} else if weightedLogistic {
 				lossT = invN * weightedPass(ws.mt, ws.m, t, ws.q, rows.y, rows.weight, ws.g1t, ws.g2t)
@@ -330,7 +338,14 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		ws.swapTrial()
 		res.Iter++
 		f = penalty(w) + lossT
-		gnorm = gradient()
+		if fused && k == 0 {
+			// firstTrial left the data gradient at the accepted point.
+			copy(ws.grad, ws.spec)
+			obj.addPenaltyGrad(ws.grad, w, invN)
+			gnorm = floats.Norm(ws.grad, 2)
+		} else {
+			gnorm = gradient()
+		}
 		if tiny && gnorm >= oldGnorm && gnorm > tol {
 			// A step below the resolution of J that did not reduce the
 			// gradient. Undo it (the trial buffers still hold the previous
@@ -478,13 +493,33 @@ func evalLoss(loss Loss, m, y, omega, g1, g2 []float64) float64 {
 // computed once, a branch-free choice on the sign of z, and expNeg inlined
 // by hand (its call was a tenth of the pass).
 func logisticPass(dst, m []float64, t float64, q, y, g1, g2 []float64) float64 {
+	s := logisticSums{prod: 1}
+	logisticRange(dst, m, t, q, y, g1, g2, &s)
+	return s.total()
+}
+
+// logisticSums holds the running sums of logisticPass between calls of
+// logisticRange: the hinge terms, the logs of the finished 32-row blocks and
+// the product of the factors (1 + e) of the unfinished block.
+type logisticSums struct{ hinge, logs, prod float64 }
+
+// total returns hinge + logs + log(prod), the loss sum of logisticPass.
+func (s *logisticSums) total() float64 { return s.hinge + s.logs + math.Log(s.prod) }
+
+// logisticRange is the loop of logisticPass over the rows of m (and of dst,
+// q, y, g1, g2, indexed alike), continuing the sums in s (a zero hinge and
+// logs and a prod of 1 to start). Called on consecutive ranges whose
+// lengths, all but the last, are multiples of 32, it performs the
+// operations of one call of logisticPass on their union in the same order
+// (the 32-row blocks fall alike; prod is 1 between ranges), so s.total() is
+// bit-identical to it.
+func logisticRange(dst, m []float64, t float64, q, y, g1, g2 []float64, s *logisticSums) {
 	n := len(m)
 	y, g1, g2 = y[:n], g1[:n], g2[:n]
 	if q != nil {
 		dst, q = dst[:n], q[:n]
 	}
-	var hinge, logs float64
-	prod := 1.0
+	hinge, logs, prod := s.hinge, s.logs, s.prod
 	for lo := 0; lo < n; lo += 32 {
 		hi := min(lo+32, n)
 		prod = 1
@@ -544,8 +579,60 @@ func logisticPass(dst, m []float64, t float64, q, y, g1, g2 []float64) float64 {
 			prod = 1
 		}
 	}
-	return hinge + logs + math.Log(prod)
+	s.hinge, s.logs, s.prod = hinge, logs, prod
 }
+
+// firstTrial is the first line-search trial of a Newton step of Fit for the
+// unweighted logistic loss, fused into one pass over the rows block by
+// block (block rows at a time, so that each block's q, m, trial margins
+// and derivatives stay in L1/L2 cache between the three kernels instead of
+// being streamed from memory by three passes over n). For each block it
+// sets q = yᵢ·xᵢᵀp (as margins(q, p, y)), runs logisticRange at the trial
+// margins mt = m + t·q (setting g1t, g2t), and adds the block's part of
+// Σᵢ g1tᵢ·xᵢ over the dense columns to spec; after the blocks it adds the
+// sparse part. It returns the loss sum at mt.
+//
+// Every value is the one the unfused sequence gives, bit for bit: margins
+// are per row; logisticRange over consecutive blocks (block is a multiple
+// of 32) is logisticPass over n; and spec, cleared first, receives the
+// same Dot per block and column in the same order, then the same sparse
+// updates, as mulTransAdd(clear(g), g1t) — so when the step is accepted at
+// this trial, spec is the data part of the gradient at the new point and
+// Fit need not make another pass. (If it is rejected, spec is unused: one
+// Dot per dense column and block of wasted work.)
+func (ws *Workspace) firstTrial(r *Rows, p []float64, t float64, spec []float64) float64 {
+	n := r.n
+	y := r.y[:n]
+	q, m, mt, g1, g2 := ws.q[:n], ws.m[:n], ws.mt[:n], ws.g1t[:n], ws.g2t[:n]
+	clear(spec)
+	sums := logisticSums{prod: 1}
+	for lo := 0; lo < n; lo += block {
+		hi := min(lo+block, n)
+		seg := q[lo:hi]
+		r.marginsBlock(seg, p, lo)
+		ys := y[lo:hi]
+		ys = ys[:len(seg)]
+		for i, v := range ys {
+			seg[i] *= v
+		}
+		logisticRange(mt[lo:hi], m[lo:hi], t, seg, ys, g1[lo:hi], g2[lo:hi], &sums)
+		gseg := g1[lo:hi]
+		for k, j := range r.dcols {
+			spec[j] += floats.Dot(gseg, r.dm[k*n+lo:k*n+hi])
+		}
+	}
+	if len(r.sCol) > 0 {
+		r.mulTransAddSparse(spec, g1)
+	}
+	return sums.total()
+}
+
+// fuseFirstTrial makes Fit take the first line-search trial of each Newton
+// step of an unweighted logistic fit through firstTrial. It is a variable
+// only so that a test can run Fit with the unfused sequence (margins of p,
+// logisticPass, then the gradient pass) and compare the two Results bit for
+// bit; nothing else assigns it.
+var fuseFirstTrial = true
 
 // weightedPass is the weighted logistic pass of evalLoss and Fit:
 // weightedLogisticPass. It is a variable only so that a test can run Fit

@@ -450,3 +450,68 @@ func TestFit_WeightedPassBitIdentical(t *testing.T) {
 	}
 	t.Logf("compared %d evaluations, %d full-step trials, %d backtracked trials", evals, trials, backtracks)
 }
+
+// TestFit_FusedTrialBitIdentical checks that Fit with firstTrial (the
+// first line-search trial of a step, its margins and the gradient at the
+// trial point fused into one blocked pass) gives the same Result, bit for
+// bit, as the unfused sequence (margins of p, logisticPass, then the
+// gradient pass), on unweighted rows: sparse, Adult-shaped (dense and
+// sparse columns) and dense designs, within one block of rows and over
+// several (lengths not multiples of the block or of 32); cold, warm and far starts (the far one backtracks).
+// Not parallel: it assigns the package variable fuseFirstTrial (restored
+// before returning).
+func TestFit_FusedTrialBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 6))
+	designs := testDesigns(rng)
+	// Several blocks of rows, the last one partial and not a multiple of 32.
+	X, y := magicShape(rng, 2*block+452)
+	designs["dense/3 blocks"] = NewRows(X, y, nil)
+	X, y = adultShape(rng, block+77)
+	designs["adult/2 blocks"] = NewRows(X, y, nil)
+	for _, name := range []string{"sparse", "adult", "dense", "dense/3 blocks", "adult/2 blocks"} {
+		rows := designs[name]
+		d := rows.D()
+		lin := randVec(rng, d, 2)
+		objs := map[string]Objective{
+			"lambda=1e-3":     {Loss: Logistic{}, Lambda: 1e-3},
+			"lambda=1e-6":     {Loss: Logistic{}, Lambda: 1e-6},
+			"objpert":         {Loss: Logistic{}, Lambda: 1e-3, Linear: lin},
+			"extraL2":         {Loss: Logistic{}, Lambda: 1e-2, ExtraL2: 1e-3},
+			"warm/lambda=1":   {Loss: Logistic{}, Lambda: 1},
+			"far/lambda=1e-4": {Loss: Logistic{}, Lambda: 1e-4},
+		}
+		warm, far := randVec(rng, d, 0.5), randVec(rng, d, 30)
+		for oname, obj := range objs {
+			opts := FitOptions{}
+			switch oname {
+			case "warm/lambda=1":
+				opts.Init = warm
+			case "far/lambda=1e-4":
+				opts.Init = far
+			}
+			got, err := Fit(rows, obj, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fuseFirstTrial = false
+			want, err := Fit(rows, obj, opts)
+			fuseFirstTrial = true
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := name + "/" + oname
+			if got.Iter != want.Iter || got.Hessians != want.Hessians || got.Status != want.Status ||
+				math.Float64bits(got.Value) != math.Float64bits(want.Value) ||
+				math.Float64bits(got.GradNorm) != math.Float64bits(want.GradNorm) {
+				t.Errorf("%s: (iter, hessians, status, J, ‖∇J‖) = (%d, %d, %s, %v, %v), unfused (%d, %d, %s, %v, %v)",
+					id, got.Iter, got.Hessians, got.Status, got.Value, got.GradNorm,
+					want.Iter, want.Hessians, want.Status, want.Value, want.GradNorm)
+			}
+			for j := range got.W {
+				if math.Float64bits(got.W[j]) != math.Float64bits(want.W[j]) {
+					t.Fatalf("%s: W[%d] = %v, unfused %v", id, j, got.W[j], want.W[j])
+				}
+			}
+		}
+	}
+}

@@ -593,9 +593,16 @@ func (r *Rows) mulTransAdd(dst, c []float64) {
 			dst[j] += floats.Dot(seg, r.dm[k*n+lo:k*n+hi])
 		}
 	}
+	r.mulTransAddSparse(dst, c)
+}
+
+// mulTransAddSparse adds Σᵢ cᵢ·xᵢ over the sparse columns to dst: the
+// second part of mulTransAdd.
+func (r *Rows) mulTransAddSparse(dst, c []float64) {
 	if len(r.sCol) == 0 {
 		return
 	}
+	c = c[:r.n]
 	for i, ci := range c {
 		if ci == 0 {
 			continue
