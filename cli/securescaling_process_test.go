@@ -77,7 +77,7 @@ func TestProcess_SecureNoiseRefusesDataDependentScaling(t *testing.T) {
 	// written: the papers' default), nothing written.
 	out := t.TempDir()
 	code, _, stderr := run("run", "cv13-magic", "--profile", "quick", "--secure-noise", "--out", out)
-	if code != 2 || !strings.Contains(stderr, "dprepro: cv13-magic.toml:25: "+refusal) {
+	if code != 2 || !strings.Contains(stderr, "dprepro: cv13-magic.toml:34: "+refusal) {
 		t.Errorf("cv13-magic --secure-noise: exit %d, stderr:\n%s", code, stderr)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {

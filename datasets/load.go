@@ -323,8 +323,12 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		warnings = append(warnings, pp.wideCategorical(raw.Table)...)
 	}
 	if sel != nil {
+		dropped := "none"
+		if len(sel.Dropped) > 0 {
+			dropped = strings.Join(sel.Dropped, ", ")
+		}
 		warnings = append(warnings, fmt.Sprintf("predictors chosen by %s on all %d records and their labels, before any split: NOT private (kept %d of %d attributes; dropped %s)",
-			sel.Method, sel.Records, len(sel.Kept), len(sel.Candidates), strings.Join(sel.Dropped, ", ")))
+			sel.Method, sel.Records, len(sel.Kept), len(sel.Candidates), dropped))
 	}
 	var labels []LabelCount
 	if raw.Task == TaskClassification {

@@ -13,5 +13,5 @@ var Analysis []byte
 
 // AnalysisPath is where Analysis lives in the repository: a claim's
 // analysis link (experiments.ClaimSpec.Analysis) names this path and a
-// section's anchor, e.g. "docs/analysis.md#cv13-magic-s5-mse-stability-lt-alphasplit".
+// section's anchor, e.g. "docs/analysis.md#cv13-magic-maxabs-s5-mse-stability-lt-alphasplit".
 const AnalysisPath = "docs/analysis.md"

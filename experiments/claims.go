@@ -69,7 +69,7 @@ type ClaimSpec struct {
 	Notes string `toml:"notes,omitempty"`
 	// Analysis is a link, relative to the repository's root, to the
 	// written analysis of the claim's verdict where it is not held, e.g.
-	// "docs/analysis.md#cv13-magic-s5-mse-stability-lt-alphasplit";
+	// "docs/analysis.md#cv13-magic-maxabs-s5-mse-stability-lt-alphasplit";
 	// `dprepro report` links every "not held" verdict to it. Optional; nil
 	// when absent, and never empty when present.
 	Analysis *string `toml:"analysis,omitempty"`

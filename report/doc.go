@@ -62,7 +62,7 @@
 // # Analyses
 //
 // A claim's analysis link (experiments.ClaimSpec.Analysis, e.g.
-// "docs/analysis.md#cv13-magic-s5-mse-stability-lt-alphasplit") is read
+// "docs/analysis.md#cv13-magic-maxabs-s5-mse-stability-lt-alphasplit") is read
 // from the current spec, not the run, so that an analysis written after
 // the run shows. A link into the [Analyses] document resolves to its
 // section (by GitHub's anchor of the heading), shown in the page; the

@@ -40,7 +40,9 @@ func writeFixture(t *testing.T) string {
 	eps := results.Float(0.5)
 	m := results.Manifest{Tool: "dprepro", Spec: results.SpecInfo{ID: "t", Title: "Doe & Roe 2020, Figure 1 (adult)", Paper: "J. Doe, R. Roe. A paper. 2020.", Kind: "cv-tuning", File: "t.toml"},
 		Seed: 1, Profile: "quick", Notes: "Deviation: the grid is ours.",
-		Datasets: []results.DatasetInfo{{Name: "adult", Source: "real", N: 100, D: 3, Files: []results.FileInfo{{Name: "adult.data", SHA256: strings.Repeat("ab", 32), Verified: true, Records: 100}}}},
+		Datasets: []results.DatasetInfo{{Name: "adult", Source: "real", N: 100, D: 3, Files: []results.FileInfo{{Name: "adult.data", SHA256: strings.Repeat("ab", 32), Verified: true, Records: 100}},
+			Selection: &results.Selection{Method: "stepwise-bic", Criterion: "BIC", Records: 100, Statement: "NOT private: BIC selection fitted to all 100 records and their labels before the experiment",
+				Candidates: []string{"age", "race", "sex"}, Kept: []string{"age", "sex"}, Dropped: []string{"race"}, Rank: 3, Columns: 3, Converged: true}}},
 		Ledger: []results.LedgerEntry{{Method: "a", Setting: "alpha=1", Rule: "sequential",
 			Components: []results.LedgerCharge{{Part: "training", Release: "fit", Data: "T", Notion: "pure-dp", Epsilon: eps, Private: true}},
 			Total:      results.PrivacyGuarantee{Notion: "pure-dp", Epsilon: eps, Private: true}}},
@@ -144,6 +146,7 @@ func TestLoadAndWrite(t *testing.T) {
 		`src="figures/t/quick-seed1/fig1.png"`, "SYNTHETIC stand-in for twitter", "Deviation: the grid is ours.",
 		`href="#analysis-t-a-lt-b">link to itself`, // in-page link of the document kept
 		"paper 0.95", "ε = 0.5", strings.Repeat("ab", 32),
+		"non-private preprocessing", "NOT private: BIC selection fitted to all 100 records and their labels before the experiment", "kept 2 of 3 attributes (age, sex); dropped race",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("index.html lacks %q", want)
@@ -152,7 +155,7 @@ func TestLoadAndWrite(t *testing.T) {
 	if strings.Contains(page, `href="../README.md"`) || strings.Contains(page, "<script") {
 		t.Error("index.html links outside the report folder or has a script")
 	}
-	for _, want := range []string{"The gist: too few repetitions. [analysis](analysis.md#t-a-lt-b)", "**no analysis written yet**", "![fig1 — Doe & Roe 2020, Figure 1 (adult)](figures/t/quick-seed1/fig1.png)", "❌ 2 not held"} {
+	for _, want := range []string{"The gist: too few repetitions. [analysis](analysis.md#t-a-lt-b)", "**no analysis written yet**", "![fig1 — Doe & Roe 2020, Figure 1 (adult)](figures/t/quick-seed1/fig1.png)", "❌ 2 not held", "**non-private preprocessing**: NOT private: BIC selection fitted to all 100 records and their labels before the experiment: kept 2 of 3 attributes (age, sex), dropped race"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -426,10 +426,22 @@ func writeRunMD(b *strings.Builder, run *Run) {
 		if d.Generator != "" {
 			p("; generator %s", mdCode(d.Generator))
 		}
+		if s := d.Selection; s != nil {
+			p("; **non-private preprocessing**: %s: kept %d of %d attributes (%s), dropped %s",
+				MarkdownText(s.Statement), len(s.Kept), len(s.Candidates), MarkdownText(strings.Join(s.Kept, ", ")), MarkdownText(listOrNone(s.Dropped)))
+		}
 		p("\n")
 	}
 	p("\n")
 	if m.Notes != "" {
 		p("#### Spec notes and deviations\n\n%s\n", mdBlock("text", strings.TrimSpace(m.Notes)))
 	}
+}
+
+// listOrNone joins xs with commas, or says "none".
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
 }

@@ -370,7 +370,7 @@ func loadTraceHist(t *testing.T, shrink func(*HistSection)) *Hist {
 }
 
 // cvSpecs are the built-in cv-tuning specs.
-var cvSpecs = []string{"cv13-adult", "cv13-adult-public", "cv13-adult-zscore", "cv13-magic", "cv13-magic-public", "cv13-magic-zscore"}
+var cvSpecs = []string{"cv13-adult", "cv13-adult-all", "cv13-adult-all-maxabs", "cv13-adult-maxabs", "cv13-adult-public", "cv13-magic", "cv13-magic-maxabs", "cv13-magic-public"}
 
 // TestTrace_CVSpecs checks every built-in cv-tuning spec at the quick
 // profile. The quick profile runs 600 units of up to 11 fits on ~39,000
