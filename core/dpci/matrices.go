@@ -37,6 +37,28 @@ func (l sqDeriv) Deriv2(z float64) float64 {
 	return g * g
 }
 
+// FillDeriv2 sets z[i] = Deriv2(z[i]) (erm.Deriv2Filler), with a static
+// call of ℓ′ for the losses of the paper's models (the same values as
+// Deriv2, without an interface call per row).
+func (l sqDeriv) FillDeriv2(z []float64) {
+	switch f := l.Loss.(type) {
+	case erm.Logistic:
+		for i, v := range z {
+			g := f.Deriv(v)
+			z[i] = g * g
+		}
+	case erm.Huber:
+		for i, v := range z {
+			g := f.Deriv(v)
+			z[i] = g * g
+		}
+	default:
+		for i, v := range z {
+			z[i] = l.Deriv2(v)
+		}
+	}
+}
+
 // GradCov returns the plug-in covariance of the per-row gradients of
 // f + c‖θ‖², Eq. 6 of [Wang, Kifer & Lee 2019]:
 //

@@ -178,8 +178,16 @@ func (o Objective) Hessian(dst *mat.SymDense, rows *Rows, w []float64) *mat.SymD
 	}
 	m := make([]float64, rows.n)
 	rows.margins(m, w, rows.y)
-	for i, z := range m {
-		m[i] = rows.Weight(i) * o.Loss.Deriv2(z)
+	// m[i] = ωᵢ·ℓ″(mᵢ), as rows.Weight(i)*o.Loss.Deriv2(m[i]) gives it: the
+	// same products (ωᵢ·x = x·ωᵢ, and 1·x = x for unweighted rows), with a
+	// static call per row for the built-in losses instead of an interface
+	// call (about a quarter of a Hessian's time at d = 11).
+	fillDeriv2(o.Loss, m)
+	if rows.weight != nil {
+		wt := rows.weight[:len(m)]
+		for i, v := range wt {
+			m[i] = v * m[i]
+		}
 	}
 	h := make([]float64, d*d)
 	buildHessian(h, rows, m, nil, o.Lambda+o.ExtraL2, 1/rows.sumW)
@@ -206,6 +214,36 @@ func buildHessian(h []float64, rows *Rows, s2, scratch []float64, lam, invN floa
 			v := invN * hi[j]
 			hi[j] = v
 			h[j*d+i] = v
+		}
+	}
+}
+
+// Deriv2Filler is an optional method set of a [Loss] that
+// [Objective.Hessian] uses when present: FillDeriv2 sets z[i] to
+// Deriv2(z[i]) for every i, the same values bit for bit, in one call
+// rather than one interface call per row.
+type Deriv2Filler interface {
+	FillDeriv2(z []float64)
+}
+
+// fillDeriv2 sets z[i] = loss.Deriv2(z[i]): by a static call for
+// [Logistic] and [Huber], through [Deriv2Filler] when loss has it, else
+// one interface call per value. Every branch computes the same values.
+func fillDeriv2(loss Loss, z []float64) {
+	switch l := loss.(type) {
+	case Logistic:
+		for i, v := range z {
+			z[i] = l.Deriv2(v)
+		}
+	case Huber:
+		for i, v := range z {
+			z[i] = l.Deriv2(v)
+		}
+	case Deriv2Filler:
+		l.FillDeriv2(z)
+	default:
+		for i, v := range z {
+			z[i] = loss.Deriv2(v)
 		}
 	}
 }
