@@ -178,25 +178,52 @@ func (o Objective) Hessian(dst *mat.SymDense, rows *Rows, w []float64) *mat.SymD
 	}
 	m := make([]float64, rows.n)
 	rows.margins(m, w, rows.y)
-	// m[i] = ωᵢ·ℓ″(mᵢ), as rows.Weight(i)*o.Loss.Deriv2(m[i]) gives it: the
+	o.hessianAt(dst, rows, m, m)
+	return dst
+}
+
+// hessianAt sets dst (D()×D()) to the Hessian at the label-signed margins m
+// (yᵢxᵢᵀw, as rows.margins(m, w, rows.y) sets them), using s (length N(),
+// may be m itself) for the per-row curvatures.
+func (o Objective) hessianAt(dst *mat.SymDense, rows *Rows, m, s []float64) {
+	d := rows.d
+	copy(s, m)
+	// s[i] = ωᵢ·ℓ″(mᵢ), as rows.Weight(i)*o.Loss.Deriv2(m[i]) gives it: the
 	// same products (ωᵢ·x = x·ωᵢ, and 1·x = x for unweighted rows), with a
 	// static call per row for the built-in losses instead of an interface
 	// call (about a quarter of a Hessian's time at d = 11).
-	fillDeriv2(o.Loss, m)
+	fillDeriv2(o.Loss, s)
 	if rows.weight != nil {
-		wt := rows.weight[:len(m)]
+		wt := rows.weight[:len(s)]
 		for i, v := range wt {
-			m[i] = v * m[i]
+			s[i] = v * s[i]
 		}
 	}
 	h := make([]float64, d*d)
-	buildHessian(h, rows, m, nil, o.Lambda+o.ExtraL2, 1/rows.sumW)
+	buildHessian(h, rows, s, nil, o.Lambda+o.ExtraL2, 1/rows.sumW)
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
 			dst.SetSym(i, j, h[i*d+j])
 		}
 	}
-	return dst
+}
+
+// Hessians returns the Hessians ∇²J(w) of the objectives objs at one w
+// ([Objective.Hessian] of each, bit for bit), computing the margins of
+// rows at w once for all of them: for callers that need the curvature of
+// several losses at the same point (core/dpci's Hessian and gradient
+// covariance). It panics if len(w) ≠ rows.D().
+func Hessians(rows *Rows, w []float64, objs ...Objective) []*mat.SymDense {
+	rows.checkD(w, "Hessians", "w")
+	m := make([]float64, rows.n)
+	rows.margins(m, w, rows.y)
+	s := make([]float64, rows.n)
+	out := make([]*mat.SymDense, len(objs))
+	for k, o := range objs {
+		out[k] = mat.NewSymDense(rows.d, nil)
+		o.hessianAt(out[k], rows, m, s)
+	}
+	return out
 }
 
 // buildHessian sets the row-major d×d matrix h to lam·I + invN·Σᵢ s2ᵢ·xᵢxᵢᵀ
