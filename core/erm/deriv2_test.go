@@ -84,3 +84,48 @@ func equalBits(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestHessians_SameBits: Hessians equals Objective.Hessian of each
+// objective bit for bit, on dense and on sparse rows (the pair pass of
+// two objectives over sparse rows, rows of zero curvature in one or both
+// included: Huber's ℓ″ vanishes off its band, and zero weights), and for
+// one or three objectives.
+func TestHessians_SameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 5))
+	const n, d = 400, 6
+	for _, sparse := range []bool{false, true} {
+		X := mat.NewDense(n, d, nil)
+		y := make([]float64, n)
+		wt := make([]float64, n)
+		for i := range y {
+			for j := 0; j < d; j++ {
+				if sparse && j >= 2 && rng.IntN(3) > 0 {
+					continue
+				}
+				X.Set(i, j, rng.NormFloat64()/3)
+			}
+			y[i] = float64(2*rng.IntN(2) - 1)
+			wt[i] = float64(rng.IntN(3))
+		}
+		w := []float64{0.3, -1.2, 0.7, 2, -0.5, 1}
+		for _, weights := range [][]float64{nil, wt} {
+			rows := NewRows(X, y, nil)
+			if weights != nil {
+				rows = rows.WithWeights(weights)
+			}
+			if sparse == (len(rows.dcols) == d) {
+				t.Fatalf("sparse %v: %d of %d columns dense", sparse, len(rows.dcols), d)
+			}
+			objs := []Objective{{Loss: Logistic{}, Lambda: 0.01}, {Loss: Huber{H: 0.5}}, {Loss: wrapped{Huber{H: 1}}, Lambda: 0.1, ExtraL2: 0.2}}
+			for _, set := range [][]Objective{objs[:2], objs[1:], objs[:1], objs} {
+				got := Hessians(rows, w, set...)
+				for k, o := range set {
+					want := o.Hessian(nil, rows, w)
+					if !equalBits(got[k].RawSymmetric().Data, want.RawSymmetric().Data) {
+						t.Errorf("sparse %v, weighted %v, %d objectives: Hessian %d differs", sparse, weights != nil, len(set), k)
+					}
+				}
+			}
+		}
+	}
+}
