@@ -1,6 +1,7 @@
 package dpci
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -167,4 +168,29 @@ func BenchmarkHessianGradCov(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkMCInterval times the Monte Carlo interval of Algorithm 3 (Wang,
+// Kifer and Lee 2019, lines 7–15: ObjPertCI) at the paper profile's m =
+// 10,000 and Table 3's d = 11: the draws (fixed by the stream), the two
+// matrix-vector products per draw and the quantiles.
+func BenchmarkMCInterval(b *testing.B) {
+	const d, m = 11, 10000
+	rng := randx.New(27, "dpci", "bench", "mc")
+	h := mat.NewSymDense(d, nil)
+	s := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		h.SetSym(i, i, 1+rng.Float64())
+		s.SetSym(i, i, 0.5+rng.Float64())
+		for j := i + 1; j < d; j++ {
+			h.SetSym(i, j, 0.01*rng.NormFloat64())
+			s.SetSym(i, j, 0.01*rng.NormFloat64())
+		}
+	}
+	theta := make([]float64, d)
+	for b.Loop() {
+		if _, err := ObjPertCI(context.Background(), rng, theta, h, s, 30162, 0.4, 0.05, m); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
