@@ -68,3 +68,38 @@ func TestHessianGradCov_SameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestMatVecAdd_SameBits: the two-rows-at-a-time product equals the plain
+// left-to-right loop bit for bit, for odd and even sizes and a stride
+// longer than a row.
+func TestMatVecAdd_SameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 6))
+	for _, d := range []int{1, 2, 3, 10, 11} {
+		for _, stride := range []int{d, d + 3} {
+			a := make([]float64, d*stride)
+			for i := range a {
+				a[i] = rng.NormFloat64() * math.Exp(10*rng.NormFloat64())
+			}
+			g := make([]float64, d)
+			z := make([]float64, d)
+			for i := range g {
+				g[i] = rng.NormFloat64()
+				z[i] = rng.NormFloat64()
+			}
+			want := make([]float64, d)
+			for j := range want {
+				s := z[j]
+				for k, v := range a[j*stride : j*stride+d] {
+					s += v * g[k]
+				}
+				want[j] = s
+			}
+			matVecAdd(z, a, stride, g)
+			for j := range z {
+				if math.Float64bits(z[j]) != math.Float64bits(want[j]) {
+					t.Errorf("d = %d, stride = %d: z[%d] = %v, want %v", d, stride, j, z[j], want[j])
+				}
+			}
+		}
+	}
+}
