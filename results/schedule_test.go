@@ -143,6 +143,15 @@ func TestSimulateHelped_HandWorked(t *testing.T) {
 		// Help goes to the unit with the most tasks left: at 1, C's worker
 		// joins A (2 left), not B (0 left); A ends at 3, B at 2.
 		{"most tasks left", []SimUnit{{Tasks: 4, TaskSeconds: 4}, {Tasks: 2, TaskSeconds: 2}, {Serial: 1}}, 3, 3, 4, 7.0 / 3},
+		// Freed workers spread by tasks left per worker (issue 27): A (3
+		// tasks of 2) and B (2 tasks of 3) start their tasks at 2 on w0
+		// and w1; w3, idle since 0, joins A at once (A: 1 left, 1
+		// helper). C ends at 3: w2 joins B (1/1 against A's 1/(1 + 1)):
+		// B's tasks at [2,5], [3,6]; A's at [2,4], [2,4], [4,6]: 6.
+		// Ranked by tasks left alone, w2 would join A (1 against 1, A the
+		// earlier), at [3,5], and B's second task would start at 4 on the
+		// freed w3: 7.
+		{"spread over units", []SimUnit{{Serial: 2, Tasks: 3, TaskSeconds: 6}, {Serial: 2, Tasks: 2, TaskSeconds: 6}, {Serial: 3}}, 4, 6, 8, 5},
 		// No help before the last unit starts: on 1 worker, nothing to
 		// share; a unit of tasks is its total.
 		{"one worker", []SimUnit{{Tasks: 5, TaskSeconds: 5}, {Serial: 2}}, 1, 7, 7, 7},
@@ -195,6 +204,27 @@ func TestSimulateHelped_Properties(t *testing.T) {
 		}
 		if got > total+1e-9 {
 			t.Fatalf("trial %d: makespan %v above the total %v", trial, got, total)
+		}
+	}
+}
+
+// TestHelpRanksAbove: tasks left per worker, the unit's own worker
+// counted, compared exactly; equal ratios rank neither above.
+func TestHelpRanksAbove(t *testing.T) {
+	for _, c := range []struct {
+		leftA, helpersA, leftB, helpersB int
+		want                             bool
+	}{
+		{100, 0, 90, 0, true},
+		{100, 1, 90, 0, false}, // 50 < 90
+		{100, 1, 50, 0, false}, // 50 = 50: a tie
+		{50, 0, 100, 1, false},
+		{101, 1, 50, 0, true},
+		{1, 0, 0, 0, true},
+		{1 << 40, 3, 1 << 40, 2, false},
+	} {
+		if got := HelpRanksAbove(c.leftA, c.helpersA, c.leftB, c.helpersB); got != c.want {
+			t.Errorf("HelpRanksAbove(%d, %d, %d, %d) = %v, want %v", c.leftA, c.helpersA, c.leftB, c.helpersB, got, c.want)
 		}
 	}
 }

@@ -403,15 +403,17 @@ func lowerBound(units []SimUnit, workers int) float64 {
 // (runner.Env.Parallel): each unit starts on the first free worker (the
 // lowest-numbered among those free at once), does its serial work, then
 // takes its tasks one at a time; once every unit has started, a free
-// worker helps the running unit with the most tasks not yet taken (ties:
-// the one that started its tasks first), one task at a time, until that
-// unit has none left. A unit ends when its last task does: its own
+// worker helps the running unit with the most tasks not yet taken per
+// worker on it — tasks left / (helpers already on it + 1), the 1 its own
+// worker (ties: the one that started its tasks first) — one task at a
+// time, until that unit has none left. A unit ends when its last task does: its own
 // worker waits for the helpers' last tasks. Each task of a unit takes its
 // mean task time. Units without tasks are SimulateList's.
 func SimulateHelped(units []SimUnit, workers int) float64 {
 	workers = max(workers, 1)
 	type job struct {
 		left, inflight int
+		helpers        int // workers other than the owner taking its tasks
 		tau            float64
 		owner          int
 		ownerWaits     bool
@@ -462,11 +464,13 @@ func SimulateHelped(units []SimUnit, workers int) float64 {
 			}
 			var best *job
 			for _, j := range jobs {
-				if j.left > 0 && (best == nil || j.left > best.left || j.left == best.left && j.seq < best.seq) {
+				if j.left > 0 && (best == nil || HelpRanksAbove(j.left, j.helpers, best.left, best.helpers) ||
+					!HelpRanksAbove(best.left, best.helpers, j.left, j.helpers) && j.seq < best.seq) {
 					best = j
 				}
 			}
 			if best != nil {
+				best.helpers++
 				take(w, best)
 			}
 		}
@@ -508,6 +512,7 @@ func SimulateHelped(units []SimUnit, workers int) float64 {
 				remove(j)
 				end(w)
 			default: // a helper with nothing left to take
+				j.helpers--
 				ws[w] = worker{}
 				if j.inflight == 0 && j.ownerWaits {
 					remove(j)
@@ -603,4 +608,17 @@ func ranks(x []float64) []float64 {
 		i = j + 1
 	}
 	return r
+}
+
+// HelpRanksAbove reports whether a running unit with leftA tasks not yet
+// taken and helpersA helpers on it has more tasks left per worker than
+// one with leftB and helpersB: leftA/(helpersA+1) > leftB/(helpersB+1),
+// the +1 the unit's own worker, compared exactly in integers. It is the
+// ranking of tail help (runner.Env.Parallel and [SimulateHelped]): a free
+// worker joins the unit ranked first (ties: the earliest). Counting the
+// helpers already on a unit, those just sent included, keeps several
+// freed workers from piling onto one unit while another with almost as
+// many tasks left gets none.
+func HelpRanksAbove(leftA, helpersA, leftB, helpersB int) bool {
+	return int64(leftA)*int64(helpersB+1) > int64(leftB)*int64(helpersA+1)
 }

@@ -20,8 +20,10 @@ import (
 // fits) hands them to Env.Parallel instead of looping over them: its own
 // goroutine works through them, and every worker slot that frees up after
 // the last unit has started joins in as a helper — the slot goes to the
-// running Parallel call with the most tasks not yet taken — until none are
-// left. The worker count is never exceeded (helpers hold a slot as units
+// running Parallel call with the most tasks not yet taken per goroutine on
+// it, tasks left / (helpers already on it + 1) (results.HelpRanksAbove),
+// so that slots freed at once spread over the calls instead of piling
+// onto the largest — until none are left. The worker count is never exceeded (helpers hold a slot as units
 // do), no unit waits for a helper (helpers start only after every unit has
 // started), and nothing a task computes depends on which goroutine runs
 // it, so rows stay bit-identical at any worker count.
@@ -64,16 +66,21 @@ func (p *pool) drain() {
 }
 
 // rebalance starts a helper for each free slot while a running Parallel
-// call has tasks not yet taken, the one with the most first (ties: the
-// earliest call).
+// call has tasks not yet taken: the one with the most tasks left per
+// goroutine on it, left / (helping + 1) (results.HelpRanksAbove), where
+// helping counts the helpers started and not yet ended, those on their
+// way included (ties: the earliest call). Each helper started raises its
+// call's count before the next slot is placed.
 func (p *pool) rebalance() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for p.drained {
 		var best *job
+		var bestLeft int
 		for _, j := range p.jobs {
-			if left := j.left(); left > 0 && (best == nil || left > best.left()) {
-				best = j
+			left := int(min(j.left(), int64(j.n))) // one reading per call
+			if left > 0 && (best == nil || results.HelpRanksAbove(left, j.helping, bestLeft, best.helping)) {
+				best, bestLeft = j, left
 			}
 		}
 		if best == nil {
@@ -85,8 +92,12 @@ func (p *pool) rebalance() {
 			return // no free slot
 		}
 		best.helpers.Add(1) // under p.mu: the job is still registered
+		best.helping++
 		go func() {
 			best.help()
+			p.mu.Lock()
+			best.helping--
+			p.mu.Unlock()
 			p.release()
 		}()
 	}
@@ -143,6 +154,7 @@ type job struct {
 	worker  func() func(i int) error
 	par     *unitPar // nil: not measured
 	helpers sync.WaitGroup
+	helping int // helpers started and not yet ended (under pool.mu)
 
 	failed atomic.Bool
 	mu     sync.Mutex

@@ -260,3 +260,51 @@ func TestParallel_EachGoroutineItsWorker(t *testing.T) {
 		t.Errorf("%d task functions built for 1 caller and at most 4 helpers", w)
 	}
 }
+
+// TestParallel_HelpersSpread: two slots freed at once, with two Parallel
+// calls running (100 and 90 tasks left, their owners holding the other
+// two of 4 slots), go one to each: after the first helper joins the call
+// with 100, it has 100/2 left per goroutine against the other's 90/1
+// (issue 27). Ranked by tasks left alone, both would join the first. The
+// helpers block in their first task until both have been placed, so the
+// placement is read before any task is done; a minute's wait guards
+// against a hang, the test needs no speed.
+func TestParallel_HelpersSpread(t *testing.T) {
+	p := newPool(4)
+	p.sem <- struct{}{} // the two owners' slots
+	p.sem <- struct{}{}
+	gate := make(chan struct{})
+	built := make(chan string, 8)
+	mk := func(name string, n int) *job {
+		return &job{ctx: context.Background(), n: n, worker: func() func(int) error {
+			built <- name
+			return func(int) error { <-gate; return nil }
+		}}
+	}
+	a, b := mk("a", 100), mk("b", 90)
+	p.register(a)
+	p.register(b)
+	p.drain() // both free slots become helpers at once
+	got := map[string]int{}
+	for range 2 {
+		select {
+		case name := <-built:
+			got[name]++
+		case <-time.After(time.Minute):
+			t.Fatalf("helpers placed after a minute: %v, want 2", got)
+		}
+	}
+	close(gate)
+	p.unregister(a)
+	p.unregister(b)
+	a.helpers.Wait()
+	b.helpers.Wait()
+	if got["a"] != 1 || got["b"] != 1 {
+		t.Errorf("helpers joined %v, want one on each call", got)
+	}
+	<-p.sem
+	<-p.sem
+	if len(p.sem) != 0 {
+		t.Errorf("%d slots still held after the helpers ended", len(p.sem))
+	}
+}

@@ -150,7 +150,9 @@ const (
 // (Lemma 2's 2·S(‖θ‖₂)²/n for the logistic Σ).
 func PrivMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h, sigma *mat.SymDense, err error) {
 	n := rows.SumWeights()
-	hm, err := Hessian(rows, p, theta)
+	// Both matrices at once (one margins pass; no randomness): the same
+	// values as Hessian and GradCov, and the same draws from rng below.
+	hm, sm, err := hessianGradCov(rows, p, theta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,10 +170,6 @@ func PrivMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h,
 	params := map[string]float64{"n": n, "theta_norm": math.Sqrt(ss2)}
 	if h, err = privSPDMat(nil, rng, hm, sh, p.Phi2, 2*p.C, p.Privacy, params); err != nil {
 		return nil, nil, fmt.Errorf("dpci: hessian: %w", err)
-	}
-	sm, err := GradCov(rows, p, theta)
-	if err != nil {
-		return nil, nil, err
 	}
 	ss, err := SensGradCov(p, n, theta)
 	if err != nil {

@@ -1,10 +1,12 @@
 package dpci
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/dprepro/dprepro/core/erm"
@@ -121,4 +123,74 @@ func BenchmarkMCQuantiles(b *testing.B) {
 			stat.Quantile(0.975, stat.Empirical, work, nil)
 		}
 	})
+}
+
+// BenchmarkHessianGradCov times the two matrices PrivMatrices releases
+// (Wang, Kifer and Lee 2019, Algorithm 3 lines 3–6) at n = 30,162 and d =
+// 11, the size of Table 3's Adult at d = 10 with its constant, on rows
+// whose last 8 columns are one-hot-like sparse (a third nonzero): apart is
+// Hessian then GradCov (two margins passes, two scatter passes), shared
+// hessianGradCov (one of each), the same values bit for bit.
+func BenchmarkHessianGradCov(b *testing.B) {
+	const n, d = 30162, 11
+	rng := randx.New(27, "dpci", "bench", "hessians")
+	X := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	for i := range y {
+		for j := 0; j < d; j++ {
+			if j >= 3 && rng.IntN(3) > 0 {
+				continue
+			}
+			X.Set(i, j, rng.Float64()/4)
+		}
+		y[i] = float64(2*rng.IntN(2) - 1)
+	}
+	rows := erm.NewRows(X, y, nil)
+	theta := make([]float64, d)
+	for j := range theta {
+		theta[j] = rng.NormFloat64()
+	}
+	p := Params{Model: LR, C: 1e-3}
+	b.Run("apart", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Hessian(rows, p, theta); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := GradCov(rows, p, theta); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("shared", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := hessianGradCov(rows, p, theta); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkMCInterval times the Monte Carlo interval of Algorithm 3 (Wang,
+// Kifer and Lee 2019, lines 7–15: ObjPertCI) at the paper profile's m =
+// 10,000 and Table 3's d = 11: the draws (fixed by the stream), the two
+// matrix-vector products per draw and the quantiles.
+func BenchmarkMCInterval(b *testing.B) {
+	const d, m = 11, 10000
+	rng := randx.New(27, "dpci", "bench", "mc")
+	h := mat.NewSymDense(d, nil)
+	s := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		h.SetSym(i, i, 1+rng.Float64())
+		s.SetSym(i, i, 0.5+rng.Float64())
+		for j := i + 1; j < d; j++ {
+			h.SetSym(i, j, 0.01*rng.NormFloat64())
+			s.SetSym(i, j, 0.01*rng.NormFloat64())
+		}
+	}
+	theta := make([]float64, d)
+	for b.Loop() {
+		if _, err := ObjPertCI(context.Background(), rng, theta, h, s, 30162, 0.4, 0.05, m); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

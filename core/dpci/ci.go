@@ -95,12 +95,8 @@ func mcInterval(ctx context.Context, rng *rand.Rand, theta []float64, a *mat.Den
 				return Interval{}, err
 			}
 		}
-		for j := 0; j < d; j++ {
-			row := ar.Data[j*ar.Stride : j*ar.Stride+d]
-			s := z[j]
-			for k, v := range row {
-				s += v * g[k]
-			}
+		matVecAdd(z, ar.Data, ar.Stride, g)
+		for j, s := range z {
 			buf[j*m+i] = theta[j] + s
 		}
 	}
@@ -109,6 +105,34 @@ func mcInterval(ctx context.Context, rng *rand.Rand, theta []float64, a *mat.Den
 		iv.Lo[j], iv.Hi[j] = empiricalQuantiles(buf[j*m:(j+1)*m], alpha/2, 1-alpha/2)
 	}
 	return iv, nil
+}
+
+// matVecAdd sets z[j] = z[j] + Σₖ a[j·stride+k]·g[k] for j < len(z), k <
+// len(g), each sum taken left to right from z[j] (the order of a plain
+// loop, so the same bits), two rows at a time: their independent sums
+// interleave and share the loads of g (a draw's products were a chain of
+// dependent additions per row).
+func matVecAdd(z, a []float64, stride int, g []float64) {
+	d := len(z)
+	j := 0
+	for ; j+1 < d; j += 2 {
+		r0 := a[j*stride : j*stride+len(g)]
+		r1 := a[(j+1)*stride : (j+1)*stride+len(g)]
+		s0, s1 := z[j], z[j+1]
+		for k, v := range g {
+			s0 += r0[k] * v
+			s1 += r1[k] * v
+		}
+		z[j], z[j+1] = s0, s1
+	}
+	if j < d {
+		r := a[j*stride : j*stride+len(g)]
+		s := z[j]
+		for k, v := range g {
+			s += r[k] * v
+		}
+		z[j] = s
+	}
 }
 
 // mcPool holds the sample buffers of mcInterval (*[]float64), reused
@@ -248,16 +272,15 @@ func ObjPertCI(ctx context.Context, rng *rand.Rand, theta []float64, h, sigma ma
 	if !math.IsInf(epsilonPrime, 1) {
 		d := len(theta)
 		beta := make([]float64, d)
+		hr := hInv.RawMatrix()
 		noise = func(z []float64) error {
 			if err := mech.SphericalLaplace(beta, rng, epsilonPrime/2); err != nil {
 				return err
 			}
-			// H̃⁻¹β/n: the β/√n inside Eq. 4 divided by √n again.
-			for j := 0; j < d; j++ {
-				var s float64
-				for k, v := range hInv.RawRowView(j) {
-					s += v * beta[k]
-				}
+			// H̃⁻¹β/n: the β/√n inside Eq. 4 divided by √n again (z is
+			// zero here: each sum starts from +0, as a plain loop's).
+			matVecAdd(z, hr.Data, hr.Stride, beta)
+			for j, s := range z {
 				z[j] = s / n
 			}
 			return nil

@@ -37,6 +37,28 @@ func (l sqDeriv) Deriv2(z float64) float64 {
 	return g * g
 }
 
+// FillDeriv2 sets z[i] = Deriv2(z[i]) (erm.Deriv2Filler), with a static
+// call of ℓ′ for the losses of the paper's models (the same values as
+// Deriv2, without an interface call per row).
+func (l sqDeriv) FillDeriv2(z []float64) {
+	switch f := l.Loss.(type) {
+	case erm.Logistic:
+		for i, v := range z {
+			g := f.Deriv(v)
+			z[i] = g * g
+		}
+	case erm.Huber:
+		for i, v := range z {
+			g := f.Deriv(v)
+			z[i] = g * g
+		}
+	default:
+		for i, v := range z {
+			z[i] = l.Deriv2(v)
+		}
+	}
+}
+
 // GradCov returns the plug-in covariance of the per-row gradients of
 // f + c‖θ‖², Eq. 6 of [Wang, Kifer & Lee 2019]:
 //
@@ -56,16 +78,39 @@ func GradCov(rows *erm.Rows, p Params, theta []float64) (*mat.SymDense, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := gradCovObjective(obj).Hessian(nil, rows, theta)
+	subThetaTheta(s, p, theta)
+	return s, nil
+}
+
+// gradCovObjective is the pseudo-objective of [GradCov]: loss ℓ′², no
+// penalty.
+func gradCovObjective(obj erm.Objective) erm.Objective {
 	obj.Loss = sqDeriv{obj.Loss}
 	obj.Lambda = 0
-	s := obj.Hessian(nil, rows, theta)
+	return obj
+}
+
+// subThetaTheta subtracts 4c²·θθᵀ from s (the last term of Eq. 6).
+func subThetaTheta(s *mat.SymDense, p Params, theta []float64) {
 	c2 := 4 * p.C * p.C
 	for i := range theta {
 		for j := i; j < len(theta); j++ {
 			s.SetSym(i, j, s.At(i, j)-c2*theta[i]*theta[j])
 		}
 	}
-	return s, nil
+}
+
+// hessianGradCov returns [Hessian] and [GradCov] at theta, bit for bit,
+// from one pass computing the margins (erm.Hessians).
+func hessianGradCov(rows *erm.Rows, p Params, theta []float64) (h, s *mat.SymDense, err error) {
+	obj, err := p.objective(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	hs := erm.Hessians(rows, theta, obj, gradCovObjective(obj))
+	subThetaTheta(hs[1], p, theta)
+	return hs[0], hs[1], nil
 }
 
 // SensHessian returns the L2 (Frobenius) sensitivity of [Hessian] at a

@@ -671,6 +671,64 @@ func (r *Rows) addOuterUpper(h, s, scratch []float64) {
 	}
 }
 
+// addOuterUpperPair is addOuterUpper(h1, s1, nil) and addOuterUpper(h2,
+// s2, nil) in one pass over the CSR rows (used when some column is sparse):
+// each entry of h1 and h2 receives the same products in the same row order
+// as in its own pass, so both are bit-identical to two calls, while the
+// row's index pairs are walked once. A row whose weight is 0 in one of
+// them adds nothing to that one, as addOuterUpper skips it.
+func (r *Rows) addOuterUpperPair(h1, h2, s1, s2 []float64) {
+	d, n := r.d, r.n
+	h1, h2 = h1[:d*d], h2[:d*d]
+	s1, s2 = s1[:n], s2[:n]
+	for i, a1 := range s1 {
+		a2 := s2[i]
+		if a1 == 0 || a2 == 0 {
+			if a1 != 0 {
+				r.addOuterRow(h1, i, a1)
+			} else if a2 != 0 {
+				r.addOuterRow(h2, i, a2)
+			}
+			continue
+		}
+		lo, hi := r.rowPtr[i], r.rowPtr[i+1]
+		cols := r.col[lo:hi]
+		vals := r.val[lo:hi]
+		vals = vals[:len(cols)]
+		for a, ja := range cols {
+			t1, t2 := a1*vals[a], a2*vals[a]
+			r1, r2 := h1[ja*d:ja*d+d], h2[ja*d:ja*d+d]
+			cb := cols[a:]
+			vb := vals[a:]
+			vb = vb[:len(cb)]
+			for k, jb := range cb {
+				r1[jb] += t1 * vb[k]
+				r2[jb] += t2 * vb[k]
+			}
+		}
+	}
+}
+
+// addOuterRow adds si·xᵢxᵢᵀ (upper triangle) to h, as one row of the CSR
+// loop of addOuterUpper.
+func (r *Rows) addOuterRow(h []float64, i int, si float64) {
+	d := r.d
+	lo, hi := r.rowPtr[i], r.rowPtr[i+1]
+	cols := r.col[lo:hi]
+	vals := r.val[lo:hi]
+	vals = vals[:len(cols)]
+	for a, ja := range cols {
+		t := si * vals[a]
+		hr := h[ja*d : ja*d+d]
+		cb := cols[a:]
+		vb := vals[a:]
+		vb = vb[:len(cb)]
+		for k, jb := range cb {
+			hr[jb] += t * vb[k]
+		}
+	}
+}
+
 // logisticZero sets m to the margins at w = 0 (as margins(m, 0, y) sets
 // them: +0·yᵢ, i.e. ±0), g1 and g2 to yᵢ·ℓ′(0) and ℓ″(0) of the logistic
 // loss, and returns Σᵢ ℓ(0) and the data part Σᵢ yᵢ·ℓ′(0)·xᵢ of the
