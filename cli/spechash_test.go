@@ -92,7 +92,7 @@ func TestPublicVariants_MatchBase(t *testing.T) {
 				t.Errorf("%s: its claims differ from %s's", id, base)
 			}
 			v.ID, v.Title, v.Notes, v.Data.Scaling = b.ID, b.Title, b.Notes, b.Data.Scaling
-			if v.Data.Select == "" && v.Data.ColumnScale == datasets.ScaleMaxAbs {
+			if b.Data.Select != "" || b.Data.ColumnScale == datasets.ScaleZScore { // what public bounds cannot do
 				v.Data.Select, v.Data.Coding, v.Data.Missing, v.Data.ColumnScale = b.Data.Select, b.Data.Coding, b.Data.Missing, b.Data.ColumnScale
 			}
 			if v.Hash() != b.Hash() {

@@ -87,6 +87,8 @@ type SelectionStep struct {
 // data set: it is not differentially private, and the records used for
 // testing take part in it (as in the paper).
 //
+// Numeric attributes enter on their raw scale (Log1p is not applied: the
+// selection sees the attributes as R's glm(y ~ .) would on the file).
 // Numeric columns are centred and divided by their standard deviation for
 // the fit (with an intercept, the deviance, and hence the selection, is the
 // same on any affine rescaling of a column; the rescaled columns keep the
