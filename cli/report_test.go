@@ -86,7 +86,7 @@ func TestReportInBrowser(t *testing.T) {
 			t.Fatalf("reproduce: %v: %s", err, b)
 		}
 	} else {
-		if code, _, stderr := dprepro(t, "run", "cv13-magic", "wkl-table3-adult", "wkl-table4-bank", "--profile", "quick", "--out", out, "--workers", "2", "--data-dir", data); code != 0 {
+		if code, _, stderr := dprepro(t, "run", "cv13-magic-maxabs", "wkl-table3-adult", "wkl-table4-bank", "--profile", "quick", "--out", out, "--workers", "2", "--data-dir", data); code != 0 {
 			t.Fatalf("run: exit %d: %s", code, stderr)
 		}
 		// A run that failed, with a long unbroken line in its error: the
@@ -169,9 +169,9 @@ func TestReportInBrowser(t *testing.T) {
 		t.Error("index.html does not name the failed run at its top")
 	}
 	if data != "" {
-		// cv13-magic's quick run on the real data has claims that are not
-		// held, and their analyses are written (docs/analysis.md).
-		for _, want := range []string{`class="v notheld"`, `href="#analysis-cv13-magic-s5-auc-stability-gt-alphasplit"`, `id="analysis-cv13-magic-s5-auc-stability-gt-alphasplit"`} {
+		// cv13-magic-maxabs's quick run on the real data has claims that
+		// are not held, and their analyses are written (docs/analysis.md).
+		for _, want := range []string{`class="v notheld"`, `href="#analysis-cv13-magic-maxabs-s5-auc-stability-gt-alphasplit"`, `id="analysis-cv13-magic-maxabs-s5-auc-stability-gt-alphasplit"`} {
 			if !strings.Contains(string(page), want) {
 				t.Errorf("index.html lacks %s", want)
 			}
