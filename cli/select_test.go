@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/datasets"
+	"github.com/dprepro/dprepro/experiments"
 )
 
 // TestSelect_Process: a run with data.select through the binary, on the
@@ -24,7 +25,7 @@ func TestSelect_Process(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	if !strings.Contains(stderr, "predictors chosen by stepwise-bic on all") || !strings.Contains(stderr, "NOT private") {
+	if !strings.Contains(stderr, "predictors chosen by stepwise-bic on all") || !strings.Contains(stderr, "records of the SYNTHETIC stand-in and their labels") || !strings.Contains(stderr, "NOT private") {
 		t.Errorf("stderr does not warn of the non-private selection:\n%s", stderr)
 	}
 	_, _, m := readRun(t, filepath.Join(out, "tiny", "quick-seed3"))
@@ -33,9 +34,12 @@ func TestSelect_Process(t *testing.T) {
 	}
 	d := m.Datasets[0]
 	s := d.Selection
-	if !strings.HasPrefix(s.Statement, "NOT private: BIC selection fitted to all ") || s.Method != "stepwise-bic" || s.Criterion != "BIC" ||
+	if !strings.HasPrefix(s.Statement, "NOT private: BIC selection fitted to all ") || !strings.Contains(s.Statement, " records of the SYNTHETIC stand-in and their labels") || s.Method != "stepwise-bic" || s.Criterion != "BIC" ||
 		len(s.Candidates) != 14 || len(s.Kept) == 0 || len(s.Kept)+len(s.Dropped) != 14 || len(s.Steps) != len(s.Dropped) {
 		t.Errorf("selection record %+v", s)
+	}
+	if d.Scaling != experiments.StatementSelected {
+		t.Errorf("scaling statement %q, want %q", d.Scaling, experiments.StatementSelected)
 	}
 	if !strings.Contains(d.Preproc, "select=stepwise-bic") || !strings.Contains(d.Preproc, "coding=treatment") {
 		t.Errorf("preprocessing %q", d.Preproc)

@@ -327,8 +327,12 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		if len(sel.Dropped) > 0 {
 			dropped = strings.Join(sel.Dropped, ", ")
 		}
-		warnings = append(warnings, fmt.Sprintf("predictors chosen by %s on all %d records and their labels, before any split: NOT private (kept %d of %d attributes; dropped %s)",
-			sel.Method, sel.Records, len(sel.Kept), len(sel.Candidates), dropped))
+		of := ""
+		if raw.Source.Kind != KindReal {
+			of = " of the SYNTHETIC stand-in" // its selection is not the real data's
+		}
+		warnings = append(warnings, fmt.Sprintf("predictors chosen by %s on all %d records%s and their labels, before any split: NOT private (kept %d of %d attributes; dropped %s)",
+			sel.Method, sel.Records, of, len(sel.Kept), len(sel.Candidates), dropped))
 	}
 	var labels []LabelCount
 	if raw.Task == TaskClassification {

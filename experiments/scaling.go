@@ -20,6 +20,11 @@ const (
 	// "public"), or of a kind that maps the attributes it reads by public
 	// bounds of its own (RawReader).
 	StatementPublic = "public bounds: ε holds for the raw records"
+	// StatementSelected is the statement of data-dependent scaling after a
+	// non-private predictor selection (data.select): the selection read
+	// every record's label, so ε holds neither for the raw records nor for
+	// the choice of attributes.
+	StatementSelected = "non-private predictor selection and data-dependent scaling: ε holds for the selected, scaled rows only"
 )
 
 // RawReader is implemented by a Section whose kind reads the attributes it
@@ -52,10 +57,13 @@ func (s *Spec) DataDependentScaling() bool {
 }
 
 // ScalingStatement returns the manifest's statement of what the spec's
-// ε covers: StatementPublic or StatementDataDependent.
+// ε covers: StatementPublic, StatementSelected or StatementDataDependent.
 func (s *Spec) ScalingStatement() string {
 	if s.PublicScaling() {
 		return StatementPublic
+	}
+	if s.Data.Select != "" && s.Data.Select != datasets.SelectNone {
+		return StatementSelected
 	}
 	return StatementDataDependent
 }

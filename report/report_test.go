@@ -146,7 +146,7 @@ func TestLoadAndWrite(t *testing.T) {
 		`src="figures/t/quick-seed1/fig1.png"`, "SYNTHETIC stand-in for twitter", "Deviation: the grid is ours.",
 		`href="#analysis-t-a-lt-b">link to itself`, // in-page link of the document kept
 		"paper 0.95", "ε = 0.5", strings.Repeat("ab", 32),
-		"non-private preprocessing", "NOT private: BIC selection fitted to all 100 records and their labels before the experiment", "kept 2 of 3 attributes (age, sex); dropped race",
+		"non-private preprocessing", ">non-private selection</span>", "NOT private: BIC selection fitted to all 100 records and their labels before the experiment", "kept 2 of 3 attributes (age, sex); dropped race",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("index.html lacks %q", want)
@@ -155,7 +155,7 @@ func TestLoadAndWrite(t *testing.T) {
 	if strings.Contains(page, `href="../README.md"`) || strings.Contains(page, "<script") {
 		t.Error("index.html links outside the report folder or has a script")
 	}
-	for _, want := range []string{"The gist: too few repetitions. [analysis](analysis.md#t-a-lt-b)", "**no analysis written yet**", "![fig1 — Doe & Roe 2020, Figure 1 (adult)](figures/t/quick-seed1/fig1.png)", "❌ 2 not held", "**non-private preprocessing**: NOT private: BIC selection fitted to all 100 records and their labels before the experiment: kept 2 of 3 attributes (age, sex), dropped race"} {
+	for _, want := range []string{"The gist: too few repetitions. [analysis](analysis.md#t-a-lt-b)", "**no analysis written yet**", "![fig1 — Doe & Roe 2020, Figure 1 (adult)](figures/t/quick-seed1/fig1.png)", "❌ 2 not held", "adult: real (**non-private predictor selection**)", "**non-private preprocessing**: NOT private: BIC selection fitted to all 100 records and their labels before the experiment: kept 2 of 3 attributes (age, sex), dropped race"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
 		}

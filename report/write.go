@@ -140,6 +140,9 @@ func dataMD(ds []results.DatasetInfo) string {
 		default:
 			parts = append(parts, MarkdownText(d.Name+": simulated by design"))
 		}
+		if d.Selection != nil {
+			parts[len(parts)-1] += " (**non-private predictor selection**)"
+		}
 	}
 	if len(parts) == 0 {
 		return "none"

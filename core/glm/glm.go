@@ -29,7 +29,12 @@
 // of a linear dependency, as R's limited pivoting chooses it). The
 // deviances agree with R's to about 1e-6 relative; a criterion difference
 // between two candidate models smaller than that could be decided
-// differently.
+// differently. When separation drives fitted probabilities to 0 or 1, the
+// working weights of those rows fall to about DBL_EPSILON and the normal
+// equations can become numerically singular; R's QR then pivots the
+// negligible columns out of that iteration, while Fit stops at the last
+// iterate and reports it (Result.Breakdown, Converged false) — both leave
+// a deviance near its limit, not the same digits.
 //
 // [Backward] follows R's step(fit, k = k) without a scope: direction
 // "both" with no scope runs backward only. Each step refits the model
@@ -138,6 +143,10 @@ type Result struct {
 	// keeps the last fit; so does Fit).
 	Iterations int
 	Converged  bool
+	// Breakdown, when not empty, says why the iterations stopped early:
+	// the weighted least-squares system became singular (separation);
+	// the fit is the last iterate and Converged is false.
+	Breakdown string
 }
 
 // Score returns the information criterion deviance + k·rank (R's
@@ -260,6 +269,7 @@ func Fit(d *Design, terms []int) (Result, error) {
 	xtwx := make([]float64, p*p)
 	xtwz := make([]float64, p)
 	beta := make([]float64, p)
+	next := make([]float64, p)
 	res := Result{Terms: append([]int(nil), terms...), Rank: p, Aliased: aliased}
 	for iter := 1; iter <= glmMaxit; iter++ {
 		clear(xtwx)
@@ -278,9 +288,18 @@ func Fit(d *Design, terms []int) (Result, error) {
 				}
 			}
 		}
-		if err := cholSolve(xtwx, xtwz, beta, p); err != nil {
-			return Result{}, fmt.Errorf("glm: iteration %d: %w", iter, err)
+		if err := cholSolve(xtwx, xtwz, next, p); err != nil {
+			if iter == 1 {
+				return Result{}, fmt.Errorf("glm: iteration 1: %w", err)
+			}
+			// The weights have made the system singular: fitted
+			// probabilities at 0 or 1 (separation) leave some columns
+			// with weights of DBL_EPSILON. Keep the last iterate and
+			// report no convergence (see the package comment).
+			res.Breakdown = fmt.Sprintf("iteration %d: %v; the fit stops at iteration %d", iter, err, iter-1)
+			break
 		}
+		copy(beta, next)
 		var dev float64
 		for i, y := range d.y {
 			rk, rv := ks[start[i]:start[i+1]], vs[start[i]:start[i+1]]

@@ -157,7 +157,7 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 	}
 	if s := ds.Selection; s != nil {
 		info.Preproc += " select=" + s.Method
-		info.Selection = selection(s)
+		info.Selection = selection(s, ds.Source.Kind != datasets.KindReal)
 	}
 	for _, f := range ds.Source.Files {
 		info.Files = append(info.Files, results.FileInfo{Name: f.Name, SHA256: f.SHA256, Verified: f.Verified, Records: f.Records, Dropped: f.Dropped,
@@ -174,11 +174,17 @@ func Info(spec *experiments.Spec, ds *datasets.Dataset) results.DatasetInfo {
 	return info
 }
 
-// selection is the manifest's record of a dataset's predictor selection.
-func selection(s *datasets.SelectionInfo) *results.Selection {
+// selection is the manifest's record of a dataset's predictor selection
+// (standIn: made on a synthetic stand-in's records, which the statement
+// says).
+func selection(s *datasets.SelectionInfo, standIn bool) *results.Selection {
+	of := ""
+	if standIn {
+		of = " of the SYNTHETIC stand-in"
+	}
 	r := &results.Selection{
 		Method: s.Method, Criterion: s.Criterion, K: s.K, Records: s.Records,
-		Statement:  fmt.Sprintf("NOT private: %s selection fitted to all %d records and their labels before the experiment", s.Criterion, s.Records),
+		Statement:  fmt.Sprintf("NOT private: %s selection fitted to all %d records%s and their labels before the experiment", s.Criterion, s.Records, of),
 		Candidates: s.Candidates, Kept: s.Kept, Dropped: s.Dropped, Start: s.Start,
 		Deviance: s.Deviance, Rank: s.Rank, Columns: s.Columns, Aliased: s.Aliased, Converged: s.Converged,
 	}
