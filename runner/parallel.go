@@ -94,6 +94,9 @@ func (p *pool) rebalance() {
 		best.helpers.Add(1) // under p.mu: the job is still registered
 		best.helping++
 		go func() {
+			// Done comes last: once the call's Wait returns, its
+			// helpers' slots are free again.
+			defer best.helpers.Done()
 			best.help()
 			p.mu.Lock()
 			best.helping--
@@ -221,7 +224,6 @@ func (j *job) fail(i int, err error) {
 // help is a helper's work on its own OS thread, whose CPU time it adds
 // to the unit's.
 func (j *job) help() {
-	defer j.helpers.Done()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c0, _, ok := threadCPU()
