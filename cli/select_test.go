@@ -61,6 +61,13 @@ func TestSelect_Process(t *testing.T) {
 		t.Error("the report does not flag the non-private selection")
 	}
 
+	// A kind that reads the raw attributes itself (histogram-tuning)
+	// would ignore a selection: refused.
+	code, _, stderr = dprepro(t, "run", "cv13-histogram", "--profile", "quick", "--set", `data.select="stepwise-bic"`, "--out", t.TempDir())
+	if want := `data.select: kind "histogram-tuning" reads the raw attributes it names; it takes no predictor selection`; code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("histogram + select: exit %d, stderr\n%s\nwant exit 2 and %q", code, stderr, want)
+	}
+
 	pub := writeSpec(t, strings.Replace(missingSpec, "[data]\n", "[data]\nscaling = \"public\"\nselect = \"stepwise-bic\"\n", 1))
 	code, _, stderr = dprepro(t, "run", pub, "--out", t.TempDir(), "--workers", "1")
 	if want := `spec.toml:9: data.select: "stepwise-bic" fits a model to every record's label`; code != 2 || !strings.Contains(stderr, want) {

@@ -673,6 +673,16 @@ func (s *Spec) validate() []fieldErr {
 	if s.Data.Coding != "" {
 		oneOf("data.coding", s.Data.Coding, datasets.CodingOneHot, datasets.CodingTreatment)
 	}
+	if r, ok := s.Section.(RawReader); ok && r.ReadsRaw(s) {
+		// The kind reads the raw attributes itself: nothing would select
+		// or code them, and a key that does nothing is refused.
+		if s.Data.Select != "" && s.Data.Select != datasets.SelectNone {
+			add("data.select", "data.select", "kind %q reads the raw attributes it names; it takes no predictor selection", s.Kind)
+		}
+		if s.Data.Coding != "" && s.Data.Coding != datasets.CodingOneHot {
+			add("data.coding", "data.coding", "kind %q reads the raw attributes it names; it takes no coding", s.Kind)
+		}
+	}
 	if s.Data.Scaling == datasets.ScalingPublic {
 		if s.Data.Select != "" && s.Data.Select != datasets.SelectNone {
 			add("data.select", "data.select", "%q fits a model to every record's label, so no row would depend on its own record alone: scaling = %q takes no selection (list the attributes in data.columns)", s.Data.Select, datasets.ScalingPublic)
