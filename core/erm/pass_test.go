@@ -400,15 +400,7 @@ func TestFit_WeightedPassBitIdentical(t *testing.T) {
 			"noninteger": base.WithWeights(nonint),
 			"big":        base.WithWeights(big),
 		}
-		lin := randVec(rng, d, 2) // objective perturbation: ‖w‖ ~ 10², |m| ≫ 1
-		objs := map[string]Objective{
-			"lambda=1e-3":     {Loss: Logistic{}, Lambda: 1e-3},
-			"lambda=1e-6":     {Loss: Logistic{}, Lambda: 1e-6},
-			"objpert":         {Loss: Logistic{}, Lambda: 1e-3, Linear: lin},
-			"extraL2":         {Loss: Logistic{}, Lambda: 1e-2, ExtraL2: 1e-3},
-			"warm/lambda=1":   {Loss: Logistic{}, Lambda: 1},
-			"far/lambda=1e-4": {Loss: Logistic{}, Lambda: 1e-4},
-		}
+		objs := bitTestObjectives(randVec(rng, d, 2)) // objective perturbation: ‖w‖ ~ 10², |m| ≫ 1
 		warm, far := randVec(rng, d, 0.5), randVec(rng, d, 30)
 		for wname, rows := range rowsets {
 			for oname, obj := range objs {
@@ -429,19 +421,7 @@ func TestFit_WeightedPassBitIdentical(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				id := name + "/" + wname + "/" + oname
-				if got.Iter != want.Iter || got.Hessians != want.Hessians || got.Status != want.Status ||
-					math.Float64bits(got.Value) != math.Float64bits(want.Value) ||
-					math.Float64bits(got.GradNorm) != math.Float64bits(want.GradNorm) {
-					t.Errorf("%s: (iter, hessians, status, J, ‖∇J‖) = (%d, %d, %s, %v, %v), reference path (%d, %d, %s, %v, %v)",
-						id, got.Iter, got.Hessians, got.Status, got.Value, got.GradNorm,
-						want.Iter, want.Hessians, want.Status, want.Value, want.GradNorm)
-				}
-				for j := range got.W {
-					if math.Float64bits(got.W[j]) != math.Float64bits(want.W[j]) {
-						t.Fatalf("%s: W[%d] = %v, reference path %v", id, j, got.W[j], want.W[j])
-					}
-				}
+				sameFitBits(t, name+"/"+wname+"/"+oname, "reference path", got, want)
 			}
 		}
 	}
@@ -471,15 +451,7 @@ func TestFit_FusedTrialBitIdentical(t *testing.T) {
 	for _, name := range []string{"sparse", "adult", "dense", "dense/3 blocks", "adult/2 blocks"} {
 		rows := designs[name]
 		d := rows.D()
-		lin := randVec(rng, d, 2)
-		objs := map[string]Objective{
-			"lambda=1e-3":     {Loss: Logistic{}, Lambda: 1e-3},
-			"lambda=1e-6":     {Loss: Logistic{}, Lambda: 1e-6},
-			"objpert":         {Loss: Logistic{}, Lambda: 1e-3, Linear: lin},
-			"extraL2":         {Loss: Logistic{}, Lambda: 1e-2, ExtraL2: 1e-3},
-			"warm/lambda=1":   {Loss: Logistic{}, Lambda: 1},
-			"far/lambda=1e-4": {Loss: Logistic{}, Lambda: 1e-4},
-		}
+		objs := bitTestObjectives(randVec(rng, d, 2))
 		warm, far := randVec(rng, d, 0.5), randVec(rng, d, 30)
 		for oname, obj := range objs {
 			opts := FitOptions{}
@@ -499,19 +471,39 @@ func TestFit_FusedTrialBitIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			id := name + "/" + oname
-			if got.Iter != want.Iter || got.Hessians != want.Hessians || got.Status != want.Status ||
-				math.Float64bits(got.Value) != math.Float64bits(want.Value) ||
-				math.Float64bits(got.GradNorm) != math.Float64bits(want.GradNorm) {
-				t.Errorf("%s: (iter, hessians, status, J, ‖∇J‖) = (%d, %d, %s, %v, %v), unfused (%d, %d, %s, %v, %v)",
-					id, got.Iter, got.Hessians, got.Status, got.Value, got.GradNorm,
-					want.Iter, want.Hessians, want.Status, want.Value, want.GradNorm)
-			}
-			for j := range got.W {
-				if math.Float64bits(got.W[j]) != math.Float64bits(want.W[j]) {
-					t.Fatalf("%s: W[%d] = %v, unfused %v", id, j, got.W[j], want.W[j])
-				}
-			}
+			sameFitBits(t, name+"/"+oname, "unfused", got, want)
+		}
+	}
+}
+
+// bitTestObjectives are the logistic objectives the bit-identity tests fit:
+// two penalties, objective perturbation with the linear term lin, an extra
+// L2 term, and two names whose fits the tests start warm or far out.
+func bitTestObjectives(lin []float64) map[string]Objective {
+	return map[string]Objective{
+		"lambda=1e-3":     {Loss: Logistic{}, Lambda: 1e-3},
+		"lambda=1e-6":     {Loss: Logistic{}, Lambda: 1e-6},
+		"objpert":         {Loss: Logistic{}, Lambda: 1e-3, Linear: lin},
+		"extraL2":         {Loss: Logistic{}, Lambda: 1e-2, ExtraL2: 1e-3},
+		"warm/lambda=1":   {Loss: Logistic{}, Lambda: 1},
+		"far/lambda=1e-4": {Loss: Logistic{}, Lambda: 1e-4},
+	}
+}
+
+// sameFitBits fails the test unless got and want (the path named ref)
+// agree bit for bit: iterations, Hessians, status, J, ‖∇J‖ and every W[j].
+func sameFitBits(t *testing.T, id, ref string, got, want Result) {
+	t.Helper()
+	if got.Iter != want.Iter || got.Hessians != want.Hessians || got.Status != want.Status ||
+		math.Float64bits(got.Value) != math.Float64bits(want.Value) ||
+		math.Float64bits(got.GradNorm) != math.Float64bits(want.GradNorm) {
+		t.Errorf("%s: (iter, hessians, status, J, ‖∇J‖) = (%d, %d, %s, %v, %v), %s (%d, %d, %s, %v, %v)",
+			id, got.Iter, got.Hessians, got.Status, got.Value, got.GradNorm, ref,
+			want.Iter, want.Hessians, want.Status, want.Value, want.GradNorm)
+	}
+	for j := range got.W {
+		if math.Float64bits(got.W[j]) != math.Float64bits(want.W[j]) {
+			t.Fatalf("%s: W[%d] = %v, %s %v", id, j, got.W[j], ref, want.W[j])
 		}
 	}
 }

@@ -651,22 +651,8 @@ func (r *Rows) addOuterUpper(h, s, scratch []float64) {
 		return
 	}
 	for i, si := range s {
-		if si == 0 {
-			continue
-		}
-		lo, hi := r.rowPtr[i], r.rowPtr[i+1]
-		cols := r.col[lo:hi]
-		vals := r.val[lo:hi]
-		vals = vals[:len(cols)]
-		for a, ja := range cols {
-			t := si * vals[a]
-			hr := h[ja*d : ja*d+d]
-			cb := cols[a:]
-			vb := vals[a:]
-			vb = vb[:len(cb)]
-			for k, jb := range cb {
-				hr[jb] += t * vb[k]
-			}
+		if si != 0 {
+			r.addOuterRow(h, i, si)
 		}
 	}
 }
