@@ -333,6 +333,10 @@ func load(p Provider, opts Options) (*Dataset, error) {
 		}
 		warnings = append(warnings, fmt.Sprintf("predictors chosen by %s on all %d records%s and their labels, before any split: NOT private (kept %d of %d attributes; dropped %s)",
 			sel.Method, sel.Records, of, len(sel.Kept), len(sel.Candidates), dropped))
+		if n := len(sel.Unconverged); n > 0 {
+			// R warns "glm.fit: algorithm did not converge" and goes on.
+			warnings = append(warnings, fmt.Sprintf("%d fits of the predictor selection did not converge, their deviances are the last iterates' (first: %s)", n, sel.Unconverged[0]))
+		}
 	}
 	var labels []LabelCount
 	if raw.Task == TaskClassification {

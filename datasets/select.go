@@ -58,8 +58,10 @@ type SelectionInfo struct {
 	Columns  int
 	Aliased  []string
 	// Converged is false when some fit did not meet R's convergence rule
-	// in 25 iterations (R warns and goes on; so does the selection).
-	Converged bool
+	// in 25 iterations (R warns and goes on; so does the selection);
+	// Unconverged then says which fits and why (package glm).
+	Converged   bool
+	Unconverged []string
 }
 
 // SelectionStep is one removal of a stepwise selection.
@@ -183,7 +185,7 @@ func (p Preprocessing) selectAttributes(t *Table, task string) (*SelectionInfo, 
 		return nil, fmt.Errorf("preprocess.select: %w", err)
 	}
 	info.Start = sel.Start
-	info.Converged = sel.Converged
+	info.Converged, info.Unconverged = sel.Converged, sel.Unconverged
 	for _, s := range sel.Steps {
 		info.Dropped = append(info.Dropped, s.Term)
 		info.Steps = append(info.Steps, SelectionStep{Attribute: s.Term, Criterion: s.Score, Deviance: s.Deviance, Rank: s.Rank, Aliased: s.Aliased})

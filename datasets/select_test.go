@@ -107,3 +107,30 @@ func TestSelect_Synthetic(t *testing.T) {
 		t.Errorf("last step's criterion %v, want deviance + k·rank = %v", last.Criterion, sel.Deviance+sel.K*2)
 	}
 }
+
+// TestSelect_Unconverged: fits of the selection that do not converge
+// (glm.TestFit_NotConverged's near-separated design) are named in the
+// record, which load turns into a warning for stderr and the manifest.
+func TestSelect_Unconverged(t *testing.T) {
+	t.Parallel()
+	n := 20000
+	tb := &Table{Attributes: []string{"x"}, Target: "y"}
+	x := NumericColumn{Name: "x"}
+	for i := -n; i <= n; i++ {
+		x.Values = append(x.Values, float64(i))
+		y := -1.0
+		if (i > 0) != (i == 1 || i == -1) {
+			y = 1
+		}
+		tb.Y = append(tb.Y, y)
+	}
+	tb.Numeric = []NumericColumn{x}
+	tb.check()
+	sel, err := (Preprocessing{Select: SelectStepwiseAIC}).selectAttributes(tb, TaskClassification)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Converged || len(sel.Unconverged) == 0 || !strings.Contains(sel.Unconverged[0], "no convergence in 25 iterations") {
+		t.Errorf("converged %v, unconverged %q", sel.Converged, sel.Unconverged)
+	}
+}

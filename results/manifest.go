@@ -206,6 +206,9 @@ type Selection struct {
 	Columns   int      `json:"columns"`
 	Aliased   []string `json:"aliased,omitempty"`
 	Converged bool     `json:"converged"`
+	// Unconverged describes each fit that did not converge (which model,
+	// and what stopped it).
+	Unconverged []string `json:"unconverged,omitempty"`
 }
 
 // SelectionStep is one removal of a stepwise selection.

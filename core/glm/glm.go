@@ -465,8 +465,18 @@ type Selection struct {
 	// Final is that model.
 	Kept  []int
 	Final Result
-	// Converged is true when every fit met the convergence rule.
-	Converged bool
+	// Converged is true when every fit met the convergence rule;
+	// Unconverged describes each fit that did not (which model, and why).
+	Converged   bool
+	Unconverged []string
+}
+
+// unconverged describes a fit that did not converge: what stopped it.
+func unconverged(model string, r Result) string {
+	if r.Breakdown != "" {
+		return model + ": " + r.Breakdown
+	}
+	return fmt.Sprintf("%s: no convergence in %d iterations", model, r.Iterations)
 }
 
 // Backward runs R's step(fit, k = k) backward elimination from the model
@@ -484,6 +494,9 @@ func Backward(d *Design, k float64) (Selection, error) {
 		return Selection{}, err
 	}
 	sel := Selection{K: k, Start: fit.Score(k), Converged: fit.Converged}
+	if !fit.Converged {
+		sel.Unconverged = append(sel.Unconverged, unconverged("the full model", fit))
+	}
 	for len(cur) > 0 {
 		score := fit.Score(k)
 		type cand struct {
@@ -498,7 +511,10 @@ func Backward(d *Design, k float64) (Selection, error) {
 				return Selection{}, fmt.Errorf("glm: without %s: %w", d.Terms[cur[at]], err)
 			}
 			cands = append(cands, cand{at, r})
-			sel.Converged = sel.Converged && r.Converged
+			if !r.Converged {
+				sel.Converged = false
+				sel.Unconverged = append(sel.Unconverged, unconverged(fmt.Sprintf("without %s (of %d terms)", d.Terms[cur[at]], len(cur)), r))
+			}
 		}
 		// step: "if (any(aod$Df == 0)) change <- rev(rownames(aod)[zdf])[1L]":
 		// the last term whose removal leaves the rank unchanged.

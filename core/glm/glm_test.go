@@ -292,3 +292,51 @@ func TestLogitLink(t *testing.T) {
 		}
 	}
 }
+
+// nearSeparated returns a design whose term "x" (values −n … n) puts every
+// response 1 above 0 and 0 below, but for the two records at ±1, which
+// are swapped: the maximum-likelihood slope is finite but so steep that
+// R's IRLS does not meet its convergence rule in 25 iterations (measured:
+// n = 20,000 takes more; n = 2,000 converges in 20). Term "z" is noise.
+func nearSeparated(t *testing.T, n int) *Design {
+	t.Helper()
+	d, err := NewDesign([]string{"x", "z"}, [][]string{{"x"}, {"z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := -n; i <= n; i++ {
+		y := 0.0
+		if (i > 0) != (i == 1 || i == -1) {
+			y = 1
+		}
+		if err := d.AddRow(y, []int32{1, 2}, []float64{float64(i), float64(i%7) - 3.5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// TestFit_NotConverged: a fit that does not meet the convergence rule in
+// 25 iterations is returned, not an error, with Converged false (R warns
+// "algorithm did not converge" and keeps the fit); a selection that made
+// such fits says which and why.
+func TestFit_NotConverged(t *testing.T) {
+	d := nearSeparated(t, 20000)
+	r, err := Fit(d, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Converged || r.Iterations != 25 || r.Breakdown != "" || !(r.Deviance > 0) {
+		t.Errorf("converged %v after %d iterations (breakdown %q), deviance %v; want no convergence in 25", r.Converged, r.Iterations, r.Breakdown, r.Deviance)
+	}
+	sel, err := Backward(d, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Converged || len(sel.Unconverged) == 0 || sel.Unconverged[0] != "the full model: no convergence in 25 iterations" {
+		t.Errorf("selection converged %v, unconverged %q", sel.Converged, sel.Unconverged)
+	}
+	if r2, err := Fit(nearSeparated(t, 2000), []int{0}); err != nil || !r2.Converged {
+		t.Errorf("n = 2,000: converged %v (%v); want converged", r2.Converged, err)
+	}
+}

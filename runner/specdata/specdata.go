@@ -186,7 +186,7 @@ func selection(s *datasets.SelectionInfo, standIn bool) *results.Selection {
 		Method: s.Method, Criterion: s.Criterion, K: s.K, Records: s.Records,
 		Statement:  fmt.Sprintf("NOT private: %s selection fitted to all %d records%s and their labels before the experiment", s.Criterion, s.Records, of),
 		Candidates: s.Candidates, Kept: s.Kept, Dropped: s.Dropped, Start: s.Start,
-		Deviance: s.Deviance, Rank: s.Rank, Columns: s.Columns, Aliased: s.Aliased, Converged: s.Converged,
+		Deviance: s.Deviance, Rank: s.Rank, Columns: s.Columns, Aliased: s.Aliased, Converged: s.Converged, Unconverged: s.Unconverged,
 	}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, results.SelectionStep{Dropped: st.Attribute, Criterion: st.Criterion, Deviance: st.Deviance, Rank: st.Rank, Aliased: st.Aliased})
