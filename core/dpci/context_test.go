@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -40,24 +39,26 @@ func TestCI_Context(t *testing.T) {
 		t.Errorf("done context: returned after %v of CPU", spent)
 	}
 
-	// Cancelled during the draws: the stream cancels the context at its
-	// cancelAt-th number and counts those drawn after it. mcInterval
-	// checks ctx every 2¹⁶/(d² + d) samples; a sample of ObjPertCI draws
-	// d normals and a spherical Laplace vector (a gamma and d normals),
-	// fewer than 32 numbers of the source for d = 2 (normals and gammas
-	// by rejection take one or a few each; the stream is seeded, so the
-	// count is the same on every run).
-	ctx, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	const cancelAt = 100000
+	// Cancelled during the draws: the context turns done at its cancelAt-th
+	// Err call, and the draws stop there (no further check, so no further
+	// stride of samples). The draws come from a Sim, not from the stream,
+	// so promptness is counted in ctx checks: a live context is checked
+	// before the draws and then every 2¹⁶/(d² + d) samples.
 	stride := (1 << 16) / (d*d + d)
-	src := &countingSource{src: rand.NewPCG(2, 3), cancelAt: cancelAt, cancel: cancel2}
-	_, err := ObjPertCI(ctx, rand.New(src), theta, h, sigma, 100, 1, 0.05, 1e6)
-	if !errors.Is(err, context.Canceled) {
+	const cancelAt = 3
+	cc := &countingContext{Context: context.Background(), doneAt: cancelAt}
+	if _, err := ObjPertCI(cc, randx.New(2, "ci"), theta, h, sigma, 100, 1, 0.05, 1e6); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled during the draws: %v", err)
 	}
-	if after, limit := src.n-cancelAt, 32*stride; after > limit {
-		t.Errorf("%d random numbers drawn after the cancellation (at the %d-th), want at most %d (%d samples)", after, cancelAt, limit, stride)
+	if cc.n != cancelAt {
+		t.Errorf("ctx checked %d times, want the draws to stop at the check that found it done (%d)", cc.n, cancelAt)
+	}
+	live := &countingContext{Context: context.Background()}
+	if _, err := OutPertCI(live, randx.New(2, "ci"), theta, h, sigma, 100, 0.01, 1, DP, 0.05, 10*stride); err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + 10; live.n < want {
+		t.Errorf("%d samples checked ctx %d times, want at least %d (every %d samples)", 10*stride, live.n, want, stride)
 	}
 
 	// A live context gives the same interval as before it existed.
@@ -78,19 +79,17 @@ func TestCI_Context(t *testing.T) {
 	}
 }
 
-// countingSource is a rand.Source that counts the numbers drawn and calls
-// cancel at the cancelAt-th.
-type countingSource struct {
-	src      rand.Source
-	n        int
-	cancelAt int
-	cancel   func()
+// countingContext counts its Err calls and reports context.Canceled from
+// the doneAt-th on (never, with doneAt 0).
+type countingContext struct {
+	context.Context
+	n, doneAt int
 }
 
-func (c *countingSource) Uint64() uint64 {
+func (c *countingContext) Err() error {
 	c.n++
-	if c.n == c.cancelAt {
-		c.cancel()
+	if c.doneAt > 0 && c.n >= c.doneAt {
+		return context.Canceled
 	}
-	return c.src.Uint64()
+	return nil
 }

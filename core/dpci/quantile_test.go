@@ -37,6 +37,29 @@ func TestEmpiricalQuantiles(t *testing.T) {
 			}
 		}
 	}
+	// tailQuantiles reads its pivots off every (m/128)-th value: samples
+	// whose strided values mislead it (all the largest, all the smallest,
+	// infinite) must still give the order statistics.
+	for _, c := range []struct {
+		name   string
+		stride func(i int) float64
+	}{{"largest", func(i int) float64 { return 1e6 + float64(i) }}, {"smallest", func(i int) float64 { return -1e6 - float64(i) }},
+		{"infinite", func(i int) float64 { return math.Inf(1 - 2*(i%2)) }}} {
+		const m = 10000
+		x := make([]float64, m)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := 0; i < 128; i++ {
+			x[i*m/128] = c.stride(i)
+		}
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		lo, hi := empiricalQuantiles(slices.Clone(x), 0.025, 0.975)
+		if wlo, whi := stat.Quantile(0.025, stat.Empirical, sorted, nil), stat.Quantile(0.975, stat.Empirical, sorted, nil); lo != wlo || hi != whi {
+			t.Errorf("strided values %s: got (%v, %v), want (%v, %v)", c.name, lo, hi, wlo, whi)
+		}
+	}
 	if lo, hi := empiricalQuantiles([]float64{1, math.NaN(), 2}, 0.1, 0.9); !math.IsNaN(lo) || !math.IsNaN(hi) {
 		t.Errorf("NaN input: got (%v, %v), want NaN", lo, hi)
 	}
