@@ -143,3 +143,100 @@ func TestFit_FactorFailures(t *testing.T) {
 		t.Errorf("cancelled context with a factor: %v", err)
 	}
 }
+
+// TestFit_StartReuseBitIdentical runs, with one Workspace, pairs of fits
+// from the same start on the same Rows (the second takes its start from
+// the first: Workspace.startHit) — the objective-perturbation fit and the
+// non-private fit of a bootstrap replicate, logistic and Huber, with and
+// without a Factor — and checks each second fit bit for bit against the
+// same fit in a fresh Workspace. A fit on other Rows, with another loss or
+// from another point in between must not take the stored start.
+func TestFit_StartReuseBitIdentical(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(27, 4))
+	same := func(a, b Result) bool {
+		if a.Iter != b.Iter || a.Hessians != b.Hessians || a.Status != b.Status ||
+			a.Value != b.Value || a.GradNorm != b.GradNorm {
+			return false
+		}
+		for j := range a.W {
+			if a.W[j] != b.W[j] {
+				return false
+			}
+		}
+		return true
+	}
+	for name, r := range testDesigns(rng) {
+		for _, loss := range []Loss{Logistic{}, Huber{H: 0.5}} {
+			base := Objective{Loss: loss, Lambda: 1e-2}
+			hat, err := Fit(r, base, FitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := NewFactor(r, base, hat.W)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := new(Workspace)
+			hits := 0
+			for k := 0; k < 6; k++ {
+				counts := make([]int32, r.N())
+				for range counts {
+					counts[rng.IntN(r.N())]++
+				}
+				var rep Rows
+				wr := r.Resample(&rep, counts)
+				pert := base
+				pert.Linear = randVec(rng, r.D(), 0.05)
+				var fac *Factor
+				if k%2 == 1 {
+					fac = f
+				}
+				objs := []Objective{pert, base}
+				if k == 4 {
+					// Another Rows in between: no hit for the second.
+					if _, err := Fit(r, base, FitOptions{Init: hat.W, Work: ws}); err != nil {
+						t.Fatal(err)
+					}
+					objs = []Objective{base}
+				}
+				for i, obj := range objs {
+					got, err := Fit(wr, obj, FitOptions{Init: hat.W, Work: ws, Factor: fac})
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := Fit(wr, obj, FitOptions{Init: hat.W, Work: new(Workspace), Factor: fac})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !same(got, want) {
+						t.Errorf("%s, %T, replicate %d, fit %d: %+v, fresh workspace %+v", name, loss, k, i, got, want)
+					}
+					switch {
+					case ws.startRows == nil: // the start was taken (and emptied)
+						hits++
+						if i != 1 {
+							t.Errorf("%s, %T, replicate %d: fit %d took a stored start", name, loss, k, i)
+						}
+					case i == 1:
+						t.Errorf("%s, %T, replicate %d: the second fit did not take the stored start", name, loss, k)
+					}
+				}
+				// Another start point after a stored one: computed afresh.
+				other := append([]float64(nil), hat.W...)
+				other[0] += 1e-3
+				got, err := Fit(wr, base, FitOptions{Init: other, Work: ws})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := Fit(wr, base, FitOptions{Init: other, Work: new(Workspace)})
+				if err != nil || !same(got, want) {
+					t.Errorf("%s, %T, replicate %d, other start: %+v, fresh %+v (%v)", name, loss, k, got, want, err)
+				}
+			}
+			if hits == 0 {
+				t.Errorf("%s: no fit took a stored start", name)
+			}
+		}
+	}
+}

@@ -69,7 +69,8 @@ type Result struct {
 }
 
 // Workspace holds the buffers of [Fit] so that repeated fits do not allocate
-// (about 8·n + d² + 6·d float64 values). The zero value is ready to use; it
+// (about 8·n + d² + 6·d float64 values, and 3·n + 2·d for the start of
+// the last warm-started fit). The zero value is ready to use; it
 // adapts to the sizes of each call. Not safe for concurrent use.
 type Workspace struct {
 	m, mt, q         []float64 // margins yᵢxᵢᵀw, trial margins, yᵢxᵢᵀp
@@ -82,6 +83,73 @@ type Workspace struct {
 	pv, gv           *mat.VecDense
 	chol             mat.Cholesky
 	d                int
+
+	// The loss pass at the start point of the last fit that started away
+	// from 0 (see startHit): its Rows (by its cache, held so that the
+	// address cannot be reused), loss, start point, margins, derivatives
+	// and data gradient.
+	startRows         *gramCache
+	startLoss         Loss
+	startSum          float64
+	startW, startGrad []float64
+	startM, startG1   []float64
+	startG2           []float64
+}
+
+// startStore keeps the start of a fit (margins ws.m, derivatives ws.g1 and
+// ws.g2, the
+// loss sum and the data part of the gradient in ws.grad, at w) for
+// startHit, when the loss is [Logistic] or [Huber] (comparable values).
+func (ws *Workspace) startStore(rows *Rows, loss Loss, w []float64, sum float64) {
+	switch loss.(type) {
+	case Logistic, Huber:
+	default:
+		ws.startRows = nil
+		return
+	}
+	n := rows.n
+	ws.startRows, ws.startLoss, ws.startSum = rows.gram, loss, sum
+	ws.startW = append(ws.startW[:0], w...)
+	ws.startGrad = append(ws.startGrad[:0], ws.grad...)
+	ws.startM = append(ws.startM[:0], ws.m[:n]...)
+	ws.startG1 = append(ws.startG1[:0], ws.g1[:n]...)
+	ws.startG2 = append(ws.startG2[:0], ws.g2[:n]...)
+}
+
+// startHit reports whether the stored start (startStore) is that of a fit
+// on the same Rows with the same loss at the same point (bit for bit), as
+// for the two fits of a bootstrap replicate that cicoverage runs from the
+// same warm start (objective perturbation and the non-private θ̂): then the
+// margins and derivatives are swapped into ws.m, ws.g1 and ws.g2 and the store is
+// emptied (the fit overwrites those buffers), and the caller takes the loss
+// sum and the data gradient from startSum and startGrad. Every value is the
+// one the pass would compute: the pass is a function of the rows, the loss
+// and the point. A Rows is identified by its cache (new for every
+// [NewRows], [Rows.WithWeights] and [Rows.Resample], and held here so that
+// its address is not reused while stored).
+func (ws *Workspace) startHit(rows *Rows, loss Loss, w []float64) bool {
+	if ws.startRows == nil || ws.startRows != rows.gram || len(ws.startM) != rows.n {
+		return false
+	}
+	switch loss.(type) {
+	case Logistic, Huber:
+	default:
+		return false
+	}
+	if loss != ws.startLoss {
+		return false
+	}
+	for j, v := range w {
+		if math.Float64bits(v) != math.Float64bits(ws.startW[j]) {
+			return false
+		}
+	}
+	n := rows.n
+	ws.m, ws.startM = ws.startM[:n:n], ws.m
+	ws.g1, ws.startG1 = ws.startG1[:n:n], ws.g1
+	ws.g2, ws.startG2 = ws.startG2[:n:n], ws.g2
+	ws.startRows = nil
+	return true
 }
 
 // workspacePool lends Workspaces to calls of [Fit] without
@@ -261,10 +329,22 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		copy(ws.grad, grad0)
 		obj.addPenaltyGrad(ws.grad, w, invN)
 		gnorm = floats.Norm(ws.grad, 2)
+	} else if ws.startHit(rows, obj.Loss, w) {
+		// The start of the previous fit on this Rows (see startHit).
+		f = penalty(w) + invN*ws.startSum
+		copy(ws.grad, ws.startGrad)
+		obj.addPenaltyGrad(ws.grad, w, invN)
+		gnorm = floats.Norm(ws.grad, 2)
 	} else {
 		rows.margins(ws.m, w, rows.y)
-		f = penalty(w) + invN*evalLoss(obj.Loss, ws.m, rows.y, rows.weight, ws.g1, ws.g2)
-		gnorm = gradient()
+		sum := evalLoss(obj.Loss, ws.m, rows.y, rows.weight, ws.g1, ws.g2)
+		f = penalty(w) + invN*sum
+		g := ws.grad
+		clear(g)
+		rows.mulTransAdd(g, ws.g1)
+		ws.startStore(rows, obj.Loss, w, sum)
+		obj.addPenaltyGrad(g, w, invN)
+		gnorm = floats.Norm(g, 2)
 	}
 	res := Result{Status: StatusMaxIter}
 	reuse := false // the current factor may be reused for the next step
