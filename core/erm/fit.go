@@ -89,6 +89,7 @@ type Workspace struct {
 	// address cannot be reused), loss, start point, margins, derivatives
 	// and data gradient.
 	startRows         *gramCache
+	pendRows          *gramCache // the Rows of a start noted, not yet kept
 	startLoss         Loss
 	startSum          float64
 	startW, startGrad []float64
@@ -96,24 +97,33 @@ type Workspace struct {
 	startG2           []float64
 }
 
-// startStore keeps the start of a fit (margins ws.m, derivatives ws.g1 and
-// ws.g2, the
-// loss sum and the data part of the gradient in ws.grad, at w) for
-// startHit, when the loss is [Logistic] or [Huber] (comparable values).
-func (ws *Workspace) startStore(rows *Rows, loss Loss, w []float64, sum float64) {
+// startStore notes the start of a fit (the loss sum, the data part of the
+// gradient in ws.grad, the point w, when the loss is [Logistic] or [Huber]:
+// comparable values) and reports whether the fit should keep it: then,
+// once its first step is taken, the fit calls startKeep, which moves the
+// start's margins and derivatives (by then in the trial buffers) into the
+// store without copying them, for startHit.
+func (ws *Workspace) startStore(rows *Rows, loss Loss, w []float64, sum float64) bool {
+	ws.startRows = nil
 	switch loss.(type) {
 	case Logistic, Huber:
 	default:
-		ws.startRows = nil
-		return
+		return false
 	}
-	n := rows.n
-	ws.startRows, ws.startLoss, ws.startSum = rows.gram, loss, sum
+	ws.pendRows, ws.startLoss, ws.startSum = rows.gram, loss, sum
 	ws.startW = append(ws.startW[:0], w...)
 	ws.startGrad = append(ws.startGrad[:0], ws.grad...)
-	ws.startM = append(ws.startM[:0], ws.m[:n]...)
-	ws.startG1 = append(ws.startG1[:0], ws.g1[:n]...)
-	ws.startG2 = append(ws.startG2[:0], ws.g2[:n]...)
+	return true
+}
+
+// startKeep exchanges the trial buffers, which hold the start's margins and
+// derivatives after the first step of a fit, with the store's (spare
+// buffers of length n), and makes the start noted by startStore available.
+func (ws *Workspace) startKeep(n int) {
+	ws.mt, ws.startM = resize(ws.startM, n), ws.mt
+	ws.g1t, ws.startG1 = resize(ws.startG1, n), ws.g1t
+	ws.g2t, ws.startG2 = resize(ws.startG2, n), ws.g2t
+	ws.startRows, ws.pendRows = ws.pendRows, nil
 }
 
 // startHit reports whether the stored start (startStore) is that of a fit
@@ -321,6 +331,7 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 	plainLogistic := logistic && rows.weight == nil
 	weightedLogistic := logistic && rows.weight != nil
 	var f, gnorm float64
+	keepStart := false // keep the start for the next fit (startStore)
 	if atZero && plainLogistic {
 		// A cold start: the loss pass and the data gradient at w = 0 are
 		// cached per Rows (the same numbers, bit for bit).
@@ -342,7 +353,7 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		g := ws.grad
 		clear(g)
 		rows.mulTransAdd(g, ws.g1)
-		ws.startStore(rows, obj.Loss, w, sum)
+		keepStart = ws.startStore(rows, obj.Loss, w, sum)
 		obj.addPenaltyGrad(g, w, invN)
 		gnorm = floats.Norm(g, 2)
 	}
@@ -472,6 +483,11 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 			break
 		}
 		reuse = t == 1 && gnorm <= reuseRatio*oldGnorm
+		if keepStart {
+			// The trial buffers hold the start: keep them.
+			ws.startKeep(n)
+			keepStart = false
+		}
 	}
 	res.W = append([]float64(nil), w...)
 	res.GradNorm = gnorm
