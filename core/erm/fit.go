@@ -243,10 +243,11 @@ const (
 //     bootstrap fits started at θ̂), so a fit that the chord contracts well
 //     builds no Hessian at all. The chord converges linearly with the rate
 //     ‖I − F⁻¹·∇²J‖ (F the factored matrix), small when F is close to
-//     ∇²J near the minimizer: Kelley 1995, "Iterative Methods for Linear
-//     and Nonlinear Equations", SIAM, Section 5.4 (the chord method), and
-//     Shamanskii's method above it. The tenfold-reduction rule above is
-//     the refresh test.
+//     ∇²J near the minimizer (the chord method; C. T. Kelley 1995,
+//     "Iterative Methods for Linear and Nonlinear Equations", SIAM
+//     Frontiers in Applied Mathematics 16, Chapter 5 — section number not
+//     checked against the book). The tenfold-reduction rule above is the
+//     refresh test.
 //
 // Numerics: margins as large as |m| ~ 10³ (objective perturbation at small ε
 // with small λ gives ‖w‖ ~ 100) are handled without overflow, since the losses
