@@ -384,3 +384,24 @@ func OutPertFit(rng *rand.Rand, rows *erm.Rows, p Params) (thetaTilde []float64,
 	}
 	return thetaTilde, hat, nil
 }
+
+// HessianFactor returns the factored Hessian of the objective of Eq. 7,
+// (1/n)Σᵢ[f(xᵢ, yᵢ, θ) + c‖θ‖²], over rows at theta, for
+// [erm.FitOptions.Factor]. Objective perturbation adds only a linear term
+// (Algorithm 1), so the factor serves [ObjPertFit] and [FitNonPrivate]
+// alike: the bootstrap fits of a variability interval, warm-started at the
+// full-data θ̂, take their first Newton step with the full-data Hessian at
+// θ̂ instead of building one each. Only p.Model, p.H and p.C are used. It
+// releases nothing (the factor is of the data the fits are drawn from and
+// steers only the solver: the minimizers are unchanged up to GradTol).
+func HessianFactor(rows *erm.Rows, p Params, theta []float64) (*erm.Factor, error) {
+	obj, err := p.objective(nil)
+	if err != nil {
+		return nil, err
+	}
+	f, err := erm.NewFactor(rows, obj, theta)
+	if err != nil {
+		return nil, fmt.Errorf("dpci: hessian factor: %w", err)
+	}
+	return f, nil
+}

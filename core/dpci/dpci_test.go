@@ -3,6 +3,7 @@ package dpci
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -371,5 +372,63 @@ func TestReleasesRejectWeightedRows(t *testing.T) {
 	}
 	if _, err := OutputPerturbation(context.Background(), rng, rows, p); err == nil {
 		t.Error("OutputPerturbation accepted weighted rows")
+	}
+}
+
+// TestHessianFactor_SameTheta runs Algorithm 1 on 20 bootstrap replicates
+// (integer weights) warm-started at the full-data θ̂, with and without the
+// full-data factor of HessianFactor, from the same noise stream: the same
+// β, so the same objective, and both fits reach ‖∇J‖ ≤ GradTol; by
+// 2c-strong convexity the two θ̃ differ by at most 2·GradTol/(2c).
+func TestHessianFactor_SameTheta(t *testing.T) {
+	X, y := plantedData(randx.New(27, "data"), 400, []float64{1, -1, 0.5})
+	rows := mustRows(X, y)
+	const tol = 1e-10
+	for _, p := range models {
+		t.Run(string(p.Model), func(t *testing.T) {
+			p.Phi1 = 1
+			hat, err := FitNonPrivate(rows, p, erm.FitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := HessianFactor(rows, p, hat.W)
+			if err != nil {
+				t.Fatal(err)
+			}
+			boot := randx.New(27, "boot", string(p.Model))
+			for k := 0; k < 20; k++ {
+				w := make([]float64, rows.N())
+				for range w {
+					w[boot.IntN(len(w))]++
+				}
+				wr := rows.WithWeights(w)
+				var got [2][]float64
+				for j, fac := range []*erm.Factor{nil, f} {
+					q := p
+					q.Fit = erm.FitOptions{Init: hat.W, GradTol: tol, Factor: fac}
+					res, _, err := ObjPertFit(randx.New(27, "noise", fmt.Sprint(k)), wr, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Status != erm.StatusConverged {
+						t.Fatalf("fit %d (factor %v): %s", k, fac != nil, res.Status)
+					}
+					got[j] = res.W
+				}
+				var d2 float64
+				for j := range got[0] {
+					d2 += (got[0][j] - got[1][j]) * (got[0][j] - got[1][j])
+				}
+				if d := math.Sqrt(d2); d > 2*tol/(2*p.C) {
+					t.Errorf("fit %d: θ̃ with and without the factor differ by %g > %g", k, d, 2*tol/(2*p.C))
+				}
+			}
+		})
+	}
+	if _, err := HessianFactor(rows, Params{Model: LR}, make([]float64, 3)); err == nil {
+		t.Error("c = 0: no error")
+	}
+	if _, err := HessianFactor(rows, Params{Model: LR, C: 0.01}, make([]float64, 2)); err == nil {
+		t.Error("theta of the wrong length: no error")
 	}
 }

@@ -47,6 +47,15 @@ type FitOptions struct {
 	// long fit stops promptly. The check draws nothing and changes no
 	// arithmetic. Nil never stops.
 	Context context.Context
+	// Factor, when not nil, is a factored Hessian at a point near Init
+	// ([NewFactor]; of dimension D()); the first Newton step uses it as a
+	// chord step instead of building and factorizing the Hessian at Init.
+	// It is kept for the following steps on the rule of any reused factor
+	// (see [Fit]) and replaced by a fresh Hessian as soon as it gives a
+	// partial step or less than a tenfold gradient reduction. The
+	// convergence test is unchanged: only the iterates differ, by the
+	// solver's tolerance. Nil builds the Hessian at Init.
+	Factor *Factor
 }
 
 // Result is the outcome of [Fit].
@@ -60,7 +69,8 @@ type Result struct {
 }
 
 // Workspace holds the buffers of [Fit] so that repeated fits do not allocate
-// (about 8·n + d² + 6·d float64 values). The zero value is ready to use; it
+// (about 8·n + d² + 6·d float64 values, and 3·n + 2·d for the start of
+// the last warm-started fit). The zero value is ready to use; it
 // adapts to the sizes of each call. Not safe for concurrent use.
 type Workspace struct {
 	m, mt, q         []float64 // margins yᵢxᵢᵀw, trial margins, yᵢxᵢᵀp
@@ -73,6 +83,83 @@ type Workspace struct {
 	pv, gv           *mat.VecDense
 	chol             mat.Cholesky
 	d                int
+
+	// The loss pass at the start point of the last fit that started away
+	// from 0 (see startHit): its Rows (by its cache, held so that the
+	// address cannot be reused), loss, start point, margins, derivatives
+	// and data gradient.
+	startRows         *gramCache
+	pendRows          *gramCache // the Rows of a start noted, not yet kept
+	startLoss         Loss
+	startSum          float64
+	startW, startGrad []float64
+	startM, startG1   []float64
+	startG2           []float64
+}
+
+// startStore notes the start of a fit (the loss sum, the data part of the
+// gradient in ws.grad, the point w, when the loss is [Logistic] or [Huber]:
+// comparable values) and reports whether the fit should keep it: then,
+// once its first step is taken, the fit calls startKeep, which moves the
+// start's margins and derivatives (by then in the trial buffers) into the
+// store without copying them, for startHit.
+func (ws *Workspace) startStore(rows *Rows, loss Loss, w []float64, sum float64) bool {
+	ws.startRows = nil
+	switch loss.(type) {
+	case Logistic, Huber:
+	default:
+		return false
+	}
+	ws.pendRows, ws.startLoss, ws.startSum = rows.gram, loss, sum
+	ws.startW = append(ws.startW[:0], w...)
+	ws.startGrad = append(ws.startGrad[:0], ws.grad...)
+	return true
+}
+
+// startKeep exchanges the trial buffers, which hold the start's margins and
+// derivatives after the first step of a fit, with the store's (spare
+// buffers of length n), and makes the start noted by startStore available.
+func (ws *Workspace) startKeep(n int) {
+	ws.mt, ws.startM = resize(ws.startM, n), ws.mt
+	ws.g1t, ws.startG1 = resize(ws.startG1, n), ws.g1t
+	ws.g2t, ws.startG2 = resize(ws.startG2, n), ws.g2t
+	ws.startRows, ws.pendRows = ws.pendRows, nil
+}
+
+// startHit reports whether the stored start (startStore) is that of a fit
+// on the same Rows with the same loss at the same point (bit for bit), as
+// for the two fits of a bootstrap replicate that cicoverage runs from the
+// same warm start (objective perturbation and the non-private θ̂): then the
+// margins and derivatives are swapped into ws.m, ws.g1 and ws.g2 and the store is
+// emptied (the fit overwrites those buffers), and the caller takes the loss
+// sum and the data gradient from startSum and startGrad. Every value is the
+// one the pass would compute: the pass is a function of the rows, the loss
+// and the point. A Rows is identified by its cache (new for every
+// [NewRows], [Rows.WithWeights] and [Rows.Resample], and held here so that
+// its address is not reused while stored).
+func (ws *Workspace) startHit(rows *Rows, loss Loss, w []float64) bool {
+	if ws.startRows == nil || ws.startRows != rows.gram || len(ws.startM) != rows.n {
+		return false
+	}
+	switch loss.(type) {
+	case Logistic, Huber:
+	default:
+		return false
+	}
+	if loss != ws.startLoss {
+		return false
+	}
+	for j, v := range w {
+		if math.Float64bits(v) != math.Float64bits(ws.startW[j]) {
+			return false
+		}
+	}
+	n := rows.n
+	ws.m, ws.startM = ws.startM[:n:n], ws.m
+	ws.g1, ws.startG1 = ws.startG1[:n:n], ws.g1
+	ws.g2, ws.startG2 = ws.startG2[:n:n], ws.g2
+	ws.startRows = nil
+	return true
 }
 
 // workspacePool lends Workspaces to calls of [Fit] without
@@ -151,6 +238,16 @@ const (
 //     method). Any SPD matrix gives a descent direction, so the line search
 //     keeps global convergence; the factor is rebuilt as soon as a reused
 //     one yields a partial step or less than a tenfold reduction.
+//   - With FitOptions.Factor, the first step is such a chord step with a
+//     factor shared by many fits (the full-data Hessian at θ̂ for the
+//     bootstrap fits started at θ̂), so a fit that the chord contracts well
+//     builds no Hessian at all. The chord converges linearly with the rate
+//     ‖I − F⁻¹·∇²J‖ (F the factored matrix), small when F is close to
+//     ∇²J near the minimizer (the chord method; C. T. Kelley 1995,
+//     "Iterative Methods for Linear and Nonlinear Equations", SIAM
+//     Frontiers in Applied Mathematics 16, Chapter 5 — section number not
+//     checked against the book). The tenfold-reduction rule above is the
+//     refresh test.
 //
 // Numerics: margins as large as |m| ~ 10³ (objective perturbation at small ε
 // with small λ gives ‖w‖ ~ 100) are handled without overflow, since the losses
@@ -190,6 +287,9 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		// only resizes), so a pooled one gives bit-identical results.
 		ws = workspacePool.Get().(*Workspace)
 		defer workspacePool.Put(ws)
+	}
+	if opts.Factor != nil && opts.Factor.d != d {
+		return Result{}, fmt.Errorf("erm: fit: factor of dimension %d, want %d", opts.Factor.d, d)
 	}
 	ws.reset(n, d)
 	w := ws.w
@@ -232,6 +332,7 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 	plainLogistic := logistic && rows.weight == nil
 	weightedLogistic := logistic && rows.weight != nil
 	var f, gnorm float64
+	keepStart := false // keep the start for the next fit (startStore)
 	if atZero && plainLogistic {
 		// A cold start: the loss pass and the data gradient at w = 0 are
 		// cached per Rows (the same numbers, bit for bit).
@@ -240,13 +341,26 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 		copy(ws.grad, grad0)
 		obj.addPenaltyGrad(ws.grad, w, invN)
 		gnorm = floats.Norm(ws.grad, 2)
+	} else if ws.startHit(rows, obj.Loss, w) {
+		// The start of the previous fit on this Rows (see startHit).
+		f = penalty(w) + invN*ws.startSum
+		copy(ws.grad, ws.startGrad)
+		obj.addPenaltyGrad(ws.grad, w, invN)
+		gnorm = floats.Norm(ws.grad, 2)
 	} else {
 		rows.margins(ws.m, w, rows.y)
-		f = penalty(w) + invN*evalLoss(obj.Loss, ws.m, rows.y, rows.weight, ws.g1, ws.g2)
-		gnorm = gradient()
+		sum := evalLoss(obj.Loss, ws.m, rows.y, rows.weight, ws.g1, ws.g2)
+		f = penalty(w) + invN*sum
+		g := ws.grad
+		clear(g)
+		rows.mulTransAdd(g, ws.g1)
+		keepStart = ws.startStore(rows, obj.Loss, w, sum)
+		obj.addPenaltyGrad(g, w, invN)
+		gnorm = floats.Norm(g, 2)
 	}
 	res := Result{Status: StatusMaxIter}
 	reuse := false // the current factor may be reused for the next step
+	chord := opts.Factor
 	for {
 		if gnorm <= tol {
 			res.Status = StatusConverged
@@ -261,6 +375,12 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 			}
 		}
 		fresh := !reuse
+		if fresh && chord != nil {
+			// The shared factor, once, as a reused one.
+			ws.chol.Clone(&chord.chol)
+			chord = nil
+			fresh = false
+		}
 		if fresh {
 			if !ws.factorize(rows, obj.Loss, lam, invN, atZero && res.Iter == 0) {
 				res.Status = StatusLineSearchFailed
@@ -364,6 +484,11 @@ func Fit(rows *Rows, obj Objective, opts FitOptions) (Result, error) {
 			break
 		}
 		reuse = t == 1 && gnorm <= reuseRatio*oldGnorm
+		if keepStart {
+			// The trial buffers hold the start: keep them.
+			ws.startKeep(n)
+			keepStart = false
+		}
 	}
 	res.W = append([]float64(nil), w...)
 	res.GradNorm = gnorm

@@ -411,11 +411,15 @@ func TestFit_WeightedPassBitIdentical(t *testing.T) {
 				case "far/lambda=1e-4":
 					opts.Init = far // a start far out: the line search backtracks
 				}
+				// Fresh workspaces: the second fit must not take its start
+				// from the first (Workspace.startHit).
+				opts.Work = new(Workspace)
 				got, err := Fit(rows, obj, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
 				weightedPass = counting
+				opts.Work = new(Workspace)
 				want, err := Fit(rows, obj, opts)
 				weightedPass = weightedLogisticPass
 				if err != nil {
@@ -461,11 +465,13 @@ func TestFit_FusedTrialBitIdentical(t *testing.T) {
 			case "far/lambda=1e-4":
 				opts.Init = far
 			}
+			opts.Work = new(Workspace) // no start from the other fit
 			got, err := Fit(rows, obj, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			fuseFirstTrial = false
+			opts.Work = new(Workspace)
 			want, err := Fit(rows, obj, opts)
 			fuseFirstTrial = true
 			if err != nil {
