@@ -398,6 +398,9 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 	)
 	var notStarted []string
 	notBuilt := 0 // runs whose experiment could not be built
+	// The command's runs share the units they would compute identically
+	// (runner.Memo: the variability intervals of the WKL tables and sweeps).
+	memo := runner.NewMemo()
 	for i, s := range specs {
 		runDir := runner.RunDir(f.out, s)
 		if ctx.Err() != nil {
@@ -415,7 +418,7 @@ func runSpecs(ctx context.Context, names []string, f *runFlags, stdout, stderr i
 		start := time.Now()
 		entry := newIndexEntry(f.out, s)
 		running(runDir, attempts[i], stderr)
-		dir, exp, err := runOne(ctx, s, f, dd, shard, stdout, stderr)
+		dir, exp, err := runOne(ctx, s, f, dd, shard, memo, stdout, stderr)
 		units := 0
 		if exp != nil {
 			units = len(exp.Units())
@@ -523,10 +526,11 @@ func runStatus(ctx context.Context, err error, loaded bool) string {
 	return "failed: " + firstLine(err.Error())
 }
 
-// runOne loads the data of one spec and runs it (or merges its shards).
-// Its error names the spec once (Spec.Attribute): by the file, line and
-// key at fault where one is known, else by the spec id.
-func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, shard runner.Shard, stdout, stderr io.Writer) (string, runner.Experiment, error) {
+// runOne loads the data of one spec and runs it (or merges its shards),
+// sharing identical units' results through memo. Its error names the spec
+// once (Spec.Attribute): by the file, line and key at fault where one is
+// known, else by the spec id.
+func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, shard runner.Shard, memo *runner.Memo, stdout, stderr io.Writer) (string, runner.Experiment, error) {
 	exp, err := load(s, dd)
 	if err != nil {
 		return "", nil, usageError{s.Attribute(err)}
@@ -545,7 +549,7 @@ func runOne(ctx context.Context, s *experiments.Spec, f *runFlags, dd dataDir, s
 		}
 	}
 	dir, err := runSecure(s, func() (string, error) {
-		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true, TracePrivacy: f.trace})
+		return runner.Run(ctx, exp, runner.Options{OutDir: f.out, Workers: f.workers, Stderr: stderr, Interval: f.interval, Shard: shard, Locked: true, TracePrivacy: f.trace, Memo: memo})
 	}, stderr)
 	recordFailures(err, runner.RunDir(f.out, s))
 	err = s.Attribute(err)

@@ -44,6 +44,11 @@ type UnitTime struct {
 	// Helpers is how many helpers (free worker slots after the last unit
 	// started) joined the unit's tasks.
 	Helpers int `json:"helpers,omitempty"`
+	// ReusedFrom, when set, is the "spec id: unit key" of the unit of an
+	// earlier run of the same command whose result, bit for bit the one
+	// this unit would have computed, it took instead of computing it
+	// (runner.Memo); Seconds is then what taking it cost.
+	ReusedFrom string `json:"reused_from,omitempty"`
 }
 
 // The measures of a [UnitTime].
@@ -82,6 +87,11 @@ type UnitTimes struct {
 	// attempt, or the shards of a merge): not computed, so not timed by
 	// this process.
 	Resumed int `json:"resumed"`
+	// Reused lists the computed units that took the result of an
+	// identical unit of an earlier run of the same command
+	// (UnitTime.ReusedFrom, runner.Memo): counted in Computed at what
+	// taking it cost.
+	Reused []ReusedUnit `json:"reused,omitempty"`
 	// ResumedTimed summarises the times the resumed units were measured
 	// with when they were computed (recorded in the checkpoint); absent
 	// when none recorded one (a checkpoint of an older build).
@@ -97,6 +107,12 @@ type UnitTimes struct {
 	// order and longest first ([Schedule]); absent when no unit has a
 	// time.
 	Scaling *Schedule `json:"scaling,omitempty"`
+}
+
+// ReusedUnit is a unit that took another's result ([UnitTime.ReusedFrom]).
+type ReusedUnit struct {
+	Unit string `json:"unit"`
+	From string `json:"from"`
 }
 
 // ShardTimes is one shard's [UnitTimeStats].

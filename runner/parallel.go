@@ -135,6 +135,9 @@ type unitPar struct {
 	helpNanos  atomic.Int64
 	helpers    atomic.Int64
 	measureErr atomic.Bool // a thread's CPU time could not be read
+	// reused is the "spec id: unit key" of the unit whose result this one
+	// took from the command's Memo (Env.Shared); nil when none.
+	reused atomic.Pointer[string]
 }
 
 // addSince adds to dst the calling thread's CPU time since c0 (a reading
@@ -287,7 +290,13 @@ func (j *job) result() error {
 // excludes them), and the tasks and their CPU time for the simulated
 // schedules (results.SimUnit).
 func addPar(t *results.UnitTime, p *unitPar) {
-	if p == nil || p.tasks.Load() == 0 {
+	if p == nil {
+		return
+	}
+	if r := p.reused.Load(); r != nil {
+		t.ReusedFrom = *r
+	}
+	if p.tasks.Load() == 0 {
 		return
 	}
 	if t.Measure == results.MeasureThreadCPU && !p.measureErr.Load() {

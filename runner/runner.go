@@ -317,6 +317,11 @@ type Options struct {
 	// its own), and a summary in the manifest (results.TraceSummary),
 	// which counts the units resumed from a checkpoint as untraced.
 	TracePrivacy bool
+	// Memo, when set, is shared by the runs of one command: a unit whose
+	// computation an earlier unit already did, bit for bit, takes its
+	// result (Env.Shared; not in secure mode or traced runs). Nil: every
+	// unit computes its own.
+	Memo *Memo
 }
 
 // Shard is one of Count deterministic parts of a run's units (0-based).
@@ -748,7 +753,7 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 			var rows []results.Row
 			var err error
 			env := NewEnv(spec, u.Key(), secure).WithTrace(trace)
-			env.pool, env.par = slots, new(unitPar)
+			env.pool, env.par, env.memo = slots, new(unitPar), o.Memo
 			ut := timeUnit(func() {
 				rows, err = runUnit(uctx, exp, u, env)
 			})

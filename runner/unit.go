@@ -68,12 +68,14 @@ type Env struct {
 	trace  *mech.Trace
 	pool   *pool    // the run's worker slots (Parallel's helpers); nil outside a run
 	par    *unitPar // what the unit's Parallel calls measured; nil outside a run
+	run    string   // the spec's id, naming the unit in a Memo
+	memo   *Memo    // the command's shared results (Shared); nil: none
 }
 
 // NewEnv returns the Env of the unit with key in a run of spec; secure
 // selects secure noise (normally spec.Output.SecureNoise).
 func NewEnv(spec *experiments.Spec, key string, secure bool) Env {
-	return Env{seed: uint64(spec.Seed), kind: spec.Kind, key: key, secure: secure}
+	return Env{seed: uint64(spec.Seed), kind: spec.Kind, key: key, secure: secure, run: spec.ID}
 }
 
 // WithTrace returns e with its generators traced into t (nil: untraced).

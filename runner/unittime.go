@@ -72,6 +72,12 @@ func unitTimesOf(kind string, timed map[string]results.UnitTime, workers int, wa
 		Computed: results.SummariseSim(secs, workers, wall),
 		Resumed:  resumed,
 	}
+	for u, t := range timed {
+		if t.ReusedFrom != "" {
+			ut.Reused = append(ut.Reused, results.ReusedUnit{Unit: u, From: t.ReusedFrom})
+		}
+	}
+	slices.SortFunc(ut.Reused, func(a, b results.ReusedUnit) int { return strings.Compare(a.Unit, b.Unit) })
 	if len(recorded) > 0 {
 		st := results.SummariseRecorded(recorded)
 		ut.ResumedTimed = &st

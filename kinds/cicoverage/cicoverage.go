@@ -75,6 +75,7 @@ package cicoverage
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -349,6 +350,10 @@ type sample struct {
 	rec  []int32   // rec[i] is the row of base that record i equals
 	mult []int32   // mult[u] is the number of records equal to row u
 	key  string    // names the (sub)dataset (cimethods.Records.Key)
+	// digest is the SHA-256 of the records in order (each row's values
+	// and label, bit for bit, and the shape): the sample's content, for
+	// keys of results shared between runs (viMemoKey).
+	digest [sha256.Size]byte
 }
 
 // distinct builds the sample of the n records (x, y).
@@ -360,11 +365,14 @@ func distinct(x *mat.Dense, y []float64) *sample {
 	var mult []float64
 	var counts []int32
 	key := make([]byte, 8*(cols+1))
+	h := sha256.New()
+	fmt.Fprintf(h, "%d×%d\x00", n, cols)
 	for i := 0; i < n; i++ {
 		for j, v := range x.RawRowView(i) {
 			binary.LittleEndian.PutUint64(key[8*j:], math.Float64bits(v))
 		}
 		binary.LittleEndian.PutUint64(key[8*cols:], math.Float64bits(y[i]))
+		h.Write(key)
 		u, ok := index[string(key)]
 		if !ok {
 			u = int32(len(first))
@@ -378,7 +386,9 @@ func distinct(x *mat.Dense, y []float64) *sample {
 		rec[i] = u
 	}
 	base := erm.NewRows(x, y, first)
-	return &sample{base: base, full: base.WithWeights(mult), rec: rec, mult: counts}
+	s := &sample{base: base, full: base.WithWeights(mult), rec: rec, mult: counts}
+	h.Sum(s.digest[:0])
+	return s
 }
 
 // sampleKey names the (sub)dataset of n records and d features of the
@@ -769,11 +779,82 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 // streams, so a shared value is the same whichever method computes it.
 // External methods' units keep one loop: their workers serve one request
 // at a time.
+//
+// The lengths depend on the unit's sample, θ₀, methods, ε₁ and streams
+// only, which the tables and sweeps of a dataset share (the VI at (n, d,
+// ε₁) of wkl-table3-adult is that of its sigma_floor variant and of the
+// three ε sweeps of Adult): a unit of a built-in method takes them from
+// an identical unit of an earlier run of the same command when there is
+// one (runner.Env.Shared, keyed by viMemoKey), bit for bit what it would
+// have computed.
 func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // before allocating vi_fits samples per coordinate
 	}
+	var res *viResult
+	if e.external(u) {
+		r, err := e.viLengths(ctx, env, u)
+		if err != nil {
+			return nil, err
+		}
+		res = r
+	} else {
+		v, _, err := env.Shared(ctx, e.viMemoKey(u), func() (any, error) { return e.viLengths(ctx, env, u) })
+		if err != nil {
+			return nil, err
+		}
+		res = v.(*viResult)
+	}
+	ms, lens, failed, nonConv, ep := u.ms, res.lens, res.failed, res.nonConv, res.ep
+	var out []results.Row
+	for _, pi := range u.group {
+		for k, mi := range ms {
+			r := e.baseRow(key, e.points[pi], e.methods[mi], "vi", 0)
+			r.SetFloat("epsilon_prime", math.NaN())
+			for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first"} {
+				r.SetFloat(c, math.NaN())
+			}
+			if failed[k] != "" {
+				for _, c := range []string{"vi_length", "vi_length_mean", "vi_length_first"} {
+					r.SetFloat(c, math.NaN())
+				}
+				r.Set("status", failed[k])
+				out = append(out, r)
+				continue
+			}
+			mean, first := stat.Mean(lens[k], nil), lens[k][0]
+			r.SetFloat("vi_length", e.reported(mean, first))
+			r.SetFloat("vi_length_mean", mean)
+			r.SetFloat("vi_length_first", first)
+			r.SetFloat("epsilon_prime", ep[k])
+			status := "ok"
+			if nonConv[k] > 0 {
+				status = fmt.Sprintf("%d fits not converged", nonConv[k])
+			}
+			r.Set("status", status)
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// viResult is what a VI unit computes before its rows: per method (parallel
+// to the unit's methods) the VI lengths per coordinate (nil when not
+// computed), the status of its first fit without θ̃ ("" when none), its
+// fits that did not converge and its last ε′. Shared between runs
+// (runner.Env.Shared): read only.
+type viResult struct {
+	lens    [][]float64
+	failed  []string
+	nonConv []int
+	ep      []float64
+}
+
+// viLengths runs the VIFits bootstrap fits of u and returns their lengths
+// (see runVI).
+func (e *Experiment) viLengths(ctx context.Context, env runner.Env, u unit) (*viResult, error) {
 	ci := e.spec.ConfidenceIntervals
+
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	ms := u.ms
@@ -897,36 +978,33 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 		}
 		lens[k] = l
 	}
-	var out []results.Row
-	for _, pi := range u.group {
-		for k, mi := range ms {
-			r := e.baseRow(key, e.points[pi], e.methods[mi], "vi", 0)
-			r.SetFloat("epsilon_prime", math.NaN())
-			for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first"} {
-				r.SetFloat(c, math.NaN())
-			}
-			if failed[k] != "" {
-				for _, c := range []string{"vi_length", "vi_length_mean", "vi_length_first"} {
-					r.SetFloat(c, math.NaN())
-				}
-				r.Set("status", failed[k])
-				out = append(out, r)
-				continue
-			}
-			mean, first := stat.Mean(lens[k], nil), lens[k][0]
-			r.SetFloat("vi_length", e.reported(mean, first))
-			r.SetFloat("vi_length_mean", mean)
-			r.SetFloat("vi_length_first", first)
-			r.SetFloat("epsilon_prime", ep[k])
-			status := "ok"
-			if nonConv[k] > 0 {
-				status = fmt.Sprintf("%d fits not converged", nonConv[k])
-			}
-			r.Set("status", status)
-			out = append(out, r)
-		}
+	return &viResult{lens: lens, failed: failed, nonConv: nonConv, ep: ep}, nil
+}
+
+// viMemoKey describes everything a VI unit's lengths depend on besides the
+// run's seed and kind (which runner.Env.Shared adds): the sample's
+// content (its digest), the dataset's name and the unit's VI key and model
+// (which name its streams, viStream), θ₀ bit for bit, the methods (built-in
+// ones only: an external method's unit is never shared), the parameters
+// their fits read (c and h: cimethods.Method.Fit reads no interval
+// parameter, so runs that differ in sigma_floor or mc_samples share), ε₁,
+// the number of fits and α (the lengths' quantiles).
+func (e *Experiment) viMemoKey(u unit) string {
+	ci := e.spec.ConfidenceIntervals
+	pt := e.points[u.pt]
+	var b strings.Builder
+	fmt.Fprintf(&b, "cicoverage/vi/v1\x00sample %x n %d\x00dataset %q vi %q model %q\x00theta0", pt.data.digest, pt.n, e.data[pt.ds].Name, pt.viKey, u.model)
+	for _, v := range pt.theta0[u.model] {
+		fmt.Fprintf(&b, " %x", math.Float64bits(v))
 	}
-	return out, nil
+	b.WriteString("\x00methods")
+	for _, mi := range u.ms {
+		m := e.methods[mi]
+		fmt.Fprintf(&b, " %q(%T)", m.Name(), m)
+	}
+	fmt.Fprintf(&b, "\x00c %x h %x alpha %x eps1 %x fits %d",
+		math.Float64bits(ci.C), math.Float64bits(ci.H), math.Float64bits(ci.Alpha), math.Float64bits(pt.eps[0]), ci.VIFits)
+	return b.String()
 }
 
 func add(s [][]float64, theta []float64) {
