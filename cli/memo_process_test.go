@@ -11,7 +11,9 @@ import (
 // TestProcess_SharedUnits runs the real binary on wkl-table4-bank and its
 // sigma_floor variant, whose variability-interval units are the same
 // computation (runner.Memo): in one command the variant takes all of them
-// from the first run and its manifest names each and where it came from;
+// from the first run and its manifest names each and where it came from,
+// while the public-bounds variant in the same command, whose VI units
+// have the same keys but other rows and θ₀, takes none;
 // its rows.csv and summary.csv are byte-identical to a command that runs
 // the variant alone (which reuses nothing), and a traced command
 // (--trace-privacy, whose units must draw their releases themselves)
@@ -33,9 +35,9 @@ func TestProcess_SharedUnits(t *testing.T) {
 		}
 		return out
 	}
-	const base, variant = "wkl-table4-bank", "wkl-table4-bank-sigma-c"
+	const base, variant, public = "wkl-table4-bank", "wkl-table4-bank-sigma-c", "wkl-table4-bank-public"
 	dir := func(out, id string) string { return filepath.Join(out, id, "quick-seed2019") }
-	both := run(nil, base, variant)
+	both := run(nil, base, variant, public)
 	alone := run(nil, variant)
 	traced := run([]string{"--trace-privacy"}, base, variant)
 
@@ -67,6 +69,10 @@ func TestProcess_SharedUnits(t *testing.T) {
 	}
 	if vi == 0 || want == 0 {
 		t.Errorf("the variant reused %d VI units (its rows have %d VI rows), want all its VI units", vi, want)
+	}
+	_, _, mPublic := readRun(t, dir(both, public))
+	if n := len(mPublic.UnitTimes.Reused); n != 0 {
+		t.Errorf("the public-bounds variant (other data, same unit keys) reused %d units, want none: %v", n, mPublic.UnitTimes.Reused[0])
 	}
 	if n := len(mAlone.UnitTimes.Reused); n != 0 {
 		t.Errorf("the variant alone reused %d units", n)
