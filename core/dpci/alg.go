@@ -149,13 +149,35 @@ const (
 // in mech.Release.Params), the public values its sensitivity depends on
 // (Lemma 2's 2·S(‖θ‖₂)²/n for the logistic Σ).
 func PrivMatrices(rng *rand.Rand, rows *erm.Rows, p Params, theta []float64) (h, sigma *mat.SymDense, err error) {
-	n := rows.SumWeights()
-	// Both matrices at once (one margins pass; no randomness): the same
-	// values as Hessian and GradCov, and the same draws from rng below.
-	hm, sm, err := hessianGradCov(rows, p, theta)
+	m, err := ExactMatrices(rows, p, theta)
 	if err != nil {
 		return nil, nil, err
 	}
+	return PrivMatricesOf(rng, rows.SumWeights(), p, theta, m)
+}
+
+// Matrices are the exact (non-private) [Hessian] and [GradCov] at one θ,
+// the inputs of [PrivMatricesOf]. They depend on the rows, θ and p's
+// Model, H and C only, so the releases of several methods at the same θ
+// on the same rows (the DP and zCDP objective perturbations of a
+// replicate, which share θ̃) may compute them once. Read only.
+type Matrices struct {
+	Hessian, GradCov *mat.SymDense
+}
+
+// ExactMatrices returns the [Matrices] at theta, both from one margins
+// pass (no randomness): the same values, bit for bit, as [Hessian] and
+// [GradCov].
+func ExactMatrices(rows *erm.Rows, p Params, theta []float64) (Matrices, error) {
+	hm, sm, err := hessianGradCov(rows, p, theta)
+	return Matrices{hm, sm}, err
+}
+
+// PrivMatricesOf is [PrivMatrices] on matrices already computed at theta
+// on rows of total weight n (m = ExactMatrices(rows, p, theta)): the same
+// releases, drawn from rng in the same order.
+func PrivMatricesOf(rng *rand.Rand, n float64, p Params, theta []float64, m Matrices) (h, sigma *mat.SymDense, err error) {
+	hm, sm := m.Hessian, m.GradCov
 	sh, err := SensHessian(p, n)
 	if err != nil {
 		return nil, nil, err

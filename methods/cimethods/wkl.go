@@ -220,9 +220,18 @@ func (m objPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 		return Release{}, err
 	}
 	p := m.params(b, d.Problem)
+	// The exact H and Σ at θ̃, computed once for the DP and zCDP variants
+	// (they share θ̃; the matrices depend on the rows, θ̃, the model, c and
+	// h only); each then draws its own noise.
+	mats, err := Share(d.Shared, fmt.Sprintf("wkl/obj-matrices/%s/eps1=%v", m.model, b.Eps1), func() (dpci.Matrices, error) {
+		return dpci.ExactMatrices(d.Rows, p, f.res.W)
+	})
+	if err != nil {
+		return Release{}, err
+	}
 	rng := d.Streams(string(m.privacy) + "-obj-ci")
 	mech.Scope(rng, matricesWhat(m.name), d.Scope)
-	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, f.res.W)
+	h, sigma, err := dpci.PrivMatricesOf(rng, d.Rows.SumWeights(), p, f.res.W, mats)
 	if err != nil {
 		return Release{}, err
 	}
