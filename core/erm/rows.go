@@ -53,9 +53,20 @@ type Rows struct {
 	sCol  []int
 	sVal  []float64
 
+	// csr, when set, holds this Rows' full CSR: stored row i is row
+	// keep[i] of csr (a Rows made by Resample, which does not copy the
+	// CSR: only the Hessian and Row read it); rowPtr, col and val are
+	// then nil and nnz counts the entries. Nil: rowPtr, col and val are
+	// this Rows' own.
+	csr *Rows
+	nnz int
+	// rowSS holds each row's ‖xᵢ‖₂² (NaN or +Inf for a row with an
+	// invalid value), for the row norms of a resample.
+	rowSS []float64
+
 	y      []float64
 	weight []float64 // nil = all 1
-	keep   []int32   // Resample's scratch: the kept rows of the parent
+	keep   []int32   // the kept rows of the parent (Resample), also its scratch
 	// resampled marks storage allocated by Resample, which a later
 	// Resample into the same dst may reuse.
 	resampled bool
@@ -125,6 +136,7 @@ func NewRows(X *mat.Dense, y []float64, idx []int) *Rows {
 	rows := &Rows{
 		n:      n,
 		d:      c,
+		rowSS:  make([]float64, n),
 		rowPtr: make([]int, n+1),
 		col:    make([]int, 0, nnz),
 		val:    make([]float64, 0, nnz),
@@ -166,6 +178,7 @@ func NewRows(X *mat.Dense, y []float64, idx []int) *Rows {
 		}
 		rows.rowPtr[k+1] = len(rows.col)
 		rows.sPtr[k+1] = len(rows.sCol)
+		rows.rowSS[k] = ss
 		rows.y[k] = y[i]
 		if !isFinite(y[i]) || !isFinite(ss) {
 			// A NaN or ±Inf entry makes ss NaN or +Inf; so does overflow of a
@@ -256,6 +269,13 @@ func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
 		*dst = Rows{}
 	}
 	out := Rows{d: r.d, dcols: r.dcols, gram: new(gramCache), dataErr: r.dataErr, err: r.err, resampled: true}
+	// The full CSR is not copied: out reads it from the Rows that holds
+	// r's (through out.keep), and its row norms from r.rowSS.
+	csr := r
+	if r.csr != nil {
+		csr = r.csr
+	}
+	out.csr = csr
 	// The kept rows, then one tight gather loop per array.
 	keep := resize(dst.keep, r.n)[:0]
 	for i, c := range counts {
@@ -265,38 +285,34 @@ func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
 			out.err = fmt.Errorf("erm: count %d = %d: %w", i, c, ErrBadWeights)
 		}
 	}
-	out.keep = keep
 	k := len(keep)
 	out.n = k
-	out.rowPtr = resize(dst.rowPtr, k+1)
 	out.sPtr = resize(dst.sPtr, k+1)
-	out.rowPtr[0], out.sPtr[0] = 0, 0
+	out.sPtr[0] = 0
+	out.rowSS = resize(dst.rowSS, k)
 	nnz, snnz := 0, 0
-	for t, i := range keep {
-		nnz += r.rowPtr[i+1] - r.rowPtr[i]
-		snnz += r.sPtr[i+1] - r.sPtr[i]
-		out.rowPtr[t+1] = nnz
-		out.sPtr[t+1] = snnz
-	}
-	out.col = resize(dst.col, nnz)
-	out.val = resize(dst.val, nnz)
 	var maxSS float64
 	for t, i := range keep {
-		lo, hi := r.rowPtr[i], r.rowPtr[i+1]
-		p := out.rowPtr[t]
-		cols, vals := r.col[lo:hi], r.val[lo:hi]
-		ocols, ovals := out.col[p:p+len(cols)], out.val[p:p+len(cols)]
-		var ss float64
-		for q, j := range cols {
-			v := vals[q]
-			ocols[q], ovals[q] = j, v
-			ss += v * v
-		}
+		nnz += csr.rowLen(r.csrRow(int(i)))
+		snnz += r.sPtr[i+1] - r.sPtr[i]
+		out.sPtr[t+1] = snnz
+		ss := r.rowSS[i]
+		out.rowSS[t] = ss
 		if ss > maxSS { // false for NaN: rows with invalid values are left out, as in NewRows
 			maxSS = ss
 		}
 	}
+	out.nnz = nnz
 	out.maxNorm = math.Sqrt(maxSS)
+	// out.keep maps out's rows to csr's: keep itself (r's rows) when r
+	// holds its own CSR, else composed with r's map.
+	out.keep = keep
+	if r.csr != nil {
+		out.keep = make([]int32, k)
+		for t, i := range keep {
+			out.keep[t] = r.keep[i]
+		}
+	}
 	out.sCol = resize(dst.sCol, snnz)
 	out.sVal = resize(dst.sVal, snnz)
 	if snnz > 0 {
@@ -356,7 +372,34 @@ func (r *Rows) N() int { return r.n }
 func (r *Rows) D() int { return r.d }
 
 // NNZ returns the number of stored (nonzero) entries.
-func (r *Rows) NNZ() int { return len(r.val) }
+func (r *Rows) NNZ() int {
+	if r.csr != nil {
+		return r.nnz
+	}
+	return len(r.val)
+}
+
+// csrRow returns the row of the Rows holding r's CSR (r.csr, or r) that
+// is r's stored row i.
+func (r *Rows) csrRow(i int) int {
+	if r.csr != nil {
+		return int(r.keep[i])
+	}
+	return i
+}
+
+// rowLen returns the number of nonzeros of r's own CSR row i.
+func (r *Rows) rowLen(i int) int { return r.rowPtr[i+1] - r.rowPtr[i] }
+
+// rowNZ returns the column indices and values of the nonzeros of stored
+// row i, from the CSR that holds them (shared; not to be modified).
+func (r *Rows) rowNZ(i int) ([]int, []float64) {
+	if r.csr != nil {
+		i, r = int(r.keep[i]), r.csr
+	}
+	lo, hi := r.rowPtr[i], r.rowPtr[i+1]
+	return r.col[lo:hi], r.val[lo:hi]
+}
 
 // SumWeights returns N = Σᵢ ωᵢ, the effective sample size used in the 1/N of
 // the objective; it equals float64(r.N()) when r has no weights.
@@ -379,10 +422,7 @@ func (r *Rows) Y() []float64 { return r.y }
 
 // Row returns the column indices and values of the nonzeros of row i. The
 // slices are shared and must not be modified.
-func (r *Rows) Row(i int) (cols []int, vals []float64) {
-	lo, hi := r.rowPtr[i], r.rowPtr[i+1]
-	return r.col[lo:hi], r.val[lo:hi]
-}
+func (r *Rows) Row(i int) (cols []int, vals []float64) { return r.rowNZ(i) }
 
 // MaxRowNorm returns maxᵢ ‖xᵢ‖₂ over the stored rows (ignoring weights and
 // rows with non-finite values). Objective and output perturbation require
@@ -677,9 +717,7 @@ func (r *Rows) addOuterUpperPair(h1, h2, s1, s2 []float64) {
 			}
 			continue
 		}
-		lo, hi := r.rowPtr[i], r.rowPtr[i+1]
-		cols := r.col[lo:hi]
-		vals := r.val[lo:hi]
+		cols, vals := r.rowNZ(i)
 		vals = vals[:len(cols)]
 		for a, ja := range cols {
 			t1, t2 := a1*vals[a], a2*vals[a]
@@ -699,9 +737,7 @@ func (r *Rows) addOuterUpperPair(h1, h2, s1, s2 []float64) {
 // loop of addOuterUpper.
 func (r *Rows) addOuterRow(h []float64, i int, si float64) {
 	d := r.d
-	lo, hi := r.rowPtr[i], r.rowPtr[i+1]
-	cols := r.col[lo:hi]
-	vals := r.val[lo:hi]
+	cols, vals := r.rowNZ(i)
 	vals = vals[:len(cols)]
 	for a, ja := range cols {
 		t := si * vals[a]
@@ -797,7 +833,10 @@ func sharesStorage(a, b *Rows) bool {
 	sameInt := func(x, y []int) bool {
 		return cap(x) > 0 && cap(y) > 0 && &x[:1][0] == &y[:1][0]
 	}
+	sameInt32 := func(x, y []int32) bool {
+		return cap(x) > 0 && cap(y) > 0 && &x[:1][0] == &y[:1][0]
+	}
 	return same(a.val, b.val) || same(a.sVal, b.sVal) || same(a.y, b.y) || same(a.weight, b.weight) ||
-		same(a.dm, b.dm) || sameInt(a.rowPtr, b.rowPtr) || sameInt(a.sPtr, b.sPtr) ||
-		sameInt(a.col, b.col) || sameInt(a.sCol, b.sCol)
+		same(a.dm, b.dm) || same(a.rowSS, b.rowSS) || sameInt(a.rowPtr, b.rowPtr) || sameInt(a.sPtr, b.sPtr) ||
+		sameInt(a.col, b.col) || sameInt(a.sCol, b.sCol) || sameInt32(a.keep, b.keep)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
@@ -281,6 +282,81 @@ func TestRows_Resample(t *testing.T) {
 	// A bad weight of the parent stays an error of the replicate.
 	if err := rows.WithWeights([]float64{2, -1}).Resample(nil, []int32{1, 1}).Err(); !errors.Is(err, ErrBadWeights) {
 		t.Errorf("negative parent weight: err = %v, want ErrBadWeights", err)
+	}
+}
+
+// TestRows_ResampleRows checks the rows of a replicate, which reads its
+// full CSR from the parent's instead of copying it: each stored row, the
+// number of nonzeros and the largest row norm (bit for bit) are those of
+// the kept rows, also for a replicate of a replicate, whose Hessian is
+// that of the composed counts as weights, bit for bit.
+func TestRows_ResampleRows(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(23, 24))
+	for name, rows := range testDesigns(rng) {
+		draw := func(n int) []int32 {
+			c := make([]int32, n)
+			for i := 0; i < n; i++ {
+				c[rng.IntN(n)]++
+			}
+			return c
+		}
+		c1 := draw(rows.N())
+		r1 := rows.Resample(nil, c1)
+		c2 := draw(r1.N())
+		r2 := r1.Resample(nil, c2)
+		// The parent's rows each replicate keeps, in order, and their
+		// composed weights.
+		var k1 []int
+		for i, c := range c1 {
+			if c > 0 {
+				k1 = append(k1, i)
+			}
+		}
+		var k2 []int
+		w2 := make([]float64, rows.N())
+		for t2, c := range c2 {
+			if c > 0 {
+				k2 = append(k2, k1[t2])
+				w2[k1[t2]] = float64(c1[k1[t2]]) * float64(c)
+			}
+		}
+		for _, rc := range []struct {
+			name string
+			r    *Rows
+			keep []int
+		}{{"replicate", r1, k1}, {"replicate of a replicate", r2, k2}} {
+			if rc.r.N() != len(rc.keep) {
+				t.Fatalf("%s %s: %d rows, want %d", name, rc.name, rc.r.N(), len(rc.keep))
+			}
+			nnz := 0
+			var maxNorm float64
+			for ti, i := range rc.keep {
+				gc, gv := rc.r.Row(ti)
+				wc, wv := rows.Row(i)
+				if !slices.Equal(gc, wc) || !slices.Equal(gv, wv) {
+					t.Errorf("%s %s: row %d = %v %v, want the parent's row %d %v %v", name, rc.name, ti, gc, gv, i, wc, wv)
+				}
+				nnz += len(wc)
+				var ss float64
+				for _, v := range wv {
+					ss += v * v
+				}
+				maxNorm = math.Max(maxNorm, math.Sqrt(ss))
+			}
+			if rc.r.NNZ() != nnz {
+				t.Errorf("%s %s: NNZ %d, want %d", name, rc.name, rc.r.NNZ(), nnz)
+			}
+			if rc.r.MaxRowNorm() != maxNorm {
+				t.Errorf("%s %s: max row norm %v, want %v", name, rc.name, rc.r.MaxRowNorm(), maxNorm)
+			}
+		}
+		wv := randVec(rng, rows.D(), 0.5)
+		obj := Objective{Loss: Logistic{}, Lambda: 0.01}
+		want := rows.WithWeights(w2)
+		if a, b := obj.Hessian(nil, r2, wv), obj.Hessian(nil, want, wv); !mat.EqualApprox(a, b, 1e-12) {
+			t.Errorf("%s: Hessian of the replicate of a replicate differs from the composed weights'", name)
+		}
 	}
 }
 
