@@ -35,6 +35,27 @@ type Memo struct {
 // NewMemo returns an empty Memo.
 func NewMemo() *Memo { return &Memo{m: map[string]*memoEntry{}} }
 
+// compute sets ent's value from f and releases its waiters; a failed
+// computation (an error, or a panic, which it passes on once the entry
+// is dropped) is removed from the Memo, so that no unit waits for it
+// forever and the next one computes it again.
+func (m *Memo) compute(k string, ent *memoEntry, f func() (any, error)) {
+	done := false
+	defer func() {
+		if !done && ent.err == nil {
+			ent.err = fmt.Errorf("runner: shared computation %s did not return", k)
+		}
+		if ent.err != nil {
+			m.mu.Lock()
+			delete(m.m, k)
+			m.mu.Unlock()
+		}
+		close(ent.done)
+	}()
+	ent.v, ent.err = f()
+	done = true
+}
+
 type memoEntry struct {
 	done  chan struct{} // closed when v or err is set
 	v     any
@@ -67,13 +88,7 @@ func (e Env) Shared(ctx context.Context, key string, compute func() (any, error)
 			ent = &memoEntry{done: make(chan struct{}), owner: e.run + ": " + e.key}
 			e.memo.m[k] = ent
 			e.memo.mu.Unlock()
-			ent.v, ent.err = compute()
-			if ent.err != nil {
-				e.memo.mu.Lock()
-				delete(e.memo.m, k)
-				e.memo.mu.Unlock()
-			}
-			close(ent.done)
+			e.memo.compute(k, ent, compute)
 			return ent.v, "", ent.err
 		}
 		e.memo.mu.Unlock()

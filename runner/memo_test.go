@@ -65,8 +65,8 @@ func TestEnvShared_OnceAcrossRuns(t *testing.T) {
 	}
 }
 
-// TestEnvShared_Failures checks that a failed computation is not kept
-// (the next unit computes it) and that a unit waiting for another's
+// TestEnvShared_Failures checks that a failed computation — an error or a
+// panic — is not kept (the next unit computes it) and that a unit waiting for another's
 // computation stops when its context is done.
 func TestEnvShared_Failures(t *testing.T) {
 	memo := NewMemo()
@@ -80,6 +80,20 @@ func TestEnvShared_Failures(t *testing.T) {
 	v, from, err := e.Shared(context.Background(), "x", func() (any, error) { return 7, nil })
 	if err != nil || v != 7 || from != "" {
 		t.Fatalf("after a failure: %v %q %v, want a computation of its own", v, from, err)
+	}
+
+	// A computation that panics passes the panic on and is dropped: the
+	// next unit computes it (instead of waiting for it forever).
+	func() {
+		defer func() {
+			if r := recover(); r != "kaboom" {
+				t.Errorf("the computation's panic: recovered %v", r)
+			}
+		}()
+		e.Shared(context.Background(), "p", func() (any, error) { panic("kaboom") })
+	}()
+	if v, from, err := e.Shared(context.Background(), "p", func() (any, error) { return 9, nil }); err != nil || v != 9 || from != "" {
+		t.Errorf("after a panic: %v %q %v, want a computation of its own", v, from, err)
 	}
 
 	// A computation in progress: a second unit waits; when its context

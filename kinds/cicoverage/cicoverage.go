@@ -854,7 +854,6 @@ type viResult struct {
 // (see runVI).
 func (e *Experiment) viLengths(ctx context.Context, env runner.Env, u unit) (*viResult, error) {
 	ci := e.spec.ConfidenceIntervals
-
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	ms := u.ms
