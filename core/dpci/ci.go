@@ -196,7 +196,9 @@ func tailQuantiles(x []float64, kp, kq int) (lo, hi float64, ok bool) {
 	rl := min(sampleSize-1, int(float64(kp+1)*sampleSize/float64(n)+margin))
 	rh := max(0, int(float64(kq+1)*sampleSize/float64(n)-margin))
 	pl, ph := sample[rl], sample[rh]
-	if math.IsInf(pl, 0) || math.IsInf(ph, 0) {
+	if math.IsInf(pl, 0) || math.IsInf(ph, 0) || pl == 0 || ph == 0 {
+		// The sign-bit tests below need finite pivots, and nonzero ones:
+		// −0 − (+0) is −0, which would count −0 as below a +0 pivot.
 		return 0, 0, false
 	}
 	bp := mcPool.Get().(*[]float64)
@@ -208,9 +210,10 @@ func tailQuantiles(x []float64, kp, kq int) (lo, hi float64, ok bool) {
 	nl, nh := 0, 0
 	for _, v := range x {
 		// Branch-free: every value is written to both, and kept (the count
-		// moves on) when it lies beyond the pivot — for finite pivots and
-		// values that are not NaN, the sign bit of v − pl is set iff v < pl
-		// (equal values give +0), that of ph − v iff v > ph.
+		// moves on) when it lies beyond the pivot — for finite nonzero
+		// pivots and values that are not NaN, the sign bit of v − pl is set
+		// iff v < pl (equal values give +0; a difference of distinct
+		// floats is never 0), that of ph − v iff v > ph.
 		low[nl] = v
 		high[nh] = v
 		nl += int(math.Float64bits(v-pl) >> 63)

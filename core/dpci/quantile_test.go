@@ -44,7 +44,8 @@ func TestEmpiricalQuantiles(t *testing.T) {
 		name   string
 		stride func(i int) float64
 	}{{"largest", func(i int) float64 { return 1e6 + float64(i) }}, {"smallest", func(i int) float64 { return -1e6 - float64(i) }},
-		{"infinite", func(i int) float64 { return math.Inf(1 - 2*(i%2)) }}} {
+		{"infinite", func(i int) float64 { return math.Inf(1 - 2*(i%2)) }},
+		{"zeros of both signs", func(i int) float64 { return math.Copysign(0, float64(1-2*(i%2))) }}} {
 		const m = 10000
 		x := make([]float64, m)
 		for i := range x {
