@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -27,12 +28,15 @@ func TestProcess_SharedUnits(t *testing.T) {
 	if d := os.Getenv("DPREPRO_DATA"); d != "" {
 		data = []string{"--data-dir", d}
 	}
+	stderrs := map[string]string{}
 	run := func(extra []string, specs ...string) string {
 		out := filepath.Join(t.TempDir(), "runs")
 		args := append(append([]string{"run", "--profile", "quick", "--workers", "2", "--out", out}, data...), extra...)
-		if code, _, stderr := runBin(t, bin, nil, append(args, specs...)...); code != 0 {
+		code, _, stderr := runBin(t, bin, nil, append(args, specs...)...)
+		if code != 0 {
 			t.Fatalf("dprepro %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
 		}
+		stderrs[out] = stderr
 		return out
 	}
 	const base, variant, public = "wkl-table4-bank", "wkl-table4-bank-sigma-c", "wkl-table4-bank-public"
@@ -73,6 +77,15 @@ func TestProcess_SharedUnits(t *testing.T) {
 	_, _, mPublic := readRun(t, dir(both, public))
 	if n := len(mPublic.UnitTimes.Reused); n != 0 {
 		t.Errorf("the public-bounds variant (other data, same unit keys) reused %d units, want none: %v", n, mPublic.UnitTimes.Reused[0])
+	}
+	// Said on stderr, for the variant only.
+	if msg := "dprepro: " + variant + ": " + strconv.Itoa(vi) + " of "; !strings.Contains(stderrs[both], msg) || !strings.Contains(stderrs[both], "earlier run of this command ("+base+")") {
+		t.Errorf("the shared command's stderr does not say that the variant took %d units from %s:\n%s", vi, base, stderrs[both])
+	}
+	for _, out := range []string{alone, traced} {
+		if strings.Contains(stderrs[out], "earlier run of this command") {
+			t.Errorf("a command that shared nothing says it did:\n%s", stderrs[out])
+		}
 	}
 	if n := len(mAlone.UnitTimes.Reused); n != 0 {
 		t.Errorf("the variant alone reused %d units", n)

@@ -865,6 +865,16 @@ func Run(ctx context.Context, exp Experiment, o Options) (string, error) {
 		unitsWall = 0 // no units phase
 	}
 	unitTimes := unitTimesOf(spec.Kind, timed, o.Workers, unitsWall, resumed, recorded, scope)
+	if n := len(unitTimes.Reused); n > 0 {
+		// Never silent: the units this run did not compute itself.
+		from := map[string]bool{}
+		for _, r := range unitTimes.Reused {
+			id, _, _ := strings.Cut(r.From, ": ")
+			from[id] = true
+		}
+		fmt.Fprintf(stderr, "dprepro: %s: %d of %d units took the result of an identical unit of an earlier run of this command (%s), bit for bit what they would have computed; manifest.json unit_times.reused names each\n",
+			spec.ID, n, len(todo), strings.Join(slices.Sorted(maps.Keys(from)), ", "))
+	}
 	// The simulated schedules of every unit with a time (computed here,
 	// or resumed with a recorded one).
 	all := make(map[string]results.SimUnit, len(timed)+len(recorded))
