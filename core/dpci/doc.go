@@ -39,6 +39,9 @@
 //
 // Every draw comes from a *rand.Rand (math/rand/v2) passed in by the caller;
 // nothing uses the global source. A *rand.Rand is not safe for concurrent use.
+// The Monte Carlo samples of the intervals, which release nothing, come
+// from a randx.Sim seeded by four words of the caller's generator (see
+// mcInterval): the releases draw from the generator itself.
 // Seeded noise is simulation only and not a secure DP implementation (see
 // package mech).
 //
