@@ -61,7 +61,8 @@ type Rows struct {
 	csr *Rows
 	nnz int
 	// rowSS holds each row's ‖xᵢ‖₂² (NaN or +Inf for a row with an
-	// invalid value), for the row norms of a resample.
+	// invalid value), for the row norms of a resample; like the CSR, a
+	// Rows made by Resample reads it from csr.
 	rowSS []float64
 
 	y      []float64
@@ -269,8 +270,8 @@ func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
 		*dst = Rows{}
 	}
 	out := Rows{d: r.d, dcols: r.dcols, gram: new(gramCache), dataErr: r.dataErr, err: r.err, resampled: true}
-	// The full CSR is not copied: out reads it from the Rows that holds
-	// r's (through out.keep), and its row norms from r.rowSS.
+	// The full CSR is not copied: out reads it, and the rows' squared
+	// norms, from the Rows that holds r's (through out.keep).
 	csr := r
 	if r.csr != nil {
 		csr = r.csr
@@ -289,15 +290,13 @@ func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
 	out.n = k
 	out.sPtr = resize(dst.sPtr, k+1)
 	out.sPtr[0] = 0
-	out.rowSS = resize(dst.rowSS, k)
 	nnz, snnz := 0, 0
 	var maxSS float64
 	for t, i := range keep {
 		nnz += csr.rowLen(r.csrRow(int(i)))
 		snnz += r.sPtr[i+1] - r.sPtr[i]
 		out.sPtr[t+1] = snnz
-		ss := r.rowSS[i]
-		out.rowSS[t] = ss
+		ss := csr.rowSS[r.csrRow(int(i))]
 		if ss > maxSS { // false for NaN: rows with invalid values are left out, as in NewRows
 			maxSS = ss
 		}
