@@ -141,9 +141,13 @@ type point struct {
 	// totals[i] its composition: the ledger.
 	costs  []cimethods.Cost
 	totals []privacy.Guarantee
-	// viKey names what a variability interval depends on: the records, the
-	// features and ε₁ (not ε₂, ε₃, which it does not spend). Points with the
-	// same key share one VI unit and its random streams.
+	// viData names the data a variability interval is drawn from: the
+	// records and the features. Points with the same viData share one VI
+	// unit, which draws each bootstrap replicate once and fits it at
+	// every ε₁ of its points (see runVI).
+	viData string
+	// viKey adds ε₁, which the VI spends (not ε₂, ε₃): it names the
+	// streams of the methods' draws of a VI fit.
 	viKey string
 }
 
@@ -153,8 +157,9 @@ type unit struct {
 	model  dpci.Model
 	ms     []int // the methods computed (indices in Experiment.methods), in the spec's order
 	vi     bool
-	group  []int // VI units: the points served, pt first
-	lo, hi int   // coverage replicates [lo, hi), 0-based
+	group  []int     // VI units: the points served, pt first
+	eps1s  []float64 // VI units: the distinct ε₁ of group, in order of first appearance
+	lo, hi int       // coverage replicates [lo, hi), 0-based
 }
 
 // Key implements runner.Unit.
@@ -226,7 +231,8 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 			pt.data, pt.n, pt.d = data, n, d
 			data.key = sampleKey(di, name, n, d)
-			pt.viKey = fmt.Sprintf("n=%d,d=%d,eps1=%s", n, d, results.FormatFloat(pt.eps[0]))
+			pt.viData = fmt.Sprintf("n=%d,d=%d", n, d)
+			pt.viKey = fmt.Sprintf("%s,eps1=%s", pt.viData, results.FormatFloat(pt.eps[0]))
 			if err := pt.cost(e.methods); err != nil {
 				return nil, at(err)
 			}
@@ -253,16 +259,20 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 						e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, lo: lo, hi: hi}
 					}
 				}
-				// One VI unit per distinct viKey: an ε₂ or ε₃ sweep has one.
+				// One VI unit per distinct viData: an ε₁, ε₂ or ε₃ sweep
+				// has one, serving each of its ε₁.
 				for _, g := range groups {
-					key := fmt.Sprintf("%s/vi/%s/%s%s", name, pt.viKey, model, g.suffix)
+					key := fmt.Sprintf("%s/vi/%s/%s%s", name, pt.viData, model, g.suffix)
 					if u, ok := e.byKey[key]; ok {
 						u.group = append(u.group, pi)
+						if !slices.Contains(u.eps1s, pt.eps[0]) {
+							u.eps1s = append(u.eps1s, pt.eps[0])
+						}
 						e.byKey[key] = u
 						continue
 					}
 					e.units = append(e.units, key)
-					e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, vi: true, group: []int{pi}}
+					e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, vi: true, group: []int{pi}, eps1s: []float64{pt.eps[0]}}
 				}
 			}
 		}
@@ -530,11 +540,14 @@ func (e *Experiment) Mechanisms() []string {
 // Columns implements runner.Experiment.
 func (e *Experiment) Columns() []string { return Columns }
 
-// viStream returns the random stream of one step of one variability fit:
-// keyed by pt.viKey, not by the swept value, so that points which share a
-// VI unit share its draws.
-func (e *Experiment) viStream(env runner.Env, pt *point, model dpci.Model, i int, step string) *rand.Rand {
-	return env.Stream(e.data[pt.ds].Name, "vi", pt.viKey, string(model), fmt.Sprint(i), step)
+// viStream returns the random stream of one step of variability fit i:
+// keyed by the VI's data and ε₁ (viKey, as pt.viKey), not by the swept
+// value, so that the VI of (n, d, ε₁) draws the same whichever sweep asks
+// for it. The replicate's own draw (resampleStep) is keyed by the data
+// only (pt.viData): the fits at every ε₁ of a VI unit are of one
+// replicate.
+func (e *Experiment) viStream(env runner.Env, pt *point, viKey string, model dpci.Model, i int, step string) *rand.Rand {
+	return env.Stream(e.data[pt.ds].Name, "vi", viKey, string(model), fmt.Sprint(i), step)
 }
 
 // stream returns the random stream of one step of one replicate.
@@ -763,30 +776,42 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 	return out, nil
 }
 
-// runVI computes the variability intervals of one model: per method,
-// VIFits private fits (cimethods.Method.Fit, budget ε₁ only) on bootstrap
-// replicates, and per coordinate the α/2 and 1−α/2 quantiles of the fits.
+// runVI computes the variability intervals of one model: per ε₁ of the
+// unit's points and per method, VIFits private fits
+// (cimethods.Method.Fit, budget ε₁ only) on bootstrap replicates, and per
+// coordinate the α/2 and 1−α/2 quantiles of the fits (Wang, Kifer & Lee
+// 2019, Section 7.1, "Variability Intervals").
+//
+// Replicate i is drawn once (from the stream of the unit's data, not of an
+// ε₁) and fitted at every ε₁ of the unit, the methods' draws from streams
+// keyed by that ε₁ (viStream). What a fit shares within the replicate
+// (cimethods.Share) is shared across the ε₁ too: output perturbation's
+// non-private θ̂ (Eq. 7), which does not depend on ε₁, is fitted once per
+// replicate for all the values of an ε₁ sweep, where Algorithm 1 runs once
+// per ε₁. Each ε₁'s VI is the paper's, over m replicates of its own; the
+// VIs of one unit's ε₁ values are drawn from the same replicates (common
+// random numbers), which leaves each VI's law unchanged and makes their
+// differences across ε₁ less noisy.
 //
 // The fits are independent — fit i draws only from the streams keyed by
 // i — so the unit hands them to runner.Env.Parallel, which spreads a long
 // VI over the workers idle at the end of a run (issue 27). The outcome is
 // then read in the order a single loop would have it: a method whose fit
-// i gives no θ̃ has its VI not computed (status of that fit), and an error
-// of a method's fit fails the unit only where that method had not already
-// failed. Fits of a method after its first failure may run (other
-// goroutines do not know of it) but count for nothing; what methods
-// share within a fit (cimethods.Share) is drawn from the fit's own
-// streams, so a shared value is the same whichever method computes it.
-// External methods' units keep one loop: their workers serve one request
-// at a time.
+// i gives no θ̃ at an ε₁ has its VI at that ε₁ not computed (status of
+// that fit), and an error of a method's fit fails the unit only where that
+// method had not already failed at that ε₁. Fits of a method after its
+// first failure may run (other goroutines do not know of it) but count for
+// nothing; what methods share within a fit (cimethods.Share) is drawn from
+// the fit's own streams, so a shared value is the same whichever method
+// computes it. External methods' units keep one loop: their workers serve
+// one request at a time.
 //
-// The lengths depend on the unit's sample, θ₀, methods, ε₁ and streams
-// only, which the tables and sweeps of a dataset share (the VI at (n, d,
-// ε₁) of wkl-table3-adult is that of its sigma_floor variant and of the
-// three ε sweeps of Adult): a unit of a built-in method takes them from
-// an identical unit of an earlier run of the same command when there is
-// one (runner.Env.Shared, keyed by viMemoKey), bit for bit what it would
-// have computed.
+// The lengths depend on the unit's sample, θ₀, methods, ε₁ values and
+// streams only, which the tables and sweeps of a dataset share (the VI at
+// (n, d, ε₁) of wkl-table3-adult is that of its sigma_floor variant): a
+// unit of a built-in method takes them from an identical unit of an
+// earlier run of the same command when there is one (runner.Env.Shared,
+// keyed by viMemoKey), bit for bit what it would have computed.
 func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // before allocating vi_fits samples per coordinate
@@ -805,31 +830,34 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 		}
 		res = v.(*viResult)
 	}
-	ms, lens, failed, nonConv, ep := u.ms, res.lens, res.failed, res.nonConv, res.ep
+	ms := u.ms
 	var out []results.Row
 	for _, pi := range u.group {
+		q := slices.Index(u.eps1s, e.points[pi].eps[0])
 		for k, mi := range ms {
+			at := q*len(ms) + k
 			r := e.baseRow(key, e.points[pi], e.methods[mi], "vi", 0)
 			r.SetFloat("epsilon_prime", math.NaN())
 			for _, c := range []string{"coverage", "coverage_features", "ci_length", "ci_length_mean", "ci_length_first"} {
 				r.SetFloat(c, math.NaN())
 			}
-			if failed[k] != "" {
+			if res.failed[at] != "" {
 				for _, c := range []string{"vi_length", "vi_length_mean", "vi_length_first"} {
 					r.SetFloat(c, math.NaN())
 				}
-				r.Set("status", failed[k])
+				r.Set("status", res.failed[at])
 				out = append(out, r)
 				continue
 			}
-			mean, first := stat.Mean(lens[k], nil), lens[k][0]
+			lens := res.lens[at]
+			mean, first := stat.Mean(lens, nil), lens[0]
 			r.SetFloat("vi_length", e.reported(mean, first))
 			r.SetFloat("vi_length_mean", mean)
 			r.SetFloat("vi_length_first", first)
-			r.SetFloat("epsilon_prime", ep[k])
+			r.SetFloat("epsilon_prime", res.ep[at])
 			status := "ok"
-			if nonConv[k] > 0 {
-				status = fmt.Sprintf("%d fits not converged", nonConv[k])
+			if res.nonConv[at] > 0 {
+				status = fmt.Sprintf("%d fits not converged", res.nonConv[at])
 			}
 			r.Set("status", status)
 			out = append(out, r)
@@ -838,11 +866,11 @@ func (e *Experiment) runVI(ctx context.Context, env runner.Env, key string, u un
 	return out, nil
 }
 
-// viResult is what a VI unit computes before its rows: per method (parallel
-// to the unit's methods) the VI lengths per coordinate (nil when not
-// computed), the status of its first fit without θ̃ ("" when none), its
-// fits that did not converge and its last ε′. Shared between runs
-// (runner.Env.Shared): read only.
+// viResult is what a VI unit computes before its rows: per ε₁ q of the
+// unit and method k (index q·len(ms) + k, ms the unit's methods) the VI
+// lengths per coordinate (nil when not computed), the status of its first
+// fit without θ̃ ("" when none), its fits that did not converge and its
+// last ε′. Shared between runs (runner.Env.Shared): read only.
 type viResult struct {
 	lens    [][]float64
 	failed  []string
@@ -850,23 +878,24 @@ type viResult struct {
 	ep      []float64
 }
 
-// viLengths runs the VIFits bootstrap fits of u and returns their lengths
-// (see runVI).
+// viLengths runs the VIFits bootstrap fits of u at each of its ε₁ and
+// returns their lengths (see runVI).
 func (e *Experiment) viLengths(ctx context.Context, env runner.Env, u unit) (*viResult, error) {
 	ci := e.spec.ConfidenceIntervals
 	pt := e.points[u.pt]
 	theta0 := pt.theta0[u.model]
 	ms := u.ms
 	dim := len(theta0)
-	nf, nm := ci.VIFits, len(ms)
-	// Per method (parallel to ms): samples[k][j][i] fit i's coordinate j.
-	// Per fit i and method k (index i·nm + k): the fit's status ("" for
-	// no θ̃ yet: not run), ε′, and error.
+	nf, nm := ci.VIFits, len(ms)*len(u.eps1s)
+	// Per ε₁ q and method k (index q·len(ms) + k, as viResult):
+	// samples[qk][j][i] fit i's coordinate j. Per fit i, ε₁ q and method k
+	// (index i·nm + qk): the fit's status ("" for no θ̃ yet: not run), ε′,
+	// and error.
 	samples := make([][][]float64, nm)
-	for k := range ms {
-		samples[k] = make([][]float64, dim)
-		for j := range samples[k] {
-			samples[k][j] = make([]float64, nf)
+	for qk := range samples {
+		samples[qk] = make([][]float64, dim)
+		for j := range samples[qk] {
+			samples[qk][j] = make([]float64, nf)
 		}
 	}
 	status := make([]string, nf*nm)
@@ -874,6 +903,10 @@ func (e *Experiment) viLengths(ctx context.Context, env runner.Env, u unit) (*vi
 	eps := make([]float64, nf*nm)
 	errs := make([]error, nf*nm)
 	records := e.usesRecords(ms)
+	viKeys := make([]string, len(u.eps1s))
+	for q, e1 := range u.eps1s {
+		viKeys[q] = fmt.Sprintf("%s,eps1=%s", pt.viData, results.FormatFloat(e1))
+	}
 	// Logistic regression: the full-data Hessian at θ₀, factored once for
 	// the unit. Each fit, warm-started at θ₀ on its bootstrap replicate,
 	// takes its first Newton step with it (a chord step,
@@ -899,33 +932,38 @@ func (e *Experiment) viLengths(ctx context.Context, env runner.Env, u unit) (*vi
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			d := cimethods.Data{
-				Rows:    rs.draw(e.viStream(env, pt, u.model, i, resampleStep)),
-				Records: rs.records,
-				Problem: prob,
-				Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, u.model, i, step) }),
-				Shared:  new(cimethods.Shared),
-				Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("vi fit %d", i+1), N: pt.n},
-			}
-			for k, mi := range ms {
-				at := i*nm + k
-				m := e.methods[mi]
-				est, err := m.Fit(ctx, d, pt.eps[0])
-				if err != nil {
-					errs[at] = fmt.Errorf("%s: %w", m.Name(), err)
-					continue
+			rows := rs.draw(e.viStream(env, pt, pt.viData, u.model, i, resampleStep))
+			shared := new(cimethods.Shared)
+			for q, e1 := range u.eps1s {
+				d := cimethods.Data{
+					Rows:    rows,
+					Records: rs.records,
+					Problem: prob,
+					Streams: streams(func(step string) *rand.Rand { return e.viStream(env, pt, viKeys[q], u.model, i, step) }),
+					Shared:  shared,
+					Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("vi fit %d", i+1), N: pt.n},
 				}
-				status[at], eps[at] = est.Status, est.EpsilonPrime
-				if est.Theta == nil {
-					noTheta[at] = true
-					continue
-				}
-				if len(est.Theta) != dim {
-					errs[at] = fmt.Errorf("cicoverage: method %s fitted %d coefficients, want %d", m.Name(), len(est.Theta), dim)
-					continue
-				}
-				for j, v := range est.Theta {
-					samples[k][j][i] = v
+				for k, mi := range ms {
+					qk := q*len(ms) + k
+					at := i*nm + qk
+					m := e.methods[mi]
+					est, err := m.Fit(ctx, d, e1)
+					if err != nil {
+						errs[at] = fmt.Errorf("%s: %w", m.Name(), err)
+						continue
+					}
+					status[at], eps[at] = est.Status, est.EpsilonPrime
+					if est.Theta == nil {
+						noTheta[at] = true
+						continue
+					}
+					if len(est.Theta) != dim {
+						errs[at] = fmt.Errorf("cicoverage: method %s fitted %d coefficients, want %d", m.Name(), len(est.Theta), dim)
+						continue
+					}
+					for j, v := range est.Theta {
+						samples[qk][j][i] = v
+					}
 				}
 			}
 			return nil
@@ -938,61 +976,63 @@ func (e *Experiment) viLengths(ctx context.Context, env runner.Env, u unit) (*vi
 	if err := run(ctx, nf, worker); err != nil {
 		return nil, err
 	}
-	// The fits in a single loop's order: failed[k] the status of method
-	// k's first fit without θ̃ (its VI is then not computed), nonConv[k]
-	// its fits that did not converge, ep[k] its last ε′.
+	// The fits in a single loop's order: failed[qk] the status of the
+	// first fit of method k at ε₁ q without θ̃ (its VI is then not
+	// computed), nonConv[qk] its fits that did not converge, ep[qk] its
+	// last ε′.
 	failed := make([]string, nm)
 	nonConv := make([]int, nm)
 	ep := make([]float64, nm)
 	for i := 0; i < nf; i++ {
-		for k := range ms {
-			at := i*nm + k
+		for qk := range nm {
+			at := i*nm + qk
 			switch {
-			case failed[k] != "":
+			case failed[qk] != "":
 			case errs[at] != nil:
 				return nil, errs[at]
 			case noTheta[at]:
-				failed[k] = status[at]
+				failed[qk] = status[at]
 			default:
-				ep[k] = eps[at]
+				ep[qk] = eps[at]
 				if status[at] != "ok" {
-					nonConv[k]++
+					nonConv[qk]++
 				}
 			}
 		}
 	}
-	// The lengths per method, then a row per (point, method).
-	lens := make([][]float64, len(ms))
-	for k := range ms {
-		if failed[k] != "" {
+	// The lengths per ε₁ and method.
+	lens := make([][]float64, nm)
+	for qk := range nm {
+		if failed[qk] != "" {
 			continue
 		}
 		l := make([]float64, dim)
-		for j, x := range samples[k] {
+		for j, x := range samples[qk] {
 			if err := ctx.Err(); err != nil {
 				return nil, err // a sort of VIFits values per coordinate
 			}
 			slices.Sort(x)
 			l[j] = stat.Quantile(1-ci.Alpha/2, stat.Empirical, x, nil) - stat.Quantile(ci.Alpha/2, stat.Empirical, x, nil)
 		}
-		lens[k] = l
+		lens[qk] = l
 	}
 	return &viResult{lens: lens, failed: failed, nonConv: nonConv, ep: ep}, nil
 }
 
 // viMemoKey describes everything a VI unit's lengths depend on besides the
 // run's seed and kind (which runner.Env.Shared adds): the sample's
-// content (its digest), the dataset's name and the unit's VI key and model
-// (which name its streams, viStream), θ₀ bit for bit, the methods (built-in
-// ones only: an external method's unit is never shared), the parameters
-// their fits read (c and h: cimethods.Method.Fit reads no interval
-// parameter, so runs that differ in sigma_floor or mc_samples share), ε₁,
-// the number of fits and α (the lengths' quantiles).
+// content (its digest), the dataset's name and the unit's data key and
+// model (which name its streams, viStream), θ₀ bit for bit, the methods
+// (built-in ones only: an external method's unit is never shared), the
+// parameters their fits read (c and h: cimethods.Method.Fit reads no
+// interval parameter, so runs that differ in sigma_floor or mc_samples
+// share), the ε₁ values in the unit's order, the number of fits and α
+// (the lengths' quantiles).
 func (e *Experiment) viMemoKey(u unit) string {
 	ci := e.spec.ConfidenceIntervals
 	pt := e.points[u.pt]
 	var b strings.Builder
-	fmt.Fprintf(&b, "cicoverage/vi/v1\x00sample %x n %d\x00dataset %q vi %q model %q\x00theta0", pt.data.digest, pt.n, e.data[pt.ds].Name, pt.viKey, u.model)
+	fmt.Fprintf(&b, "cicoverage/vi/v2\x00sample %x n %d\x00dataset %q vi %q model %q\x00theta0", pt.data.digest, pt.n, e.data[pt.ds].Name, pt.viData, u.model)
 	for _, v := range pt.theta0[u.model] {
 		fmt.Fprintf(&b, " %x", math.Float64bits(v))
 	}
@@ -1001,8 +1041,12 @@ func (e *Experiment) viMemoKey(u unit) string {
 		m := e.methods[mi]
 		fmt.Fprintf(&b, " %q(%T)", m.Name(), m)
 	}
-	fmt.Fprintf(&b, "\x00c %x h %x alpha %x eps1 %x fits %d",
-		math.Float64bits(ci.C), math.Float64bits(ci.H), math.Float64bits(ci.Alpha), math.Float64bits(pt.eps[0]), ci.VIFits)
+	b.WriteString("\x00eps1")
+	for _, e1 := range u.eps1s {
+		fmt.Fprintf(&b, " %x", math.Float64bits(e1))
+	}
+	fmt.Fprintf(&b, "\x00c %x h %x alpha %x fits %d",
+		math.Float64bits(ci.C), math.Float64bits(ci.H), math.Float64bits(ci.Alpha), ci.VIFits)
 	return b.String()
 }
 

@@ -403,6 +403,73 @@ values = [0.2, 0.9]`, 1)
 	}
 }
 
+// TestVI_EpsOneSweepOneUnit checks the VI of an ε₁ sweep (Wang, Kifer &
+// Lee 2019, Section 7.1): one unit per model fits each bootstrap replicate
+// at every ε₁ (output perturbation's θ̂ fitted once for all of them,
+// runVI), and the VI it reports at each ε₁ is, bit for bit, the one a
+// spec with that ε₁ alone computes — each ε₁'s VI is the paper's, drawn
+// from streams of its data and ε₁, whichever sweep asks for it.
+func TestVI_EpsOneSweepOneUnit(t *testing.T) {
+	t.Parallel()
+	base := strings.Replace(smallSpec, `methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-svm", "zcdp-output-svm"]`,
+		`methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-lr", "zcdp-output-lr", "dp-output-svm", "zcdp-output-svm"]`, 1)
+	vis := func(src string) map[string]results.Row { // by method and ε₁
+		t.Helper()
+		e := load(t, src)
+		out := map[string]results.Row{}
+		units := 0
+		for _, key := range e.units {
+			if !e.byKey[key].vi {
+				continue
+			}
+			units++
+			rows, err := runner.RunKey(context.Background(), e, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				k := r["method"] + " eps1=" + r["eps1"]
+				if _, dup := out[k]; dup {
+					t.Fatalf("two VI rows of %s", k)
+				}
+				out[k] = r
+			}
+		}
+		if units != 2 {
+			t.Fatalf("%d VI units, want one per model", units)
+		}
+		return out
+	}
+	sweep := vis(strings.Replace(base, "sweep = \"d\"\nvalues = [1, 3]", "d1 = 2\nsweep = \"eps1\"\nvalues = [0.5, 1, 2]", 1))
+	if len(sweep) != 3*6 {
+		t.Fatalf("%d VI rows, want 3 ε₁ × 6 methods", len(sweep))
+	}
+	for _, eps1 := range []string{"0.5", "2"} {
+		alone := vis(strings.Replace(base, "sweep = \"d\"\nvalues = [1, 3]", "d1 = 2\neps1 = "+eps1+"\nsweep = \"eps2\"\nvalues = [0.3]", 1))
+		for k, a := range alone {
+			s, ok := sweep[k]
+			if !ok {
+				t.Fatalf("ε₁ = %s: the sweep has no VI row %s", eps1, k)
+			}
+			for _, c := range []string{"vi_length", "vi_length_mean", "vi_length_first", "epsilon_prime", "status", "n", "d"} {
+				if a[c] != s[c] || a[c] == "" {
+					t.Errorf("%s: %s %q in the ε₁ sweep, %q alone", k, c, s[c], a[c])
+				}
+			}
+		}
+	}
+	// The budget moves the VI: Algorithm 1 and output perturbation at ε₁ =
+	// 0.5 are noisier than at 2.
+	for _, m := range []string{"dp-obj-lr", "dp-output-lr", "dp-output-svm"} {
+		lo, hi := sweep[m+" eps1=0.5"], sweep[m+" eps1=2"]
+		l, err1 := strconv.ParseFloat(lo["vi_length"], 64)
+		h, err2 := strconv.ParseFloat(hi["vi_length"], 64)
+		if err1 != nil || err2 != nil || !(l > h) {
+			t.Errorf("%s: VI %q at ε₁ = 0.5, %q at 2: want longer at 0.5", m, lo["vi_length"], hi["vi_length"])
+		}
+	}
+}
+
 // TestRunUnit_StopsPromptly gives a coverage unit 2,000,000 Monte Carlo
 // draws per interval and a variability unit 1,000,000 fits (minutes of
 // work each) and checks that both return the context's error at once when

@@ -67,7 +67,10 @@ const binomialOps = 4
 //
 // where fits is the number of distinct fits a replicate makes for the
 // unit's methods: one per perturbation of the paper's methods (the DP
-// and zCDP variants share it, cimethods.Share), one per external method.
+// and zCDP variants share it, cimethods.Share), one per external method;
+// in a VI unit serving E values of ε₁ (an ε₁ sweep), E per external
+// method and objective perturbation but one for output perturbation,
+// whose non-private θ̂ serves every ε₁ (runVI).
 // The order it gives is checked against measured thread CPU times (the
 // manifest's unit_times.scaling.estimates; docs/runs.md, "Scheduling");
 // it changes no result.
@@ -81,16 +84,22 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 	n, D, l := float64(pt.n), float64(pt.d+1), lossOps(u.model)
 	r := float64(pt.data.base.N())
 	perts := map[string]bool{}
+	E := max(1, len(u.eps1s)) // the ε₁ values a replicate is fitted at
 	fits := 0
 	for _, i := range u.ms {
 		m := e.methods[i]
 		if _, ext := m.(*cimethods.External); ext {
-			fits++
+			fits += E
 			continue
 		}
-		if p := m.Attributes().Perturbation; !perts[p] {
+		switch p := m.Attributes().Perturbation; {
+		case perts[p]:
+		case p == "output":
 			perts[p] = true
 			fits++
+		default:
+			perts[p] = true
+			fits += E
 		}
 	}
 	draws := rngOps * n

@@ -221,10 +221,11 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 	}
 	// The coverage streams are keyed by (dataset, x, model, replicate,
 	// step) and asked for once each: no coverage release may replay
-	// another. The VI streams are keyed by viKey, not x, so that the
-	// points of an ε₂ or ε₃ sweep share one VI unit and its draws (common
-	// random numbers on purpose): a VI θ̃ may come from a shared stream
-	// opened again.
+	// another. The VI streams are keyed by viKey (data and ε₁), not x: the
+	// points of an ε₂ or ε₃ sweep are served by one VI computation, and
+	// the fits of one replicate at the ε₁ values of an ε₁ sweep draw from
+	// streams of their own ε₁ — so no VI release may replay another
+	// either (one keyed without its ε₁ would).
 	var ciRels, viRels []mech.Release
 	for _, r := range rels {
 		if _, vi, _, _ := stepOf(t, r.Stream); vi {
@@ -234,7 +235,7 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 		}
 	}
 	tracetest.CheckNoReplay(t, ciRels, false)
-	tracetest.CheckNoReplay(t, viRels, true)
+	tracetest.CheckNoReplay(t, viRels, false)
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -247,6 +248,7 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 		vi    bool
 		idx   int
 		model string
+		viKey string // VI: the data and ε₁ its streams are keyed by
 	}
 	spent := map[repKey]map[string]*spend{}
 	streamsOf := map[string][]mech.Release{}
@@ -270,7 +272,11 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 			}
 		}
 		methods, parts := a.account(t, model, step, rs)
-		k := repKey{rs[0].Unit, vi, idx, model}
+		k := repKey{rs[0].Unit, vi, idx, model, ""}
+		if vi {
+			p := strings.Split(s, "/")
+			k.viKey = p[len(p)-4]
+		}
 		if spent[k] == nil {
 			spent[k] = map[string]*spend{}
 		}
@@ -328,9 +334,21 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 			continue // Algorithm 1 refused: nothing drawn (the ledger books it all the same)
 		}
 		if row["row_type"] == "vi" {
+			// The row's point: its VI draws from the streams of its data
+			// and ε₁ (its unit's replicates are fitted at every ε₁ of
+			// the unit).
+			var viKey string
+			for _, pt := range e.points {
+				if e.data[pt.ds].Name == row["dataset"] && results.FormatFloat(pt.x) == row["x"] {
+					viKey = pt.viKey
+				}
+			}
+			if viKey == "" {
+				t.Fatalf("VI row %v: no point", row)
+			}
 			fits := 0
 			for k, byM := range spent {
-				if !k.vi || k.unit != row["unit"] || k.model != model {
+				if !k.vi || k.unit != row["unit"] || k.model != model || k.viKey != viKey {
 					continue
 				}
 				sp := byM[name]
@@ -356,7 +374,7 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp := spent[repKey{row["unit"], false, rep - 1, model}][name]
+		sp := spent[repKey{row["unit"], false, rep - 1, model, ""}][name]
 		if sp == nil || sp.has != [3]bool{true, true, true} {
 			t.Errorf("unit %s replicate %d: %s: want the three releases θ̃, H̃, Σ̃, got %+v", row["unit"], rep, name, sp)
 			continue

@@ -60,7 +60,8 @@ type Method interface {
 	// bootstrap replicates "with privacy budget ϕ₁ ... not affected by the
 	// ϕ₂ and ϕ₃ that are used in our confidence interval algorithms". The
 	// kind shares one variability interval between swept values that
-	// differ only in ε₂ or ε₃. Fit must read only d.Rows, its streams,
+	// differ only in ε₂ or ε₃, and fits each bootstrap replicate at every
+	// ε₁ of an ε₁ sweep with one d.Shared (see [Shared]). Fit must read only d.Rows, its streams,
 	// d.Records and d.Problem's C, H and Fit (never the intervals' Alpha,
 	// MCSamples or SigmaFloor): the kind also shares a variability
 	// interval between runs of one command that differ only in those
@@ -319,6 +320,12 @@ func (c Cost) Equal(o Cost) bool {
 // variability fit) share, such as one non-private fit θ̂ for several
 // output perturbations. It lives for one replicate and is used by one
 // goroutine; the zero value is ready to use.
+//
+// A variability fit's Shared serves the replicate's fits at every ε₁ of a
+// sweep (Fit is called once per ε₁ and method, each call's Data.Streams
+// keyed by its ε₁): a value that depends on ε₁, or draws from Streams,
+// must name ε₁ in its key; one that does not (θ̂ of Eq. 7) is then
+// computed once for all of them.
 type Shared struct {
 	values map[string]shared
 }
