@@ -788,10 +788,10 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 // (cimethods.Share) is shared across the ε₁ too: output perturbation's
 // non-private θ̂ (Eq. 7), which does not depend on ε₁, is fitted once per
 // replicate for all the values of an ε₁ sweep, where Algorithm 1 runs once
-// per ε₁. Each ε₁'s VI is the paper's, over m replicates of its own; the
-// VIs of one unit's ε₁ values are drawn from the same replicates (common
-// random numbers), which leaves each VI's law unchanged and makes their
-// differences across ε₁ less noisy.
+// per ε₁. Each ε₁'s VI is the paper's (m = vi_fits fits, one per
+// replicate); the VIs of one unit's ε₁ values are drawn from the same
+// replicates (common random numbers), which leaves each VI's law
+// unchanged and makes their differences across ε₁ less noisy.
 //
 // The fits are independent — fit i draws only from the streams keyed by
 // i — so the unit hands them to runner.Env.Parallel, which spreads a long
@@ -903,9 +903,9 @@ func (e *Experiment) viLengths(ctx context.Context, env runner.Env, u unit) (*vi
 	eps := make([]float64, nf*nm)
 	errs := make([]error, nf*nm)
 	records := e.usesRecords(ms)
-	viKeys := make([]string, len(u.eps1s))
-	for q, e1 := range u.eps1s {
-		viKeys[q] = fmt.Sprintf("%s,eps1=%s", pt.viData, results.FormatFloat(e1))
+	viKeys := make([]string, len(u.eps1s)) // per ε₁: its points' viKey
+	for _, pi := range u.group {
+		viKeys[slices.Index(u.eps1s, e.points[pi].eps[0])] = e.points[pi].viKey
 	}
 	// Logistic regression: the full-data Hessian at θ₀, factored once for
 	// the unit. Each fit, warm-started at θ₀ on its bootstrap replicate,
