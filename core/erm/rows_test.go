@@ -475,3 +475,107 @@ func TestRows_LogisticSum(t *testing.T) {
 		}
 	}
 }
+
+// TestRows_SubsetIsNewRows checks Subset against NewRows on the same rows
+// of X: every stored array bit for bit (the column-major columns chosen by
+// the subset's own counts, including a subset in which a column becomes
+// dense that is not in the whole), the rows, norms, first invalid row, and
+// fits and Hessians with the same bits.
+func TestRows_SubsetIsNewRows(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(31, 32))
+	type design struct {
+		X *mat.Dense
+		y []float64
+	}
+	designs := map[string]design{}
+	X, y := sparseRandom(rng, 300, 12, 0.3)
+	designs["sparse"] = design{X, y}
+	X, y = adultShape(rng, 400)
+	designs["adult"] = design{X, y}
+	X, y = magicShape(rng, 350)
+	designs["dense"] = design{X, y}
+	// A row with a NaN (row 5) and one with an infinite label (row 9).
+	X, y = sparseRandom(rng, 60, 5, 0.5)
+	X.Set(5, 2, math.NaN())
+	y[9] = math.Inf(1)
+	designs["invalid"] = design{X, y}
+	for name, ds := range designs {
+		n, _ := ds.X.Dims()
+		full := NewRows(ds.X, ds.y, nil)
+		idxs := map[string][]int{"empty": {}, "all": nil}
+		// With repeats, in random order.
+		r := make([]int, n)
+		for k := range r {
+			r[k] = rng.IntN(n)
+		}
+		idxs["repeats"] = r
+		// The rows holding column 0's nonzeros, then a few others: column 0
+		// is dense in this subset whatever it is in the whole.
+		var nz []int
+		for i := 0; i < n; i++ {
+			if ds.X.At(i, 0) != 0 {
+				nz = append(nz, i)
+			}
+		}
+		idxs["column 0 dense"] = append(nz, 0, 1)
+		for iname, idx := range idxs {
+			if iname == "all" {
+				idx = make([]int, n)
+				for k := range idx {
+					idx[k] = k
+				}
+			}
+			got, want := full.Subset(idx), NewRows(ds.X, ds.y, idx)
+			at := name + "/" + iname
+			if iname == "column 0 dense" && !slices.Contains(got.dcols, 0) {
+				t.Fatalf("%s: column 0 not column-major in the subset: dcols %v", at, got.dcols)
+			}
+			if got.n != want.n || got.d != want.d || got.sumW != want.sumW ||
+				math.Float64bits(got.maxNorm) != math.Float64bits(want.maxNorm) ||
+				!slices.Equal(got.dcols, want.dcols) || !bitsEqual(got.dm, want.dm) ||
+				!slices.Equal(got.sPtr, want.sPtr) || !slices.Equal(got.sCol, want.sCol) || !bitsEqual(got.sVal, want.sVal) ||
+				!bitsEqual(got.y, want.y) || got.weight != nil || got.NNZ() != want.NNZ() {
+				t.Fatalf("%s: Subset differs from NewRows: dcols %v / %v, n %d / %d, NNZ %d / %d, max norm %v / %v",
+					at, got.dcols, want.dcols, got.n, want.n, got.NNZ(), want.NNZ(), got.maxNorm, want.maxNorm)
+			}
+			if fmt.Sprint(got.Err()) != fmt.Sprint(want.Err()) {
+				t.Fatalf("%s: error %v, want %v", at, got.Err(), want.Err())
+			}
+			for i := 0; i < got.n; i++ {
+				gc, gv := got.Row(i)
+				wc, wv := want.Row(i)
+				if !slices.Equal(gc, wc) || !bitsEqual(gv, wv) {
+					t.Fatalf("%s: row %d = %v %v, want %v %v", at, i, gc, gv, wc, wv)
+				}
+			}
+			if got.Err() != nil || got.n == 0 {
+				continue
+			}
+			obj := Objective{Loss: Logistic{}, Lambda: 0.01}
+			wv := randVec(rng, got.d, 0.5)
+			if a, b := obj.Hessian(nil, got, wv), obj.Hessian(nil, want, wv); !mat.Equal(a, b) {
+				t.Errorf("%s: Hessians differ", at)
+			}
+			for _, init := range [][]float64{nil, wv} {
+				a, errA := Fit(got, obj, FitOptions{Init: init})
+				b, errB := Fit(want, obj, FitOptions{Init: init})
+				if errA != nil || errB != nil || !bitsEqual(a.W, b.W) || a.Iter != b.Iter {
+					t.Errorf("%s: fit from %v: %v (%v) vs %v (%v)", at, init, a.W, errA, b.W, errB)
+				}
+			}
+		}
+	}
+}
+
+func bitsEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}

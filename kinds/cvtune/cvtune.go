@@ -52,6 +52,7 @@ var LearnerColumns = func() []string {
 type Experiment struct {
 	spec          *Spec
 	data          []*datasets.Dataset
+	all           []*learners.Data   // per dataset, every row: the folds and parts are its Subsets
 	folds         map[string][][]int // "dataset/rep" -> fold -> row indices
 	arms          []arm
 	explicit      bool // the spec lists tuning.learners
@@ -238,6 +239,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			return nil, specdata.At(es, name, err)
 		}
 		e.data = append(e.data, ds)
+		e.all = append(e.all, learners.NewData(ds.X, ds.Y, nil))
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 			e.folds[foldKey(name, rep)] = tune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
@@ -445,7 +447,7 @@ func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fi
 	train, val, test := roles(e.folds[foldKey(ds.Name, u.rep)], u.fold)
 	c := &classifierCandidates{
 		ctx: ctx, learners: fits, lambdas: e.spec.Tuning.Lambdas, terms: a.terms, ds: ds, trainIdx: train, valIdx: val,
-		train: learners.NewData(ds.X, ds.Y, train), val: learners.NewData(ds.X, ds.Y, val), beta: math.NaN(),
+		train: e.all[u.ds].Subset(train), val: e.all[u.ds].Subset(val), beta: math.NaN(), all: e.all[u.ds],
 	}
 	// The parts of T a splitting method trains on are this unit's alone:
 	// their scratch files (an external learner's) go when it ends.
@@ -468,7 +470,7 @@ func (e *Experiment) selectRow(ctx context.Context, u unit, a arm, first int, fi
 	li, vi := c.candidate(sel.Index)
 
 	// Score the released model on the test fold W.
-	W := learners.NewData(ds.X, ds.Y, test)
+	W := e.all[u.ds].Subset(test)
 	margins := model.Margins(nil, W)
 	yW := W.Y()
 	probs := metrics.LogisticProbs(nil, margins)
@@ -541,6 +543,7 @@ type classifierCandidates struct {
 	lambdas  []float64
 	terms    selection.Terms
 	ds       *datasets.Dataset
+	all      *learners.Data // every row of ds: T, V and the parts are its Subsets
 	trainIdx []int
 	valIdx   []int // V's rows, for the scope of a selection (mech.Scope)
 	train    *learners.Data
@@ -600,7 +603,7 @@ func (c *classifierCandidates) Split(rng *rand.Rand, parts int) error {
 	c.parts = c.parts[:0]
 	for _, part := range idx {
 		slices.Sort(part)
-		c.parts = append(c.parts, learners.NewData(c.ds.X, c.ds.Y, part))
+		c.parts = append(c.parts, c.all.Subset(part))
 	}
 	return nil
 }

@@ -109,6 +109,7 @@ var Metrics = []string{"auc", "error_rate", "mse"}
 type Experiment struct {
 	spec          *Spec
 	data          []*datasets.Dataset
+	all           []*learners.Data   // per dataset, every row: the folds are its Subsets
 	folds         map[string][][]int // "dataset/rep" -> fold -> row indices
 	arms          []arm              // comparison.learners, configured, their variants expanded
 	baseline      string             // the label of comparison.baseline's arm ("": none)
@@ -214,6 +215,7 @@ func New(es *experiments.Spec, o runner.DataOptions) (*Experiment, error) {
 			return nil, specdata.At(es, name, fmt.Errorf("%d rows; %d folds need at least %d", n, spec.CV.Folds, min))
 		}
 		e.data = append(e.data, ds)
+		e.all = append(e.all, learners.NewData(ds.X, ds.Y, nil))
 		for rep := 1; rep <= spec.CV.Repetitions; rep++ {
 			e.folds[foldKey(name, rep)] = tune.Partition(runner.Stream(es, "cv-partition", name, strconv.Itoa(rep)), n, spec.CV.Folds)
 		}
@@ -378,7 +380,7 @@ func (e *Experiment) RunUnit(ctx context.Context, ru runner.Unit, env runner.Env
 	ds := e.data[u.ds]
 	fd := e.cache.get(u.fold, func(d *foldData) {
 		d.trainIdx, d.testIdx = split(e.folds[foldKey(ds.Name, u.rep)], u.fold1)
-		d.train, d.test = learners.NewData(ds.X, ds.Y, d.trainIdx), learners.NewData(ds.X, ds.Y, d.testIdx)
+		d.train, d.test = e.all[u.ds].Subset(d.trainIdx), e.all[u.ds].Subset(d.testIdx)
 	})
 	trainIdx, train, test := fd.trainIdx, fd.train, fd.test
 	c := &e.spec.Comparison

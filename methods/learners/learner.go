@@ -356,8 +356,11 @@ type Data struct {
 	ys        []float64
 	ermOnce   sync.Once
 	rows      *erm.Rows
-	keyOnce   sync.Once
-	key       string // scratchKey
+	// parent, for a Data made by Subset: every row of X, whose ERM rows
+	// this Data's are read from.
+	parent  *Data
+	keyOnce sync.Once
+	key     string // scratchKey
 }
 
 // NewData returns the rows idx of X (nil: all rows, in order) with labels
@@ -374,6 +377,21 @@ func NewData(X *mat.Dense, y []float64, idx []int) *Data {
 		}
 	}
 	return &Data{x: X, y: y, idx: idx}
+}
+
+// Subset returns the rows idx of d's X as NewData(X, y, idx) returns
+// them, with the same views bit for bit, except that its ERM rows are
+// read from d's (erm.Rows.Subset) instead of being built from X again: a
+// kind that trains on many folds and parts of one dataset builds the
+// dataset's rows once. d must hold every row of X (NewData(X, y, nil));
+// Subset panics otherwise or if an index is out of range.
+func (d *Data) Subset(idx []int) *Data {
+	if d.idx != nil {
+		panic("learners: Subset of a Data that does not hold every row of its X")
+	}
+	s := NewData(d.x, d.y, idx)
+	s.parent = d
+	return s
 }
 
 // Index returns the rows of X that d holds (nil: all of them, in order),
@@ -434,7 +452,16 @@ func (d *Data) Y() []float64 {
 // ERM returns the rows as core/erm's compressed rows (built on first use
 // with erm.NewRows and shared), for learners built on core/erm.
 func (d *Data) ERM() *erm.Rows {
-	d.ermOnce.Do(func() { d.rows = erm.NewRows(d.x, d.y, d.idx) })
+	d.ermOnce.Do(func() {
+		switch {
+		case d.parent != nil && d.idx == nil:
+			d.rows = d.parent.ERM()
+		case d.parent != nil:
+			d.rows = d.parent.ERM().Subset(d.idx)
+		default:
+			d.rows = erm.NewRows(d.x, d.y, d.idx)
+		}
+	})
 	return d.rows
 }
 
