@@ -142,13 +142,12 @@ type point struct {
 	costs  []cimethods.Cost
 	totals []privacy.Guarantee
 	// viData names the data a variability interval is drawn from: the
-	// records and the features; it keys the streams of the VI's bootstrap
-	// replicates.
+	// records and the features. Points with the same viData share one VI
+	// unit, which draws each bootstrap replicate once and fits it at
+	// every ε₁ of its points (see runVI).
 	viData string
-	// viKey adds ε₁, which the VI spends (not ε₂, ε₃): it keys the
-	// streams of the methods' draws of a VI fit. Points with the same
-	// viKey share one VI unit; in an ε₁ sweep, the methods whose fits
-	// share work across ε₁ have one unit per viData instead (see runVI).
+	// viKey adds ε₁, which the VI spends (not ε₂, ε₃): it names the
+	// streams of the methods' draws of a VI fit.
 	viKey string
 }
 
@@ -260,58 +259,26 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 						e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, lo: lo, hi: hi}
 					}
 				}
-				// VI units: one per distinct viKey (an ε₂ or ε₃ sweep has
-				// one) — except that in an ε₁ sweep the methods whose fits
-				// share work across ε₁ (cimethods.FitSharer: output
-				// perturbation's θ̂) have one unit per viData, serving
-				// every ε₁ (runVI).
+				// One VI unit per distinct viData: an ε₁, ε₂ or ε₃ sweep
+				// has one, serving each of its ε₁.
 				for _, g := range groups {
-					per, across := g.ms, []int(nil)
-					if ci.Sweep == "eps1" {
-						per, across = e.splitSharers(g.ms)
+					key := fmt.Sprintf("%s/vi/%s/%s%s", name, pt.viData, model, g.suffix)
+					if u, ok := e.byKey[key]; ok {
+						u.group = append(u.group, pi)
+						if !slices.Contains(u.eps1s, pt.eps[0]) {
+							u.eps1s = append(u.eps1s, pt.eps[0])
+						}
+						e.byKey[key] = u
+						continue
 					}
-					if len(per) > 0 {
-						e.addVI(fmt.Sprintf("%s/vi/%s/%s%s", name, pt.viKey, model, g.suffix), pi, model, per)
-					}
-					if len(across) > 0 {
-						e.addVI(fmt.Sprintf("%s/vi/%s/%s%s", name, pt.viData, model, g.suffix), pi, model, across)
-					}
+					e.units = append(e.units, key)
+					e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, vi: true, group: []int{pi}, eps1s: []float64{pt.eps[0]}}
 				}
 			}
 		}
 	}
 	built = true
 	return e, nil
-}
-
-// addVI adds point pi to the VI unit key (of model and methods ms),
-// creating it if it is new.
-func (e *Experiment) addVI(key string, pi int, model dpci.Model, ms []int) {
-	eps1 := e.points[pi].eps[0]
-	u, ok := e.byKey[key]
-	if !ok {
-		e.units = append(e.units, key)
-		u = unit{pt: pi, model: model, ms: ms, vi: true}
-	}
-	u.group = append(u.group, pi)
-	if !slices.Contains(u.eps1s, eps1) {
-		u.eps1s = append(u.eps1s, eps1)
-	}
-	e.byKey[key] = u
-}
-
-// splitSharers splits the methods ms (indices in e.methods) into those
-// whose fits at several ε₁ share nothing and those that do
-// (cimethods.FitSharer), each in ms's order.
-func (e *Experiment) splitSharers(ms []int) (per, across []int) {
-	for _, i := range ms {
-		if fs, ok := e.methods[i].(cimethods.FitSharer); ok && fs.SharesFitAcrossEps1() {
-			across = append(across, i)
-		} else {
-			per = append(per, i)
-		}
-	}
-	return per, across
 }
 
 // lookupMethods returns the methods of a spec's
@@ -815,15 +782,13 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 // coordinate the α/2 and 1−α/2 quantiles of the fits (Wang, Kifer & Lee
 // 2019, Section 7.1, "Variability Intervals").
 //
-// Replicate i is drawn from the stream of the unit's data (not of an ε₁)
-// and fitted at every ε₁ of the unit, the methods' draws from streams
-// keyed by that ε₁ (viStream), so a VI is the same whichever unit computes
-// it. What a fit shares within the replicate (cimethods.Share) is shared
-// across the ε₁ too: in an ε₁ sweep, the methods whose fits share work
-// across ε₁ (cimethods.FitSharer: output perturbation, whose non-private
-// θ̂ (Eq. 7) does not depend on ε₁) have one unit serving every ε₁, θ̂
-// fitted once per replicate for all of them; the others (Algorithm 1)
-// have a unit per ε₁, which keeps units short. Each ε₁'s VI is the paper's (m = vi_fits fits, one per
+// Replicate i is drawn once (from the stream of the unit's data, not of an
+// ε₁) and fitted at every ε₁ of the unit, the methods' draws from streams
+// keyed by that ε₁ (viStream). What a fit shares within the replicate
+// (cimethods.Share) is shared across the ε₁ too: output perturbation's
+// non-private θ̂ (Eq. 7), which does not depend on ε₁, is fitted once per
+// replicate for all the values of an ε₁ sweep, where Algorithm 1 runs once
+// per ε₁. Each ε₁'s VI is the paper's (m = vi_fits fits, one per
 // replicate); the VIs of one unit's ε₁ values are drawn from the same
 // replicates (common random numbers), which leaves each VI's law
 // unchanged and makes their differences across ε₁ less noisy.

@@ -68,10 +68,9 @@ const binomialOps = 4
 // where fits is the number of distinct fits a replicate makes for the
 // unit's methods: one per perturbation of the paper's methods (the DP
 // and zCDP variants share it, cimethods.Share), one per external method;
-// in a VI unit serving E values of ε₁ (an ε₁ sweep's unit of the methods
-// that share their fits across ε₁, cimethods.FitSharer), one per
-// perturbation of those (output perturbation's θ̂ serves every ε₁) and E
-// per other method's (runVI).
+// in a VI unit serving E values of ε₁ (an ε₁ sweep), E per external
+// method and objective perturbation but one for output perturbation,
+// whose non-private θ̂ serves every ε₁ (runVI).
 // The order it gives is checked against measured thread CPU times (the
 // manifest's unit_times.scaling.estimates; docs/runs.md, "Scheduling");
 // it changes no result.
@@ -93,13 +92,14 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 			fits += E
 			continue
 		}
-		if p := m.Attributes().Perturbation; !perts[p] {
+		switch p := m.Attributes().Perturbation; {
+		case perts[p]:
+		case p == "output":
 			perts[p] = true
-			if fs, ok := m.(cimethods.FitSharer); ok && fs.SharesFitAcrossEps1() {
-				fits++
-			} else {
-				fits += E
-			}
+			fits++
+		default:
+			perts[p] = true
+			fits += E
 		}
 	}
 	draws := rngOps * n

@@ -30,7 +30,7 @@ func TestUnitCost_HandWorked(t *testing.T) {
 	}
 	// VI, d = 1 (D = 2), logistic (ℓ = 20), one fit shared by the obj
 	// methods: vi_fits · (10·n + r·D + 3·r·(2D + ℓ)).
-	if got, want := cost["adult/vi/n=1500,d=1,eps1=0.5/lr"], 40*(10*1500+r1*2+3*r1*24); got != want {
+	if got, want := cost["adult/vi/n=1500,d=1/lr"], 40*(10*1500+r1*2+3*r1*24); got != want {
 		t.Errorf("VI d=1 lr: %v, want %v", got, want)
 	}
 	// Coverage block of 4 replicates, d = 3 (D = 4), Huber (ℓ = 2),
@@ -45,10 +45,10 @@ func TestUnitCost_HandWorked(t *testing.T) {
 	if a, b := cost["adult/d=3/svm/ci/rep=1-4"], cost["adult/d=3/svm/ci/rep=5-6"]; math.Abs(a-2*b) > 1e-9*a {
 		t.Errorf("blocks of 4 and 2 replicates: %v and %v, want a ratio of 2", a, b)
 	}
-	if cost["adult/vi/n=1500,d=3,eps1=0.5/lr"] <= cost["adult/vi/n=1500,d=1,eps1=0.5/lr"] {
+	if cost["adult/vi/n=1500,d=3/lr"] <= cost["adult/vi/n=1500,d=1/lr"] {
 		t.Error("VI: d = 3 not above d = 1")
 	}
-	if cost["adult/vi/n=1500,d=1,eps1=0.5/lr"] <= cost["adult/d=1/lr/ci/rep=1-4"] {
+	if cost["adult/vi/n=1500,d=1/lr"] <= cost["adult/d=1/lr/ci/rep=1-4"] {
 		t.Error("VI of 40 fits not above a coverage block of 4 replicates")
 	}
 	for k, v := range cost {
@@ -58,10 +58,10 @@ func TestUnitCost_HandWorked(t *testing.T) {
 	}
 }
 
-// TestUnitCost_EpsOneSweep checks the VI estimates of an ε₁ sweep: a unit
-// per ε₁ for objective perturbation (one Algorithm 1 fit per replicate,
-// shared by dp- and zcdp-obj-lr), and one unit per model for output
-// perturbation that fits each replicate at every ε₁ with one θ̂ (runVI).
+// TestUnitCost_EpsOneSweep checks the VI estimate of an ε₁ sweep, whose one
+// VI unit per model fits each replicate at every ε₁ (runVI): Algorithm 1
+// once per ε₁ (shared by dp- and zcdp-obj-lr), output perturbation's θ̂
+// once for all of them.
 func TestUnitCost_EpsOneSweep(t *testing.T) {
 	t.Parallel()
 	src := strings.Replace(smallSpec, `methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-svm", "zcdp-output-svm"]`,
@@ -74,15 +74,9 @@ func TestUnitCost_EpsOneSweep(t *testing.T) {
 		cost[u.Key()] = c.UnitCost(u)
 	}
 	r := float64(e.points[0].data.base.N())
-	// lr: one Algorithm 1 fit per replicate and ε₁, D = 2, ℓ = 20; one θ̂
-	// per replicate for the output perturbations at all three ε₁.
-	for _, eps1 := range []string{"0.5", "1", "2"} {
-		if got, want := cost["adult/vi/n=1500,d=1,eps1="+eps1+"/lr"], 40*(10*1500+r*2+3*r*24); got != want {
-			t.Errorf("VI lr obj at ε₁ = %s: %v, want %v", eps1, got, want)
-		}
-	}
-	if got, want := cost["adult/vi/n=1500,d=1/lr"], 40*(10*1500+r*2+3*r*24); got != want {
-		t.Errorf("VI lr output: %v, want %v", got, want)
+	// lr: 3 Algorithm 1 fits and one θ̂ per replicate, D = 2, ℓ = 20.
+	if got, want := cost["adult/vi/n=1500,d=1/lr"], 40*(10*1500+r*2+(3+1)*3*r*24); got != want {
+		t.Errorf("VI lr: %v, want %v", got, want)
 	}
 	// svm: one θ̂ per replicate whatever the ε₁ (ℓ = 2).
 	if got, want := cost["adult/vi/n=1500,d=1/svm"], 40*(10*1500+r*2+3*r*6); got != want {
@@ -94,7 +88,7 @@ func TestUnitCost_EpsOneSweep(t *testing.T) {
 			vi++
 		}
 	}
-	if vi != 5 {
-		t.Errorf("%d VI units, want 3 + 1 for lr, 1 for svm: %v", vi, cost)
+	if vi != 2 {
+		t.Errorf("%d VI units, want one per model: %v", vi, cost)
 	}
 }

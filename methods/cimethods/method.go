@@ -316,20 +316,6 @@ func (c Cost) Equal(o Cost) bool {
 	return c.Rule == o.Rule && c.Covers == o.Covers && slices.Equal(c.Charges, o.Charges)
 }
 
-// FitSharer is implemented by a Method whose Fit calls at several ε₁ on
-// one replicate, given one Data.Shared, share their costly part: output
-// perturbation fits θ̂ (Eq. 7) once and draws only the noise per ε₁. The
-// kind then computes such a method's variability intervals at every ε₁ of
-// an ε₁ sweep in one unit (each replicate fitted at every ε₁), the other
-// methods' in a unit per ε₁. It is a matter of speed only: a VI is the
-// same, bit for bit, whichever unit computes it.
-type FitSharer interface {
-	Method
-	// SharesFitAcrossEps1 reports whether the method's fits at several ε₁
-	// of one replicate share work through Data.Shared.
-	SharesFitAcrossEps1() bool
-}
-
 // Shared holds the work that the methods of one replicate (or of one
 // variability fit) share, such as one non-private fit θ̂ for several
 // output perturbations. It lives for one replicate and is used by one

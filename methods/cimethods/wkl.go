@@ -298,10 +298,6 @@ func (m outPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	return Release{Theta: theta, Interval: iv, Status: status(hat.Status), EpsilonPrime: math.NaN(), Cost: m.Cost(b)}, nil
 }
 
-// SharesFitAcrossEps1 implements FitSharer: θ̂ (Eq. 7) does not depend
-// on ε₁, so the fits of one replicate at several ε₁ share it (hat).
-func (outPert) SharesFitAcrossEps1() bool { return true }
-
 // Fit implements Method: Algorithm 4 at ϕ₁ (ε₁, or ρ₁ = ε₁²/2 under zCDP).
 func (m outPert) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error) {
 	hat, err := m.hat(d)
