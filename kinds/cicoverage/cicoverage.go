@@ -260,9 +260,16 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 					}
 				}
 				// One VI unit per distinct viData: an ε₁, ε₂ or ε₃ sweep
-				// has one, serving each of its ε₁.
+				// has one, serving each of its ε₁. An external method's
+				// (g.suffix names it) has one per viKey instead: its fits
+				// share nothing across ε₁, and its worker serves one
+				// request at a time, so units per ε₁ can run side by side.
 				for _, g := range groups {
-					key := fmt.Sprintf("%s/vi/%s/%s%s", name, pt.viData, model, g.suffix)
+					vk := pt.viData
+					if g.suffix != "" {
+						vk = pt.viKey
+					}
+					key := fmt.Sprintf("%s/vi/%s/%s%s", name, vk, model, g.suffix)
 					if u, ok := e.byKey[key]; ok {
 						u.group = append(u.group, pi)
 						if !slices.Contains(u.eps1s, pt.eps[0]) {

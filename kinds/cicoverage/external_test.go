@@ -600,3 +600,35 @@ func TestExternalMethod_FaultFailsItsUnitsOnly(t *testing.T) {
 		t.Errorf("run error %v: want fake-ci's 2 of 4 units failed, the built-in's checkpointed", err)
 	}
 }
+
+// TestVI_ExternalUnitsPerEpsOne checks the VI layout of an ε₁ sweep with an
+// external method: the built-in methods' VI is one unit per model serving
+// every ε₁ (their fits share the replicate and θ̂), the external method's a
+// unit per ε₁ (its fits share nothing, and units per ε₁ run side by side
+// on its workers).
+func TestVI_ExternalUnitsPerEpsOne(t *testing.T) {
+	src := strings.Replace(fakeSpec(t, map[string]string{"fake-seeded": "seeded"}, "dp-obj-lr", "fake-seeded"), "values = [0.5]", "values = [0.5, 1]", 1)
+	s, err := experiments.Parse("spec.toml", []byte(src), "", testKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var vi []string
+	for _, k := range e.units {
+		if e.byKey[k].vi {
+			vi = append(vi, fmt.Sprintf("%s %v", k, e.byKey[k].eps1s))
+		}
+	}
+	want := []string{
+		"adult/vi/n=400,d=2/lr [0.5 1]",
+		"adult/vi/n=400,d=2,eps1=0.5/lr/fake-seeded [0.5]",
+		"adult/vi/n=400,d=2,eps1=1/lr/fake-seeded [1]",
+	}
+	if !slices.Equal(vi, want) {
+		t.Errorf("VI units %q, want %q", vi, want)
+	}
+}
