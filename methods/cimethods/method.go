@@ -61,11 +61,11 @@ type Method interface {
 	// ϕ₂ and ϕ₃ that are used in our confidence interval algorithms". The
 	// kind shares one variability interval between swept values that
 	// differ only in ε₂ or ε₃, and fits each bootstrap replicate at every
-	// ε₁ of an ε₁ sweep with one d.Shared (see [Shared]). Fit must read only d.Rows, its streams,
-	// d.Records and d.Problem's C, H and Fit (never the intervals' Alpha,
-	// MCSamples or SigmaFloor): the kind also shares a variability
-	// interval between runs of one command that differ only in those
-	// (runner.Memo).
+	// ε₁ of an ε₁ sweep with one d.Shared (see [Shared]). Fit must read
+	// only d.Rows, its streams, d.Records and d.Problem's C, H and Fit
+	// (never the intervals' Alpha, MCSamples or SigmaFloor): the kind
+	// also shares a variability interval between runs of one command that
+	// differ only in those (runner.Memo).
 	Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error)
 }
 

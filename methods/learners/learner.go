@@ -450,7 +450,8 @@ func (d *Data) Y() []float64 {
 }
 
 // ERM returns the rows as core/erm's compressed rows (built on first use
-// with erm.NewRows and shared), for learners built on core/erm.
+// with erm.NewRows, or for a Subset read from its whole's with
+// erm.Rows.Subset, and shared), for learners built on core/erm.
 func (d *Data) ERM() *erm.Rows {
 	d.ermOnce.Do(func() {
 		switch {
