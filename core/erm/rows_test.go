@@ -533,9 +533,9 @@ func TestRows_SubsetIsNewRows(t *testing.T) {
 			}
 			if got.n != want.n || got.d != want.d || got.sumW != want.sumW ||
 				math.Float64bits(got.maxNorm) != math.Float64bits(want.maxNorm) ||
-				!slices.Equal(got.dcols, want.dcols) || !bitsEqual(got.dm, want.dm) ||
-				!slices.Equal(got.sPtr, want.sPtr) || !slices.Equal(got.sCol, want.sCol) || !bitsEqual(got.sVal, want.sVal) ||
-				!bitsEqual(got.y, want.y) || got.weight != nil || got.NNZ() != want.NNZ() {
+				!slices.Equal(got.dcols, want.dcols) || !equalBits(got.dm, want.dm) ||
+				!slices.Equal(got.sPtr, want.sPtr) || !slices.Equal(got.sCol, want.sCol) || !equalBits(got.sVal, want.sVal) ||
+				!equalBits(got.y, want.y) || got.weight != nil || got.NNZ() != want.NNZ() {
 				t.Fatalf("%s: Subset differs from NewRows: dcols %v / %v, n %d / %d, NNZ %d / %d, max norm %v / %v",
 					at, got.dcols, want.dcols, got.n, want.n, got.NNZ(), want.NNZ(), got.maxNorm, want.maxNorm)
 			}
@@ -545,7 +545,7 @@ func TestRows_SubsetIsNewRows(t *testing.T) {
 			for i := 0; i < got.n; i++ {
 				gc, gv := got.Row(i)
 				wc, wv := want.Row(i)
-				if !slices.Equal(gc, wc) || !bitsEqual(gv, wv) {
+				if !slices.Equal(gc, wc) || !equalBits(gv, wv) {
 					t.Fatalf("%s: row %d = %v %v, want %v %v", at, i, gc, gv, wc, wv)
 				}
 			}
@@ -560,22 +560,10 @@ func TestRows_SubsetIsNewRows(t *testing.T) {
 			for _, init := range [][]float64{nil, wv} {
 				a, errA := Fit(got, obj, FitOptions{Init: init})
 				b, errB := Fit(want, obj, FitOptions{Init: init})
-				if errA != nil || errB != nil || !bitsEqual(a.W, b.W) || a.Iter != b.Iter {
+				if errA != nil || errB != nil || !equalBits(a.W, b.W) || a.Iter != b.Iter {
 					t.Errorf("%s: fit from %v: %v (%v) vs %v (%v)", at, init, a.W, errA, b.W, errB)
 				}
 			}
 		}
 	}
-}
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }

@@ -608,14 +608,7 @@ func TestExternalMethod_FaultFailsItsUnitsOnly(t *testing.T) {
 // on its workers).
 func TestVI_ExternalUnitsPerEpsOne(t *testing.T) {
 	src := strings.Replace(fakeSpec(t, map[string]string{"fake-seeded": "seeded"}, "dp-obj-lr", "fake-seeded"), "values = [0.5]", "values = [0.5, 1]", 1)
-	s, err := experiments.Parse("spec.toml", []byte(src), "", testKinds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(s, Options{DataDir: os.Getenv("DPREPRO_DATA")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := load(t, src)
 	defer e.Close()
 	var vi []string
 	for _, k := range e.units {
