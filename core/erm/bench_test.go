@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // benchRows builds the benchmark datasets: Adult-shaped (n = 24,000,
@@ -237,5 +239,33 @@ func BenchmarkWeightedLogisticTrial(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkLogisticSum times the streaming loss evaluation of a fixed
+// hypothesis ([Rows.LogisticSum], the Accuracy-First excess-risk query and
+// the privacy audit's doubling test): "magic" on the Magic-shaped rows, and
+// "tiny" on 12 rows of dimension 3 (the audit's neighbouring datasets),
+// where per-call overhead such as allocating the margin buffer dominates.
+func BenchmarkLogisticSum(b *testing.B) {
+	tiny := NewRows(mat.NewDense(12, 3, []float64{
+		1, 0, 0, 0, 1, 0, 0, 0, 1, 0.5, 0.5, 0, 0, 0.5, 0.5, 0.5, 0, 0.5,
+		-1, 0, 0, 0, -1, 0, 0, 0, -1, 0.3, -0.3, 0, 0, 0.3, -0.3, -0.3, 0, 0.3,
+	}), []float64{1, 1, 1, -1, -1, -1, 1, -1, 1, -1, 1, -1}, nil)
+	for _, c := range []struct {
+		name string
+		rows func() *Rows
+	}{{"tiny", func() *Rows { return tiny }}, {"magic", func() *Rows { return benchRows(b, "magic") }}} {
+		b.Run(c.name, func(b *testing.B) {
+			rows := c.rows()
+			w := make([]float64, rows.D())
+			for j := range w {
+				w[j] = 0.1 * float64(j%7-3)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				rows.LogisticSum(w)
+			}
+		})
 	}
 }

@@ -556,6 +556,14 @@ func (r *Rows) MulTrans(dst, v []float64) []float64 {
 // faster than whole-column passes at n = 24,000.
 const block = 1024
 
+// blockPool holds the margin buffers of [Rows.LossSum] and
+// [Rows.LogisticSum] (one block each). A local array would live on the heap
+// anyway (the margins pass hands it to gonum's assembly, which the compiler
+// must assume keeps it), and allocating and zeroing 8 KiB per call was most
+// of the cost of evaluating the loss on a small dataset (the privacy audit's
+// doubling test: 47 of its 61 CPU s). Contents never outlive a call.
+var blockPool = sync.Pool{New: func() any { return new([block]float64) }}
+
 // margins sets dst[i] = xᵢᵀw, times y[i] when y is non-nil. The product
 // with y is taken block by block, while the block is still in L1 cache
 // (the same one rounding per row as a separate pass).
@@ -618,7 +626,7 @@ func (r *Rows) marginsBlock(seg, w []float64, lo int) {
 
 // LossSum returns Σᵢ ωᵢ·ℓ(yᵢ·xᵢᵀw) over the stored rows (ω all 1 when r
 // has no weights: the plain sum, not divided by N) in one streaming pass:
-// the margins of a block of rows go to a stack buffer and are consumed
+// the margins of a block of rows go to a pooled buffer and are consumed
 // there, so nothing of length N is written or allocated. The margins and
 // the order of the sum are those of [Rows.Margins] followed by a loop over
 // i adding ωᵢ·ℓ(yᵢ·mᵢ) (ℓ(yᵢ·mᵢ) without weights), so the result is
@@ -629,7 +637,9 @@ func (r *Rows) marginsBlock(seg, w []float64, lo int) {
 // solver's pass ([Fit]) also needs ℓ′ and ℓ″ per row and keeps its own.
 func (r *Rows) LossSum(loss Loss, w []float64) float64 {
 	r.checkD(w, "LossSum", "w")
-	var buf [block]float64
+	bp := blockPool.Get().(*[block]float64)
+	defer blockPool.Put(bp)
+	buf := bp[:]
 	var s float64
 	n := r.n
 	y := r.y[:n]
@@ -679,7 +689,9 @@ func (r *Rows) LogisticSum(w []float64) float64 {
 		return r.LossSum(Logistic{}, w)
 	}
 	r.checkD(w, "LogisticSum", "w")
-	var buf [block]float64
+	bp := blockPool.Get().(*[block]float64)
+	defer blockPool.Put(bp)
+	buf := bp[:]
 	var hinge, logs float64
 	prod, cnt := 1.0, 0
 	n := r.n
