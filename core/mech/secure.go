@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 )
@@ -272,77 +273,181 @@ func DiscreteLaplace(rng *rand.Rand, t uint64) int64 {
 
 // DiscreteGaussian returns K with P(K = k) ∝ exp(−k²/(2σ²)) on the
 // integers, by CKS20 Algorithm 3: with t = ⌊σ⌋ + 1, Y ~ DiscreteLaplace(t)
-// is accepted with probability exp(−(|Y| − σ²/t)²/(2σ²)), evaluated exactly
-// in rational arithmetic (σ² is the exact square of the float64 σ). It
-// panics for σ not finite and > 0 or σ ≥ 2⁴⁸ (the limit of
-// [DiscreteLaplace]).
+// is accepted with probability exp(−γ), γ = (|Y| − σ²/t)²/(2σ²), evaluated
+// exactly in integer arithmetic (σ² is the exact square of the float64 σ;
+// see [dgamma]). It panics for σ not finite and > 0 or σ ≥ 2⁴⁸ (the limit
+// of [DiscreteLaplace]).
 func DiscreteGaussian(rng *rand.Rand, sigma float64) int64 {
 	if !(sigma > 0) || sigma >= 0x1p48 {
 		panic("mech: DiscreteGaussian: sigma must be in (0, 2^48)")
 	}
 	t := uint64(math.Floor(sigma)) + 1
-	s := new(big.Rat).SetFloat64(sigma)
-	s2 := new(big.Rat).Mul(s, s)                                   // σ²
-	shift := new(big.Rat).Quo(s2, new(big.Rat).SetInt64(int64(t))) // σ²/t
-	twoS2 := new(big.Rat).Add(s2, s2)                              // 2σ²
-	d, gamma := new(big.Rat), new(big.Rat)
+	g := dgammaPool.Get().(*dgamma)
+	defer dgammaPool.Put(g)
+	g.prepare(sigma, t)
 	for {
 		y := DiscreteLaplace(rng, t)
 		a := y
 		if a < 0 {
 			a = -a
 		}
-		d.SetInt64(a)
-		d.Sub(d, shift)
-		gamma.Mul(d, d)
-		gamma.Quo(gamma, twoS2)
-		if bernoulliExpNegRat(rng, gamma) {
+		g.set(uint64(a))
+		if g.bernoulliExpNeg(rng) {
 			return y
 		}
 	}
 }
 
-// bernoulliExpNegRat returns true with probability exp(−γ) for a rational
-// γ ≥ 0 (CKS20 Algorithm 1): ⌊γ⌋ independent Bernoulli(e⁻¹) draws that must
-// all succeed, then Bernoulli(exp(−(γ − ⌊γ⌋))) by the series of
+// dgamma is the acceptance exponent γ = (a − σ²/t)²/(2σ²) of
+// [DiscreteGaussian] as a reduced fraction num/den, computed for one σ and t
+// and then for each candidate a with integers reused across candidates.
+//
+// With σ = M·2ᵉ (M odd), write σ² = P/Q with √P = M·2^max(e,0) and
+// √Q = 2^max(−e,0). Then γ = X²/(2R²) with X = a·t·Q − P and R = √Q·t·√P.
+// With g = gcd(|X|, R), x = |X|/g and r = R/g coprime, the reduced fraction
+// is x²/(2r²) for x odd and (x²/2)/r² for x even (then r is odd). That is
+// the fraction big.Rat arrives at by normalizing after every operation (the
+// implementation this replaces: three gcds of numbers up to 2²²⁰ and a
+// dozen allocations per candidate), so the Bernoulli draws consume the
+// same bits: DiscreteGaussian's output is unchanged for every stream
+// (TestDiscreteGaussianSameDraws).
+type dgamma struct {
+	sigma                          float64 // the σ of tQ, p and r (0: none yet)
+	tQ, p, r                       big.Int // t·Q, P and R
+	x, gcd, xr, rr, num, den, frac big.Int // per candidate
+	whole                          big.Int
+	u                              uniformBig
+}
+
+// dgammaPool holds [dgamma] values (*dgamma) for reuse: a release draws
+// one DiscreteGaussian, which mostly accepts its first or second
+// candidate, so the integers' storage and σ's constants are worth keeping
+// across calls (a vector release draws many at one σ).
+var dgammaPool = sync.Pool{New: func() any { return new(dgamma) }}
+
+// newDGamma returns a dgamma prepared for σ and t = ⌊σ⌋ + 1.
+func newDGamma(sigma float64, t uint64) *dgamma {
+	g := new(dgamma)
+	g.prepare(sigma, t)
+	return g
+}
+
+// prepare sets γ's constants for σ and t = ⌊σ⌋ + 1, unless they are set.
+func (g *dgamma) prepare(sigma float64, t uint64) {
+	if g.sigma == sigma {
+		return
+	}
+	g.sigma = sigma
+	frac, exp := math.Frexp(sigma) // σ = frac·2^exp, frac in [1/2, 1)
+	m := uint64(frac * 0x1p53)     // exact: 53 significant bits
+	e := exp - 53
+	tz := bits.TrailingZeros64(m)
+	m >>= uint(tz)
+	e += tz
+	var sqrtP, sqrtQ, bt big.Int
+	sqrtP.SetUint64(m)
+	sqrtQ.SetUint64(1)
+	if e >= 0 {
+		sqrtP.Lsh(&sqrtP, uint(e))
+	} else {
+		sqrtQ.Lsh(&sqrtQ, uint(-e))
+	}
+	bt.SetUint64(t)
+	g.p.Mul(&sqrtP, &sqrtP)
+	g.tQ.Mul(&sqrtQ, &sqrtQ)
+	g.tQ.Mul(&g.tQ, &bt)
+	g.r.Mul(&sqrtQ, &bt)
+	g.r.Mul(&g.r, &sqrtP)
+}
+
+// set sets num/den to γ for the candidate |Y| = a, reduced.
+func (g *dgamma) set(a uint64) {
+	g.x.SetUint64(a)
+	g.x.Mul(&g.x, &g.tQ)
+	g.x.Sub(&g.x, &g.p)
+	g.x.Abs(&g.x)
+	if g.x.Sign() == 0 {
+		g.num.SetUint64(0)
+		g.den.SetUint64(1)
+		return
+	}
+	g.gcd.GCD(nil, nil, &g.x, &g.r)
+	g.xr.Quo(&g.x, &g.gcd)
+	g.rr.Quo(&g.r, &g.gcd)
+	g.num.Mul(&g.xr, &g.xr)
+	g.den.Mul(&g.rr, &g.rr)
+	if g.xr.Bit(0) == 0 {
+		g.num.Rsh(&g.num, 1)
+	} else {
+		g.den.Lsh(&g.den, 1)
+	}
+}
+
+// bernoulliExpNeg returns true with probability exp(−num/den) (CKS20
+// Algorithm 1): ⌊γ⌋ independent Bernoulli(e⁻¹) draws that must all
+// succeed, then Bernoulli(exp(−(γ − ⌊γ⌋))) by the series of
 // Bernoulli(frac/K), each a uniform big integer below den·K compared with
-// num.
-func bernoulliExpNegRat(rng *rand.Rand, gamma *big.Rat) bool {
-	num, den := new(big.Int).Set(gamma.Num()), new(big.Int).Set(gamma.Denom())
-	whole, frac := new(big.Int).QuoRem(num, den, new(big.Int))
-	for i := int64(0); whole.Cmp(big.NewInt(i)) > 0; i++ {
+// the numerator of the fractional part.
+func (g *dgamma) bernoulliExpNeg(rng *rand.Rand) bool {
+	g.whole.QuoRem(&g.num, &g.den, &g.frac)
+	// ⌊γ⌋ beyond 2⁶⁴ (i never reaches it) needs 2⁶⁴ successes first.
+	small := g.whole.IsUint64()
+	for i := uint64(0); !small || i < g.whole.Uint64(); i++ {
 		if !bernoulliExpNeg1(rng, 1, 1) {
 			return false
 		}
 	}
-	if frac.Sign() == 0 {
+	if g.frac.Sign() == 0 {
 		return true
 	}
-	bound := new(big.Int)
-	for k := int64(1); ; k++ {
-		bound.Mul(den, big.NewInt(k))
-		if uniformBig(rng, bound).Cmp(frac) >= 0 {
+	for k := uint64(1); ; k++ {
+		if g.u.below(rng, &g.den, k).Cmp(&g.frac) >= 0 {
 			return k%2 == 1
 		}
 	}
 }
 
-// uniformBig returns a uniform integer in [0, n) for n > 0, by rejection
-// on BitLen(n) random bits (fewer than two tries on average).
-func uniformBig(rng *rand.Rand, n *big.Int) *big.Int {
-	bits := n.BitLen()
-	buf := make([]byte, (bits+7)/8)
-	x := new(big.Int)
+// bernoulliExpNegRat returns true with probability exp(−γ) for a rational
+// γ ≥ 0, by [dgamma.bernoulliExpNeg] on γ's reduced numerator and
+// denominator.
+func bernoulliExpNegRat(rng *rand.Rand, gamma *big.Rat) bool {
+	var g dgamma
+	g.num.Set(gamma.Num())
+	g.den.Set(gamma.Denom())
+	return g.bernoulliExpNeg(rng)
+}
+
+// uniformBig draws uniform big integers, reusing its storage.
+type uniformBig struct {
+	n, x big.Int
+	k    big.Int
+	buf  []byte
+}
+
+// below returns a uniform integer in [0, den·k) for den·k > 0, by
+// rejection on BitLen(den·k) random bits (fewer than two tries on
+// average): the bytes of successive rng.Uint64 values, little-endian,
+// read as a big-endian integer and shifted right to that many bits. The
+// result is valid until the next call.
+func (u *uniformBig) below(rng *rand.Rand, den *big.Int, k uint64) *big.Int {
+	u.k.SetUint64(k)
+	u.n.Mul(den, &u.k)
+	nb := u.n.BitLen()
+	size := (nb + 7) / 8
+	if cap(u.buf) < size {
+		u.buf = make([]byte, size)
+	}
+	buf := u.buf[:size]
 	for {
 		for i := 0; i < len(buf); i += 8 {
 			var w [8]byte
 			binary.LittleEndian.PutUint64(w[:], rng.Uint64())
 			copy(buf[i:], w[:])
 		}
-		x.SetBytes(buf)
-		x.Rsh(x, uint(len(buf)*8-bits))
-		if x.Cmp(n) < 0 {
-			return x
+		u.x.SetBytes(buf)
+		u.x.Rsh(&u.x, uint(len(buf)*8-nb))
+		if u.x.Cmp(&u.n) < 0 {
+			return &u.x
 		}
 	}
 }
