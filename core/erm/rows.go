@@ -64,6 +64,10 @@ type Rows struct {
 	// invalid value), for the row norms of a resample; like the CSR, a
 	// Rows made by Resample reads it from csr.
 	rowSS []float64
+	// colNNZ holds each column's count of nonzeros, for a Rows made by
+	// NewRows (nil otherwise): [Rows.Subset] needs no count of its own
+	// for a column that every row or no row has.
+	colNNZ []int
 
 	y      []float64
 	weight []float64 // nil = all 1
@@ -144,6 +148,7 @@ func NewRows(X *mat.Dense, y []float64, idx []int) *Rows {
 		y:      make([]float64, n),
 		sumW:   float64(n),
 		gram:   new(gramCache),
+		colNNZ: colNNZ,
 	}
 	slot := make([]int, c) // position in dcols, or −1
 	sparseNNZ := 0
@@ -373,15 +378,36 @@ func (r *Rows) Subset(idx []int) *Rows {
 	n := len(idx)
 	colNNZ := make([]int, r.d)
 	nnz := 0
+	// A column that every row of r has (or none) has n nonzeros in the
+	// subset (or none): when every column is such (standardized data, which
+	// have no zeros), the counts need no pass over the subset's nonzeros.
+	allOrNone := r.colNNZ != nil
+	for _, c := range r.colNNZ {
+		if c != 0 && c != r.n {
+			allOrNone = false
+			break
+		}
+	}
 	for k, i := range idx {
 		if i < 0 || i >= r.n {
 			panic(fmt.Sprintf("erm: Subset: idx[%d] = %d out of range [0, %d)", k, i, r.n))
+		}
+		if allOrNone {
+			continue
 		}
 		cols := r.col[r.rowPtr[i]:r.rowPtr[i+1]]
 		for _, j := range cols {
 			colNNZ[j]++
 		}
 		nnz += len(cols)
+	}
+	if allOrNone {
+		for j, c := range r.colNNZ {
+			if c != 0 {
+				colNNZ[j] = n
+				nnz += n
+			}
+		}
 	}
 	out := &Rows{
 		n:    n,
@@ -410,16 +436,44 @@ func (r *Rows) Subset(idx []int) *Rows {
 	out.dm = make([]float64, len(out.dcols)*n)
 	out.sCol = make([]int, 0, sparseNNZ)
 	out.sVal = make([]float64, 0, sparseNNZ)
+	// A column dense in both r and the subset is gathered from r's
+	// column-major column (which holds the row's CSR value, or 0 where the
+	// row has none: the same numbers as filling it from the CSR), one
+	// sequential write per row instead of a strided write per nonzero; the
+	// row loop below then skips it. The other columns are read from the CSR.
+	parentSlot := make([]int, r.d)
+	for j := range parentSlot {
+		parentSlot[j] = -1
+	}
+	for kp, j := range r.dcols {
+		parentSlot[j] = kp
+	}
+	fromCSR := false
+	for j, s := range slot {
+		if s >= 0 && parentSlot[j] >= 0 {
+			src := r.dm[parentSlot[j]*r.n : (parentSlot[j]+1)*r.n]
+			dst := out.dm[s*n : (s+1)*n]
+			for k, i := range idx {
+				dst[k] = src[i]
+			}
+			slot[j] = -2 // gathered
+		} else if colNNZ[j] > 0 {
+			fromCSR = true
+		}
+	}
 	for k, i := range idx {
 		out.keep[k] = int32(i)
-		lo, hi := r.rowPtr[i], r.rowPtr[i+1]
-		cols, vals := r.col[lo:hi], r.val[lo:hi]
-		for p, j := range cols {
-			if s := slot[j]; s >= 0 {
-				out.dm[s*n+k] = vals[p]
-			} else {
-				out.sCol = append(out.sCol, j)
-				out.sVal = append(out.sVal, vals[p])
+		if fromCSR {
+			lo, hi := r.rowPtr[i], r.rowPtr[i+1]
+			cols, vals := r.col[lo:hi], r.val[lo:hi]
+			for p, j := range cols {
+				switch s := slot[j]; {
+				case s >= 0:
+					out.dm[s*n+k] = vals[p]
+				case s == -1:
+					out.sCol = append(out.sCol, j)
+					out.sVal = append(out.sVal, vals[p])
+				}
 			}
 		}
 		out.sPtr[k+1] = len(out.sCol)

@@ -495,6 +495,13 @@ func TestRows_SubsetIsNewRows(t *testing.T) {
 	designs["adult"] = design{X, y}
 	X, y = magicShape(rng, 350)
 	designs["dense"] = design{X, y}
+	// Every column in every row or in none (standardized data with a
+	// constant column): Subset takes its counts from the whole's.
+	X, y = magicShape(rng, 200)
+	for i := 0; i < 200; i++ {
+		X.Set(i, 3, 0)
+	}
+	designs["all or none"] = design{X, y}
 	// A row with a NaN (row 5) and one with an infinite label (row 9).
 	X, y = sparseRandom(rng, 60, 5, 0.5)
 	X.Set(5, 2, math.NaN())
