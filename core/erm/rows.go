@@ -366,7 +366,8 @@ func (r *Rows) Resample(dst *Rows, counts []int32) *Rows {
 // numbers from every pass and fit. It reads the rows from r's CSR instead
 // of scanning X again — a training fold of a one-hot design such as
 // Adult's 105 columns with about 14 nonzeros per row is built from its
-// nonzeros alone — and does not copy the full CSR: the subset reads it,
+// nonzeros alone, and a column column-major in both r and the subset is
+// gathered from r's — and does not copy the full CSR: the subset reads it,
 // and the rows' squared norms, from r (as a Rows made by Resample does).
 //
 // Subset panics if r is weighted, does not hold its own CSR (a Rows made
