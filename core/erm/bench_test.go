@@ -37,6 +37,14 @@ func benchRows(b *testing.B, shape string) *Rows {
 				ss += (X.At(i, j) - m) * (X.At(i, j) - m)
 			}
 			sd := math.Sqrt(ss / float64(n))
+			if sd == 0 {
+				// A level the sample never drew (the real data have every
+				// level): normal values, so that every column is dense.
+				for i := 0; i < n; i++ {
+					X.Set(i, j, rng.NormFloat64()/math.Sqrt(float64(d)))
+				}
+				continue
+			}
 			for i := 0; i < n; i++ {
 				X.Set(i, j, (X.At(i, j)-m)/sd/math.Sqrt(float64(d)))
 			}
