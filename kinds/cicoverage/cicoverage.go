@@ -260,13 +260,11 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 					}
 				}
 				// One VI unit per distinct viData: an ε₁, ε₂ or ε₃ sweep
-				// has one, serving each of its ε₁. An external method's
-				// (g.suffix names it) has one per viKey instead: its fits
-				// share nothing across ε₁, and its worker serves one
-				// request at a time, so units per ε₁ can run side by side.
+				// has one, serving each of its ε₁; a group with
+				// viPerEps1 has one per viKey instead.
 				for _, g := range groups {
 					vk := pt.viData
-					if g.suffix != "" {
+					if g.viPerEps1 {
 						vk = pt.viKey
 					}
 					key := fmt.Sprintf("%s/vi/%s/%s%s", name, vk, model, g.suffix)
@@ -670,9 +668,15 @@ func (e *Experiment) sel(model dpci.Model) []int {
 
 // unitGroup is a set of methods of one model computed by one unit, and
 // the suffix of the units' keys ("" for the in-process methods).
+// viPerEps1 puts its variability intervals in a unit per ε₁ of an ε₁
+// sweep (an external method: its fits share nothing across ε₁, and its
+// worker serves one request at a time, so units per ε₁ run side by side);
+// the in-process methods' VI is one unit serving every ε₁ (their fits
+// share each replicate and θ̂).
 type unitGroup struct {
-	ms     []int
-	suffix string
+	ms        []int
+	suffix    string
+	viPerEps1 bool
 }
 
 // unitGroups splits the methods of model into the groups that units
@@ -690,7 +694,7 @@ func (e *Experiment) unitGroups(model dpci.Model) []unitGroup {
 	in := -1 // the index in out of the in-process group
 	for _, i := range e.sel(model) {
 		if m, ok := e.methods[i].(*cimethods.External); ok {
-			out = append(out, unitGroup{ms: []int{i}, suffix: "/" + m.Name()})
+			out = append(out, unitGroup{ms: []int{i}, suffix: "/" + m.Name(), viPerEps1: true})
 			continue
 		}
 		if in < 0 {
