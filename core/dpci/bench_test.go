@@ -136,7 +136,8 @@ func BenchmarkMCQuantiles(b *testing.B) {
 // BenchmarkMCInterval times the Monte Carlo interval of Algorithm 3 (Wang,
 // Kifer and Lee 2019, lines 7–15: ObjPertCI) at the paper profile's m =
 // 10,000 and Table 3's d = 11: the draws (fixed by the stream), the two
-// matrix-vector products per draw and the quantiles.
+// matrix-vector products per draw and the quantiles ("obj"); and that of
+// Algorithm 5 under DP (OutPertCI: one product per draw, "output-dp").
 func BenchmarkMCInterval(b *testing.B) {
 	const d, m = 11, 10000
 	rng := randx.New(27, "dpci", "bench", "mc")
@@ -151,9 +152,18 @@ func BenchmarkMCInterval(b *testing.B) {
 		}
 	}
 	theta := make([]float64, d)
-	for b.Loop() {
-		if _, err := ObjPertCI(context.Background(), rng, theta, h, s, 30162, 0.4, 0.05, m); err != nil {
-			b.Fatal(err)
+	b.Run("obj", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ObjPertCI(context.Background(), rng, theta, h, s, 30162, 0.4, 0.05, m); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("output-dp", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := OutPertCI(context.Background(), rng, theta, h, s, 30162, 0.001, 0.5, DP, 0.05, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dprepro/dprepro/core/erm"
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestSqDeriv_FillDeriv2: the batch ℓ′² of GradCov's pseudo-loss is its
@@ -99,6 +100,72 @@ func TestMatVecAdd_SameBits(t *testing.T) {
 				if math.Float64bits(z[j]) != math.Float64bits(want[j]) {
 					t.Errorf("d = %d, stride = %d: z[%d] = %v, want %v", d, stride, j, z[j], want[j])
 				}
+			}
+		}
+	}
+}
+
+// TestMatVecAddLower checks the triangular product of the Monte Carlo
+// draws against a plain loop over a lower-triangular a (its upper
+// triangle holding garbage that must not be read), and lowerFactor: L
+// lower triangular with L·Lᵀ = a·aᵀ (to rounding), and a kept when a·aᵀ is
+// singular.
+func TestMatVecAddLower(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 6))
+	for _, d := range []int{1, 2, 3, 10, 11} {
+		for _, stride := range []int{d, d + 3} {
+			a := make([]float64, d*stride)
+			for i := range a {
+				a[i] = rng.NormFloat64()
+			}
+			g := make([]float64, d)
+			z := make([]float64, d)
+			for i := range g {
+				g[i] = rng.NormFloat64()
+				z[i] = rng.NormFloat64()
+			}
+			want := make([]float64, d)
+			for j := range want {
+				s := z[j]
+				for k := 0; k <= j; k++ {
+					s += a[j*stride+k] * g[k]
+				}
+				want[j] = s
+			}
+			matVecAddLower(z, a, stride, g)
+			for j := range z {
+				if math.Abs(z[j]-want[j]) > 1e-12*(1+math.Abs(want[j])) {
+					t.Errorf("d = %d, stride = %d: z[%d] = %v, want %v", d, stride, j, z[j], want[j])
+				}
+			}
+		}
+		a := mat.NewDense(d, d, nil)
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				a.Set(i, j, rng.NormFloat64())
+			}
+		}
+		l, ok := lowerFactor(a)
+		if !ok {
+			t.Fatalf("d = %d: no factor of a full-rank a·aᵀ", d)
+		}
+		var aat, llt mat.Dense
+		aat.Mul(a, a.T())
+		llt.Mul(l, l.T())
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				if j > i && l.At(i, j) != 0 {
+					t.Fatalf("d = %d: L[%d][%d] = %v above the diagonal", d, i, j, l.At(i, j))
+				}
+				if math.Abs(aat.At(i, j)-llt.At(i, j)) > 1e-10*(1+math.Abs(aat.At(i, j))) {
+					t.Errorf("d = %d: (L·Lᵀ)[%d][%d] = %v, a·aᵀ %v", d, i, j, llt.At(i, j), aat.At(i, j))
+				}
+			}
+		}
+		if d > 1 {
+			a.SetRow(0, make([]float64, d)) // (a·aᵀ)₀₀ = 0: no factor (a rank-deficient a·aᵀ whose pivots round to > 0 is factored, to rounding)
+			if got, ok := lowerFactor(a); ok || got != a {
+				t.Errorf("d = %d: singular a·aᵀ: ok = %v, want a itself back", d, ok)
 			}
 		}
 	}

@@ -223,3 +223,20 @@ func TestSim_NormFillSameDraws(t *testing.T) {
 		t.Error("the generators' states differ after the draws")
 	}
 }
+
+// TestSumSquares checks the four-chain sum of squares against a plain
+// loop, to rounding, at every length up to 13 (the tails of the loop).
+func TestSumSquares(t *testing.T) {
+	s := NewSim(New(3, "sumsq"))
+	for n := 0; n <= 13; n++ {
+		x := make([]float64, n)
+		s.NormFill(x)
+		want := 0.0
+		for _, v := range x {
+			want += v * v
+		}
+		if got := sumSquares(x); math.Abs(got-want) > 1e-14*want {
+			t.Errorf("n = %d: %v, want %v", n, got, want)
+		}
+	}
+}

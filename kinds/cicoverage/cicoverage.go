@@ -149,6 +149,15 @@ type point struct {
 	// viKey adds ε₁, which the VI spends (not ε₂, ε₃): it names the
 	// streams of the methods' draws of a VI fit.
 	viKey string
+	// ciData names the stream of a coverage replicate's draw, and the
+	// points that share a coverage unit per replicate block (see runCI):
+	// the swept value when it sets the data (n, d), else — an ε sweep —
+	// viData, so that the points of an ε sweep draw each replicate once.
+	// ciKey names the streams of the methods' draws: the swept value
+	// when it sets ε₁ or the data, else — an ε₂ or ε₃ sweep — ε₁ alone
+	// ("eps1=…"), so that its points draw θ̃ and the releases' noise from
+	// the same streams.
+	ciData, ciKey string
 }
 
 type unit struct {
@@ -157,8 +166,8 @@ type unit struct {
 	model  dpci.Model
 	ms     []int // the methods computed (indices in Experiment.methods), in the spec's order
 	vi     bool
-	group  []int     // VI units: the points served, pt first
-	eps1s  []float64 // VI units: the distinct ε₁ of group, in order of first appearance
+	group  []int     // the points served, pt first (a coverage unit: the points of one ciData)
+	eps1s  []float64 // the distinct ε₁ of group, in order of first appearance
 	lo, hi int       // coverage replicates [lo, hi), 0-based
 }
 
@@ -233,6 +242,17 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			data.key = sampleKey(di, name, n, d)
 			pt.viData = fmt.Sprintf("n=%d,d=%d", n, d)
 			pt.viKey = fmt.Sprintf("%s,eps1=%s", pt.viData, results.FormatFloat(pt.eps[0]))
+			pt.ciData = results.FormatFloat(x)
+			pt.ciKey = pt.ciData
+			ciUnit := fmt.Sprintf("%s=%s", ci.Sweep, pt.ciData)
+			switch ci.Sweep {
+			case "eps1", "eps2", "eps3":
+				pt.ciData = pt.viData
+				ciUnit = pt.viData
+				if ci.Sweep != "eps1" {
+					pt.ciKey = "eps1=" + results.FormatFloat(pt.eps[0])
+				}
+			}
 			if err := pt.cost(e.methods); err != nil {
 				return nil, at(err)
 			}
@@ -248,15 +268,24 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 			}
 			pi := len(e.points)
 			e.points = append(e.points, pt)
-			xs := results.FormatFloat(x)
 			for _, model := range e.models {
 				groups := e.unitGroups(model)
+				// One coverage unit per replicate block and ciData: the
+				// points of an ε sweep share it (runCI).
 				for lo := 0; lo < ci.Replicates; lo += ci.BlockSize {
 					hi := min(lo+ci.BlockSize, ci.Replicates)
 					for _, g := range groups {
-						key := fmt.Sprintf("%s/%s=%s/%s/ci/rep=%d-%d%s", name, ci.Sweep, xs, model, lo+1, hi, g.suffix)
+						key := fmt.Sprintf("%s/%s/%s/ci/rep=%d-%d%s", name, ciUnit, model, lo+1, hi, g.suffix)
+						if u, ok := e.byKey[key]; ok {
+							u.group = append(u.group, pi)
+							if !slices.Contains(u.eps1s, pt.eps[0]) {
+								u.eps1s = append(u.eps1s, pt.eps[0])
+							}
+							e.byKey[key] = u
+							continue
+						}
 						e.units = append(e.units, key)
-						e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, lo: lo, hi: hi}
+						e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, group: []int{pi}, eps1s: []float64{pt.eps[0]}, lo: lo, hi: hi}
 					}
 				}
 				// One VI unit per distinct viData: an ε₁, ε₂ or ε₃ sweep
@@ -555,10 +584,16 @@ func (e *Experiment) viStream(env runner.Env, pt *point, viKey string, model dpc
 	return env.Stream(e.data[pt.ds].Name, "vi", viKey, string(model), fmt.Sprint(i), step)
 }
 
-// stream returns the random stream of one step of one replicate.
+// stream returns the random stream of one step of one coverage
+// replicate: keyed by pt.ciData for the replicate's own draw
+// (resampleStep), by pt.ciKey for the methods' steps.
 func (e *Experiment) stream(env runner.Env, pt *point, model dpci.Model, kind string, rep int, step string) *rand.Rand {
+	key := pt.ciKey
+	if step == resampleStep {
+		key = pt.ciData
+	}
 	return env.Stream(e.data[pt.ds].Name, e.spec.ConfidenceIntervals.Sweep,
-		results.FormatFloat(pt.x), string(model), kind, fmt.Sprint(rep), step)
+		key, string(model), kind, fmt.Sprint(rep), step)
 }
 
 // resampler draws bootstrap replicates of one sample into reused storage.
@@ -721,19 +756,39 @@ func streams(stream func(step string) *rand.Rand) cimethods.Streams {
 	}
 }
 
-// runCI computes the coverage replicates [u.lo, u.hi) of one model: per
-// replicate, one interval of each of the model's methods. Replicates are
-// independent — each draws only from the streams keyed by its index — so
-// the unit hands them to runner.Env.Parallel (tail help, issue 27) and
-// returns their rows in replicate order; the error returned is the first
-// in that order, as a single loop's. External methods' units keep one
-// loop (see runVI).
+// runCI computes the coverage replicates [u.lo, u.hi) of one model at
+// each point of the unit's group: per replicate, one interval of each of
+// the model's methods at each point. Replicates are independent — each
+// draws only from the streams keyed by its index — so the unit hands them
+// to runner.Env.Parallel (tail help, issue 27) and returns their rows
+// point by point, each point's in replicate order; the error returned is
+// the first in replicate order, as a single loop's. External methods'
+// units keep one loop (see runVI).
+//
+// The points of an ε sweep (one ciData: the same records and features)
+// are one unit's group, and a replicate is drawn once for all of them
+// (from the stream of its data, not of a swept value), with one
+// cimethods.Shared: output perturbation's non-private θ̂ (Eq. 7) is fitted
+// once per replicate for every point. The methods' streams are keyed by
+// the replicate and ε₁ (ciKey): in an ε₂ or ε₃ sweep, whose points share
+// ε₁, the points also share θ̃ (Algorithm 1 or 4 at ε₁) and what is
+// computed from it (the exact H and Σ at θ̃), which leaves only H̃, Σ̃ and
+// the Monte Carlo intervals to each point; in an ε₁ sweep each point
+// draws θ̃ and the rest from streams of its own ε₁. Each point's
+// intervals follow the paper's protocol (its replicates are independent
+// bootstrap samples, its θ̃ at its ε₁, H̃ and Σ̃ at its ε₂ and ε₃); across
+// the points the replicates are common random numbers — in an ε₂ or ε₃
+// sweep the noise of H̃ and Σ̃ and the Monte Carlo draws are even the same
+// normals at each point's scale —, which leaves each point's coverage
+// and lengths with the law they had and makes their differences across
+// the sweep less noisy, as for the variability intervals (runVI). An n
+// or d sweep sets the data per point: its groups are one point each.
 func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
-	pt := e.points[u.pt]
+	pt := e.points[u.pt] // the group's data, θ₀ and streams: the same at every point
 	theta0 := pt.theta0[u.model]
 	ms := u.ms
 	records := e.usesRecords(ms)
-	byRep := make([][]results.Row, u.hi-u.lo)
+	byRep := make([][][]results.Row, u.hi-u.lo) // [replicate][point of the group]
 	worker := func() func(k int) error {
 		prob := e.problem(erm.FitOptions{Init: theta0, Work: new(erm.Workspace), Context: ctx})
 		rs := newResampler(pt.data, records)
@@ -742,34 +797,41 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 				return err
 			}
 			rep := u.lo + k
-			d := cimethods.Data{
-				Rows:    rs.draw(e.stream(env, pt, u.model, "ci", rep, resampleStep)),
-				Records: rs.records,
-				Problem: prob,
-				Streams: streams(func(step string) *rand.Rand { return e.stream(env, pt, u.model, "ci", rep, step) }),
-				Shared:  new(cimethods.Shared),
-				Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("ci replicate %d", rep+1), N: pt.n},
+			rows := rs.draw(e.stream(env, pt, u.model, "ci", rep, resampleStep))
+			shared := new(cimethods.Shared)
+			byRep[k] = make([][]results.Row, len(u.group))
+			for q, pi := range u.group {
+				at := e.points[pi]
+				d := cimethods.Data{
+					Rows:    rows,
+					Records: rs.records,
+					Problem: prob,
+					Streams: streams(func(step string) *rand.Rand { return e.stream(env, at, u.model, "ci", rep, step) }),
+					Shared:  shared,
+					Scope:   mech.Records{Dataset: e.data[pt.ds].Name, Part: fmt.Sprintf("ci replicate %d", rep+1), N: pt.n},
+				}
+				out := make([]results.Row, 0, len(ms))
+				for _, i := range ms { // rows in the spec's method order
+					m := e.methods[i]
+					rel, err := m.Interval(ctx, d, at.budget())
+					if err != nil {
+						return fmt.Errorf("%s: %w", m.Name(), err)
+					}
+					if !rel.Cost.Equal(at.costs[i]) {
+						return fmt.Errorf("cicoverage: method %s released under a cost other than the one it states for the ledger", m.Name())
+					}
+					if rel.Interval.Lo == nil {
+						out = append(out, e.failRow(key, at, m, rep, rel.EpsilonPrime, rel.Status))
+						continue
+					}
+					th := at.theta0[u.model] // θ₀ of the group's data: the same at every point
+					if len(rel.Interval.Lo) != len(th) || len(rel.Interval.Hi) != len(th) {
+						return fmt.Errorf("cicoverage: method %s released %d/%d intervals for %d coordinates", m.Name(), len(rel.Interval.Lo), len(rel.Interval.Hi), len(th))
+					}
+					out = append(out, e.ciRow(key, at, m, rep, rel.Interval, th, rel.EpsilonPrime, rel.Status))
+				}
+				byRep[k][q] = out
 			}
-			out := make([]results.Row, 0, len(ms))
-			for _, i := range ms { // rows in the spec's method order
-				m := e.methods[i]
-				rel, err := m.Interval(ctx, d, pt.budget())
-				if err != nil {
-					return fmt.Errorf("%s: %w", m.Name(), err)
-				}
-				if !rel.Cost.Equal(pt.costs[i]) {
-					return fmt.Errorf("cicoverage: method %s released under a cost other than the one it states for the ledger", m.Name())
-				}
-				if rel.Interval.Lo == nil {
-					out = append(out, e.failRow(key, pt, m, rep, rel.EpsilonPrime, rel.Status))
-					continue
-				}
-				if len(rel.Interval.Lo) != len(theta0) || len(rel.Interval.Hi) != len(theta0) {
-					return fmt.Errorf("cicoverage: method %s released %d/%d intervals for %d coordinates", m.Name(), len(rel.Interval.Lo), len(rel.Interval.Hi), len(theta0))
-				}
-				out = append(out, e.ciRow(key, pt, m, rep, rel.Interval, theta0, rel.EpsilonPrime, rel.Status))
-			}
-			byRep[k] = out
 			return nil
 		}
 	}
@@ -781,8 +843,10 @@ func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u un
 		return nil, err
 	}
 	var out []results.Row
-	for _, rows := range byRep {
-		out = append(out, rows...)
+	for q := range u.group {
+		for _, rows := range byRep {
+			out = append(out, rows[q]...)
+		}
 	}
 	return out, nil
 }

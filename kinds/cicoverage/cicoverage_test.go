@@ -494,3 +494,78 @@ func TestRunUnit_StopsPromptly(t *testing.T) {
 		})
 	}
 }
+
+// TestCI_EpsSweepOneUnit checks the coverage units of an ε₁, ε₂ and ε₃
+// sweep (runCI): one unit per model and replicate block serves every
+// value (the replicate drawn once; in an ε₂ or ε₃ sweep θ̃ and the exact
+// matrices computed once too), and each value's rows are, bit for bit,
+// those of a spec with that value alone — the draws are keyed by the
+// replicate's data and ε₁, not by the swept value, so a point's intervals
+// do not depend on the other values of its sweep (and keep the paper's
+// law).
+func TestCI_EpsSweepOneUnit(t *testing.T) {
+	t.Parallel()
+	base := strings.Replace(smallSpec, `methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-svm", "zcdp-output-svm"]`,
+		`methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-lr", "zcdp-output-lr", "dp-obj-svm", "dp-output-svm", "zcdp-output-svm"]`, 1)
+	cov := func(src string, wantUnits int) map[string]results.Row { // by x, method and replicate
+		t.Helper()
+		e := load(t, src)
+		out := map[string]results.Row{}
+		units := 0
+		for _, key := range e.units {
+			if e.byKey[key].vi {
+				continue
+			}
+			units++
+			rows, err := runner.RunKey(context.Background(), e, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				k := r["x"] + " " + r["method"] + " " + r["replicate"]
+				if _, dup := out[k]; dup {
+					t.Fatalf("two coverage rows of %s", k)
+				}
+				out[k] = r
+			}
+		}
+		if units != wantUnits {
+			t.Fatalf("%d coverage units, want %d", units, wantUnits)
+		}
+		return out
+	}
+	for _, sweep := range []string{"eps1", "eps2", "eps3"} {
+		spec := func(values string) string {
+			return strings.Replace(base, "sweep = \"d\"\nvalues = [1, 3]", "d1 = 2\nsweep = \""+sweep+"\"\nvalues = "+values, 1)
+		}
+		all := cov(spec("[0.2, 0.9, 3]"), 2*2) // 2 models × 2 blocks, every value in each
+		if len(all) != 3*7*6 {
+			t.Fatalf("%s: %d coverage rows, want 3 values × 7 methods × 6 replicates", sweep, len(all))
+		}
+		for _, x := range []string{"0.9", "3"} {
+			alone := cov(spec("["+x+"]"), 2*2)
+			for k, a := range alone {
+				s, ok := all[k]
+				if !ok {
+					t.Fatalf("%s: the sweep has no row %s", sweep, k)
+				}
+				for c, v := range a {
+					if s[c] != v {
+						t.Errorf("%s %s: %s %q in the sweep, %q alone", sweep, k, c, s[c], v)
+					}
+				}
+			}
+		}
+		if sweep == "eps1" {
+			continue
+		}
+		// θ̃ is shared: ε′ is the same at every value; the intervals are
+		// each value's own.
+		for _, m := range []string{"dp-obj-lr", "dp-obj-svm"} {
+			a, b := all["0.2 "+m+" 1"], all["3 "+m+" 1"]
+			if a["epsilon_prime"] != b["epsilon_prime"] || a["ci_length"] == b["ci_length"] {
+				t.Errorf("%s %s replicate 1: ε′ %s, %s and lengths %s, %s: want one ε′, two lengths", sweep, m, a["epsilon_prime"], b["epsilon_prime"], a["ci_length"], b["ci_length"])
+			}
+		}
+	}
+}

@@ -62,15 +62,19 @@ const binomialOps = 4
 //	matrices   2·r·(D² + ℓ)              Ĥ and Σ̂ of Algorithm 2
 //	intervals  m·(normOps·D + D² + D·log₂ m)  Algorithm 3/5's Monte Carlo draws and quantiles
 //
-//	coverage unit  (hi−lo) · (resample + fits·fit + methods·(matrices + intervals))
+//	coverage unit  (hi−lo) · (resample + fits·fit + methods·(E·matrices + P·intervals))
 //	VI unit        vi_fits · (resample + fits·fit)
 //
-// where fits is the number of distinct fits a replicate makes for the
-// unit's methods: one per perturbation of the paper's methods (the DP
-// and zCDP variants share it, cimethods.Share), one per external method;
-// in a VI unit serving E values of ε₁ (an ε₁ sweep), E per external
-// method and objective perturbation but one for output perturbation,
-// whose non-private θ̂ serves every ε₁ (runVI).
+// where P is the number of points a coverage unit serves (the values of an
+// ε sweep share each replicate, see runCI; one point otherwise), E the
+// distinct ε₁ among them (the exact matrices are computed at each ε₁'s θ̃;
+// in an ε₂ or ε₃ sweep once for all points), and fits the number of
+// distinct fits a replicate makes for the unit's methods: one per
+// perturbation of the paper's methods (the DP and zCDP variants share it,
+// cimethods.Share) — E for objective perturbation (Algorithm 1 at each
+// ε₁), one for output perturbation (its non-private θ̂ serves every ε₁) —
+// and one per external method and point of a coverage unit (E per
+// external method in a VI unit serving E values of ε₁, an ε₁ sweep).
 // The order it gives is checked against measured thread CPU times (the
 // manifest's unit_times.scaling.estimates; docs/runs.md, "Scheduling");
 // it changes no result.
@@ -85,11 +89,16 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 	r := float64(pt.data.base.N())
 	perts := map[string]bool{}
 	E := max(1, len(u.eps1s)) // the ε₁ values a replicate is fitted at
-	fits := 0
+	P := float64(max(1, len(u.group)))
+	fits := 0.0
 	for _, i := range u.ms {
 		m := e.methods[i]
 		if _, ext := m.(*cimethods.External); ext {
-			fits += E
+			if u.vi {
+				fits += float64(E)
+			} else {
+				fits += P // it shares nothing across the points
+			}
 			continue
 		}
 		switch p := m.Attributes().Perturbation; {
@@ -99,7 +108,7 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 			fits++
 		default:
 			perts[p] = true
-			fits += E
+			fits += float64(E)
 		}
 	}
 	draws := rngOps * n
@@ -108,11 +117,12 @@ func (e *Experiment) UnitCost(ru runner.Unit) float64 {
 		// binomial per distinct row, O(√(n/r)) each by inversion.
 		draws = binomialOps * r * math.Sqrt(n/r)
 	}
-	replicate := draws + r*D + float64(fits)*fitPasses*r*(2*D+l)
+	replicate := draws + r*D + fits*fitPasses*r*(2*D+l)
 	if u.vi {
 		return float64(ci.VIFits) * replicate
 	}
 	m := float64(ci.MCSamples)
-	interval := 2*r*(D*D+l) + m*(normOps*D+D*D+D*math.Log2(m+1))
-	return float64(u.hi-u.lo) * (replicate + float64(len(u.ms))*interval)
+	matrices := 2 * r * (D*D + l)
+	interval := m * (normOps*D + D*D + D*math.Log2(m+1))
+	return float64(u.hi-u.lo) * (replicate + float64(len(u.ms))*(float64(E)*matrices+P*interval))
 }

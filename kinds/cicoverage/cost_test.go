@@ -92,3 +92,42 @@ func TestUnitCost_EpsOneSweep(t *testing.T) {
 		t.Errorf("%d VI units, want one per model: %v", vi, cost)
 	}
 }
+
+// TestUnitCost_EpsSweepCoverage checks the estimate of the coverage units
+// of ε sweeps, one per model and block serving every value (runCI): in an
+// ε₂ sweep the replicate, θ̃ (one Algorithm 1 fit) and the exact matrices
+// once, the intervals per value; in an ε₁ sweep Algorithm 1 and the exact
+// matrices per ε₁, output perturbation's θ̂ once.
+func TestUnitCost_EpsSweepCoverage(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(smallSpec, `methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-svm", "zcdp-output-svm"]`,
+		`methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-lr"]`, 1)
+	m := 200.0
+	interval := m * (20*2 + 4 + 2*math.Log2(201)) // D = 2
+	for _, c := range []struct {
+		sweep string
+		E     float64 // the distinct ε₁
+	}{{"eps2", 1}, {"eps1", 3}} {
+		e := load(t, strings.Replace(src, "sweep = \"d\"\nvalues = [1, 3]", "d1 = 1\nsweep = \""+c.sweep+"\"\nvalues = [0.5, 1, 2]", 1))
+		var coster runner.UnitCoster = e
+		units := 0
+		for _, u := range e.Units() {
+			if e.byKey[u.Key()].vi {
+				continue
+			}
+			units++
+			if u.Key() != "adult/n=1500,d=1/lr/ci/rep=1-4" {
+				continue
+			}
+			r := float64(e.points[0].data.base.N())
+			// 4 · (10·n + r·D + (E + 1)·3·r·(2D + ℓ) + 3 methods · (E·2·r·(D² + ℓ) + 3 values · interval)), ℓ = 20.
+			want := 4 * (10*1500 + r*2 + (c.E+1)*3*r*24 + 3*(c.E*2*r*24+3*interval))
+			if got := coster.UnitCost(u); math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s: coverage unit: %v, want %v", c.sweep, got, want)
+			}
+		}
+		if units != 2 {
+			t.Errorf("%s: %d coverage units, want 2 (one per block of the lr model)", c.sweep, units)
+		}
+	}
+}

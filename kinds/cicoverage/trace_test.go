@@ -219,9 +219,17 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 	if got, want := tracetest.Mechanisms(rels), e.Mechanisms(); !slices.Equal(got, want) {
 		t.Errorf("the run released %v; the kind declares %v (runner.Releaser)", got, want)
 	}
-	// The coverage streams are keyed by (dataset, x, model, replicate,
-	// step) and asked for once each: no coverage release may replay
-	// another. The VI streams are keyed by viKey (data and ε₁), not x: the
+	// The coverage streams are keyed by (dataset, ciKey, model,
+	// replicate, step): ciKey is the swept value, except in an ε₂ or ε₃
+	// sweep, whose points share one unit per replicate block and the
+	// replicate's streams, keyed by ε₁ (runCI: common random numbers).
+	// Each point asks for each of its streams once, in the group's order,
+	// and θ̃ of Algorithm 1 is drawn once for the points of one ε₁
+	// ("obj-fit", shared): so the release of the q-th point of a unit's
+	// group with the stream's ciKey draws from generator #q of the stream
+	// (pointOf) — none replays another of its own interval (such a replay
+	// would be counted against the next point, whose part would then be
+	// released twice). The VI streams are keyed by viKey (data and ε₁), not x: the
 	// points of an ε₂ or ε₃ sweep are served by one VI computation, and
 	// the fits of one replicate at the ε₁ values of an ε₁ sweep draw from
 	// streams of their own ε₁ — so no VI release may replay another
@@ -234,7 +242,30 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 			ciRels = append(ciRels, r)
 		}
 	}
-	tracetest.CheckNoReplay(t, ciRels, false)
+	// pointOf returns the points (indices in e.points) a coverage
+	// release is charged to: the instance-th point of its unit's group
+	// whose ciKey its stream names, or all of them for the shared θ̃.
+	pointOf := func(r mech.Release) []int {
+		u, ok := e.byKey[r.Unit]
+		p := strings.Split(r.Stream, "/")
+		var at []int
+		for _, pi := range u.group {
+			if e.points[pi].ciKey == p[len(p)-5] {
+				at = append(at, pi)
+			}
+		}
+		_, _, _, step := stepOf(t, r.Stream)
+		if !ok || r.Instance >= len(at) || step == "obj-fit" && r.Instance > 0 {
+			t.Fatalf("release %v drew from generator #%d of its stream: its unit serves %d points of its ciKey (a point's releases draw from generator #q, a shared θ̃ from #0)", r, r.Instance, len(at))
+		}
+		if step == "obj-fit" {
+			return at
+		}
+		return at[r.Instance : r.Instance+1]
+	}
+	for _, r := range ciRels {
+		pointOf(r)
+	}
 	tracetest.CheckNoReplay(t, viRels, false)
 	if t.Failed() {
 		t.FailNow()
@@ -249,18 +280,25 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 		idx   int
 		model string
 		viKey string // VI: the data and ε₁ its streams are keyed by
+		pt    int    // coverage: the point (index in e.points)
 	}
 	spent := map[repKey]map[string]*spend{}
-	streamsOf := map[string][]mech.Release{}
-	var streamOrder []string
-	for _, r := range rels {
-		if _, ok := streamsOf[r.Stream]; !ok {
-			streamOrder = append(streamOrder, r.Stream)
-		}
-		streamsOf[r.Stream] = append(streamsOf[r.Stream], r)
+	// The releases per generator: a stream and its generator number.
+	type gen struct {
+		stream string
+		q      int
 	}
-	for _, s := range streamOrder {
-		rs := streamsOf[s]
+	streamsOf := map[gen][]mech.Release{}
+	var streamOrder []gen
+	for _, r := range rels {
+		g := gen{r.Stream, r.Instance}
+		if _, ok := streamsOf[g]; !ok {
+			streamOrder = append(streamOrder, g)
+		}
+		streamsOf[g] = append(streamsOf[g], r)
+	}
+	for _, g := range streamOrder {
+		s, rs := g.stream, streamsOf[g]
 		model, vi, idx, step := stepOf(t, s)
 		part := fmt.Sprintf("ci replicate %d", idx+1)
 		if vi {
@@ -272,34 +310,40 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 			}
 		}
 		methods, parts := a.account(t, model, step, rs)
-		k := repKey{rs[0].Unit, vi, idx, model, ""}
+		k := repKey{rs[0].Unit, vi, idx, model, "", -1}
+		qs := []int{-1}
 		if vi {
 			p := strings.Split(s, "/")
 			k.viKey = p[len(p)-4]
+		} else {
+			qs = pointOf(rs[0])
 		}
-		if spent[k] == nil {
-			spent[k] = map[string]*spend{}
-		}
-		for _, m := range methods {
-			name := m + "-" + model
-			sp := spent[k][name]
-			if sp == nil {
-				sp = &spend{n: rs[0].Data.N}
-				spent[k][name] = sp
+		for _, q := range qs {
+			k.pt = q
+			if spent[k] == nil {
+				spent[k] = map[string]*spend{}
 			}
-			zcdp := strings.HasPrefix(name, "zcdp-")
-			for _, p := range parts {
-				if sp.has[p.part] {
-					t.Fatalf("%s %v: %s's part %d released twice", s, k, name, p.part)
+			for _, m := range methods {
+				name := m + "-" + model
+				sp := spent[k][name]
+				if sp == nil {
+					sp = &spend{n: rs[0].Data.N}
+					spent[k][name] = sp
 				}
-				sp.has[p.part] = true
-				if zcdp {
-					sp.v[p.part] = p.rho
-				} else {
-					sp.v[p.part] = p.eps
-				}
-				if math.IsNaN(sp.v[p.part]) {
-					t.Fatalf("%s: %s charged a release of the other notion", s, name)
+				zcdp := strings.HasPrefix(name, "zcdp-")
+				for _, p := range parts {
+					if sp.has[p.part] {
+						t.Fatalf("%s %v: %s's part %d released twice", s, k, name, p.part)
+					}
+					sp.has[p.part] = true
+					if zcdp {
+						sp.v[p.part] = p.rho
+					} else {
+						sp.v[p.part] = p.eps
+					}
+					if math.IsNaN(sp.v[p.part]) {
+						t.Fatalf("%s: %s charged a release of the other notion", s, name)
+					}
 				}
 			}
 		}
@@ -374,7 +418,17 @@ func checkSpecTrace(t *testing.T, e *Experiment) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp := spent[repKey{row["unit"], false, rep - 1, model, ""}][name]
+		// The row's point.
+		q := -1
+		for _, pi := range e.byKey[row["unit"]].group {
+			if results.FormatFloat(e.points[pi].x) == row["x"] {
+				q = pi
+			}
+		}
+		if q < 0 {
+			t.Fatalf("coverage row %v: not a point of its unit", row)
+		}
+		sp := spent[repKey{row["unit"], false, rep - 1, model, "", q}][name]
 		if sp == nil || sp.has != [3]bool{true, true, true} {
 			t.Errorf("unit %s replicate %d: %s: want the three releases θ̃, H̃, Σ̃, got %+v", row["unit"], rep, name, sp)
 			continue

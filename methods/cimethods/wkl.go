@@ -286,8 +286,17 @@ func (m outPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 	if err != nil {
 		return Release{}, err
 	}
+	// The exact H and Σ at θ̃, computed once for the points of an ε₂ or ε₃
+	// sweep (their θ̃ is the same: θ̂ and the noise drawn at ϕ₁ from the
+	// replicate's stream); each point then draws H̃ and Σ̃ at its ϕ₂, ϕ₃.
+	mats, err := Share(d.Shared, fmt.Sprintf("wkl/output-matrices/%s/eps1=%v", m.name, b.Eps1), func() (dpci.Matrices, error) {
+		return dpci.ExactMatrices(d.Rows, p, theta)
+	})
+	if err != nil {
+		return Release{}, err
+	}
 	mech.Scope(rng, matricesWhat(m.name), d.Scope)
-	h, sigma, err := dpci.PrivMatrices(rng, d.Rows, p, theta)
+	h, sigma, err := dpci.PrivMatricesOf(rng, n, p, theta, mats)
 	if err != nil {
 		return Release{}, err
 	}
