@@ -4,10 +4,15 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
 	privpkg "github.com/dprepro/dprepro/core/privacy"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -218,7 +223,10 @@ func privSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, f
 			return nil, fmt.Errorf("dpci: PrivSPDMat: %w", err)
 		}
 	}
-	eta := make([]float64, d*d)
+	sc := eigPool.Get().(*eigScratch)
+	defer eigPool.Put(sc)
+	sc.reset(d)
+	eta := sc.eta
 	switch privacy {
 	case DP:
 		if err := mech.SphericalLaplace(eta, rng, phi/sens); err != nil {
@@ -232,7 +240,10 @@ func privSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, f
 	default:
 		return nil, fmt.Errorf("dpci: PrivSPDMat: unknown privacy %q (want %q or %q)", privacy, DP, ZCDP)
 	}
-	noisy := mat.NewSymDense(d, nil)
+	// The noisy matrix's upper triangle, row-major in sc.a (the lower
+	// triangle zero): the storage of a mat.SymDense, as mat.EigenSym
+	// copies it before the decomposition.
+	noisy := sc.a
 	for i := 0; i < d; i++ {
 		for j := i; j < d; j++ {
 			v := m.At(i, j)
@@ -242,7 +253,7 @@ func privSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, f
 				// no low bits of m).
 				v = mech.RoundToGrid(v, sens/math.Sqrt(2*phi))
 			}
-			noisy.SetSym(i, j, v+(eta[i*d+j]+eta[j*d+i])/2)
+			noisy[i*d+j] = v + (eta[i*d+j]+eta[j*d+i])/2
 		}
 	}
 	r := mech.Release{Mechanism: "privspdmat-dp", Scale: phi / sens, Sensitivity: sens, Dim: d * d, Params: params,
@@ -252,25 +263,53 @@ func privSPDMat(dst *mat.SymDense, rng *rand.Rand, m mat.Symmetric, sens, phi, f
 		r.Guarantee = privpkg.Rho(phi, r.Guarantee.Covers)
 	}
 	mech.Record(rng, r)
-	return clampEig(dst, noisy, floor)
+	return sc.clampEig(dst, d, floor)
 }
 
-// clampEig returns V·diag(max(Λ, floor))·Vᵀ for the symmetric s = VΛVᵀ
-// (Algorithm 2, lines 10–14), in dst (allocated when nil).
-func clampEig(dst *mat.SymDense, s mat.Symmetric, floor float64) (*mat.SymDense, error) {
-	d := s.SymmetricDim()
+// eigScratch is the storage of one privSPDMat call, reused across calls
+// (eigPool): the audit's PrivSPDMat targets release millions of 3×3
+// matrices, whose allocations (the noise, the matrix, and mat.EigenSym's
+// copy, values and vectors) were a large part of their cost.
+type eigScratch struct {
+	eta, a, w, work []float64
+}
+
+var eigPool = sync.Pool{New: func() any { return new(eigScratch) }}
+
+// reset sizes the scratch for d×d matrices: eta and w of any content, a
+// cleared, work of the length LAPACK's workspace query asks for (the
+// length mat.EigenSym gives it).
+func (s *eigScratch) reset(d int) {
+	size := func(b []float64, n int) []float64 {
+		if cap(b) < n {
+			return make([]float64, n)
+		}
+		return b[:n]
+	}
+	s.eta, s.a, s.w = size(s.eta, d*d), size(s.a, d*d), size(s.w, d)
+	clear(s.a)
+	var q [1]float64
+	lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: d, Stride: d, Data: s.a, Uplo: blas.Upper}, s.w, q[:], -1)
+	s.work = size(s.work, int(q[0]))
+}
+
+// clampEig returns V·diag(max(Λ, floor))·Vᵀ for the symmetric matrix whose
+// upper triangle s.a holds (row-major, d×d), s.a = VΛVᵀ (Algorithm 2, line
+// 12: eigenvalues below the floor raised to it), in dst (allocated when
+// nil). It runs LAPACK's dsyev on s.a in place, as mat.EigenSym.Factorize
+// runs it on its copy (same input, same workspace length), so the values
+// are bit for bit those of the decomposition through mat.EigenSym
+// (TestClampEig_SameBits).
+func (s *eigScratch) clampEig(dst *mat.SymDense, d int, floor float64) (*mat.SymDense, error) {
 	if dst == nil {
 		dst = mat.NewSymDense(d, nil)
 	} else if dst.SymmetricDim() != d {
 		panic(fmt.Sprintf("dpci: dst is %d×%d, want %d×%d", dst.SymmetricDim(), dst.SymmetricDim(), d, d))
 	}
-	var es mat.EigenSym
-	if !es.Factorize(s, true) {
+	if !lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: d, Stride: d, Data: s.a, Uplo: blas.Upper}, s.w, s.work, len(s.work)) {
 		return nil, fmt.Errorf("dpci: eigendecomposition failed")
 	}
-	lam := es.Values(nil)
-	var v mat.Dense
-	es.VectorsTo(&v)
+	lam, v := s.w, s.a // v[i·d+k] = component i of eigenvector k
 	for k := range lam {
 		lam[k] = math.Max(lam[k], floor)
 	}
@@ -280,7 +319,7 @@ func clampEig(dst *mat.SymDense, s mat.Symmetric, floor float64) (*mat.SymDense,
 		for j := i; j < d; j++ {
 			var sum float64
 			for k, l := range lam {
-				sum += l * v.At(i, k) * v.At(j, k)
+				sum += l * v[i*d+k] * v[j*d+k]
 			}
 			dst.SetSym(i, j, sum)
 		}

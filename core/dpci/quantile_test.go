@@ -64,4 +64,46 @@ func TestEmpiricalQuantiles(t *testing.T) {
 	if lo, hi := empiricalQuantiles([]float64{1, math.NaN(), 2}, 0.1, 0.9); !math.IsNaN(lo) || !math.IsNaN(hi) {
 		t.Errorf("NaN input: got (%v, %v), want NaN", lo, hi)
 	}
+	// A NaN in a long sample, where tailQuantiles would take it: in its
+	// strided sample (i = 0), in a tail copy and in the middle (the pass
+	// sees it), first or last.
+	for _, at := range []int{0, 1, 5000, 9999} {
+		x := make([]float64, 10000)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		x[at] = math.NaN()
+		if lo, hi := empiricalQuantiles(x, 0.025, 0.975); !math.IsNaN(lo) || !math.IsNaN(hi) {
+			t.Errorf("NaN at %d of 10,000: got (%v, %v), want NaN", at, lo, hi)
+		}
+	}
+	// selectBracket's own fallback: samples whose strided values give
+	// pivots that do not bracket the rank.
+	for _, k := range []int{0, 1, 300, 598, 599} {
+		x := make([]float64, 600)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := 0; i < 64; i++ {
+			x[i*600/64] = 1e6 + float64(i) // every sampled value the largest
+		}
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		if got := selectBracket(slices.Clone(x), k, make([]float64, 600)); got != sorted[k] {
+			t.Errorf("selectBracket, misleading sample, k = %d: %v, want %v", k, got, sorted[k])
+		}
+	}
+	for _, n := range []int{511, 512, 740, 2000} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(rng.IntN(5)) // heavy ties
+		}
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		for _, k := range []int{0, n / 3, n - 1} {
+			if got := selectBracket(slices.Clone(x), k, make([]float64, n)); got != sorted[k] {
+				t.Errorf("selectBracket, n = %d with ties, k = %d: %v, want %v", n, k, got, sorted[k])
+			}
+		}
+	}
 }

@@ -60,12 +60,21 @@
 // both run Algorithm 1 at the same ε₁ (Theorem 2), so the mechanism is
 // identical ([cimethods.Shared], [cimethods.Share]). The Hessian and
 // covariance releases (Algorithm 2) and the Monte Carlo intervals are drawn
-// per privacy notion. The variability intervals share the same way, and
-// across the swept values too where those do not change them: a VI spends
-// only φ₁ on the (sub)dataset, so an ε₂ or ε₃ sweep (Tables 5 and 6) has
-// one VI per model, reported at every x. Every step draws from its own
-// stream keyed by (seed, dataset, x, model, replicate, step) — for a VI fit
-// (seed, dataset, n, d, ε₁, model, fit, step) — so results do not depend on
+// per privacy notion. The coverage replicates are shared across the
+// swept values of an ε sweep too (one unit per model and replicate block
+// serves every value, runCI): the replicate is drawn once, output
+// perturbation's θ̂ fitted once, and in an ε₂ or ε₃ sweep (Tables 5 and 6,
+// Figures 4g–4l), whose values share ε₁, θ̃ and the exact matrices at θ̃ are
+// computed once, each value drawing H̃, Σ̃ and its intervals from the same
+// streams at its own ε₂, ε₃ (common random numbers; each value's law is
+// the paper's). The variability intervals share the same way, and across
+// the swept values where those do not change them: a VI spends only φ₁
+// on the (sub)dataset, so an ε₂ or ε₃ sweep has one VI per model, reported
+// at every x. Every step draws from its own stream keyed by (seed,
+// dataset, x, model, replicate, step) — x replaced by n and d for the
+// replicate's own draw in an ε sweep, and by ε₁ for every step of an ε₂ or
+// ε₃ sweep; for a VI fit (seed, dataset, n, d, ε₁, model, fit, step) — so
+// results do not depend on
 // the worker count, the block size, which other methods are requested, or
 // whether a method is computed in units of its own (an external method is,
 // so that its worker's faults fail its units only). Each method's

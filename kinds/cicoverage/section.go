@@ -107,7 +107,8 @@ type CISpec struct {
 	// VIFits is the number of bootstrap private fits of the variability
 	// interval (the paper: 10,000); >= 2.
 	VIFits int `toml:"vi_fits"`
-	// BlockSize is the number of coverage replicates per runner unit; >= 1.
+	// BlockSize is the number of coverage replicates per runner unit (a
+	// unit of an ε sweep serves every swept value); >= 1.
 	// Default 50. Results do not depend on it.
 	BlockSize int `toml:"block_size"`
 	// SigmaFloor, when set, floors the eigenvalues of the private gradient

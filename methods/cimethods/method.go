@@ -237,7 +237,9 @@ func (r *Records) Y() []float64 {
 
 // Streams returns the random stream of one named step of one replicate
 // (or one variability fit), derived by the runner from the seed, the
-// dataset, the swept value, the model, the replicate and step. Every call
+// dataset, the swept value (ε₁ alone in an ε₂ or ε₃ sweep, whose values
+// then draw the same numbers at their own ε₂, ε₃), the model, the
+// replicate and step. Every call
 // returns a fresh generator; methods that name the same step draw the same
 // numbers, which is how the paper's DP and zCDP objective perturbation
 // share one Algorithm 1 run ("obj-fit"). A method of its own should name
@@ -323,9 +325,12 @@ func (c Cost) Equal(o Cost) bool {
 //
 // A variability fit's Shared serves the replicate's fits at every ε₁ of a
 // sweep (Fit is called once per ε₁ and method, each call's Data.Streams
-// keyed by its ε₁): a value that depends on ε₁, or draws from Streams,
-// must name ε₁ in its key; one that does not (θ̂ of Eq. 7) is then
-// computed once for all of them.
+// keyed by its ε₁), and a coverage replicate's its intervals at every
+// value of an ε sweep (Interval is called once per value and method, the
+// Streams keyed by its ε₁, and the same for every value of an ε₂ or ε₃
+// sweep): a value that depends on ε₁, or draws from Streams, must name ε₁
+// in its key; one that does not (θ̂ of Eq. 7) is then computed once for
+// all of them. A value that depends on ε₂ or ε₃ must not be shared.
 type Shared struct {
 	values map[string]shared
 }
