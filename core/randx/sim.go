@@ -23,9 +23,9 @@ import (
 // layers, whose rectangles take 98.5 % of draws at once (128 layers took
 // 97.2 %, and the rest pays an exp or two logs); the layer index and the
 // value are taken from different bits of one 64-bit word (the index from
-// bits 0–7, the signed value from bits 8–63), which avoids the dependence between them that Doornik ("An
-// improved ziggurat method to generate normal random samples", 2005)
-// found in the original's 32-bit version. Gammas are Marsaglia & Tsang
+// bits 0–7, the signed value from bits 8–63), which avoids the dependence
+// between them that Doornik ("An improved ziggurat method to generate
+// normal random samples", 2005) found in the original's 32-bit version. Gammas are Marsaglia & Tsang
 // 2000 ("A simple method for generating gamma variables", ACM TOMS 26(3))
 // on these normals.
 //
