@@ -76,7 +76,7 @@ func lowerFactor(a *mat.Dense) (*mat.Dense, bool) {
 // mcInterval draws m samples z = a·g + extra(g-free noise) around theta and
 // returns the equal-tailed empirical (α/2, 1 − α/2) quantiles per
 // coordinate (Algorithm 3 lines 12–14, Algorithm 5 lines 12–14). It checks
-// ctx about every 2¹⁶ multiply-adds (a draw costs about d² + d) and returns
+// ctx about every 2¹⁶ multiply-adds (a draw costs at most about d² + d) and returns
 // its error once it is done; the check draws nothing.
 //
 // The samples are a simulation, not a release: they come from a
@@ -195,7 +195,9 @@ var mcPool = sync.Pool{New: func() any { return new([]float64) }}
 // statistics x₍ₖ₊₁₎ with k = max(0, ⌈p·m⌉ − 1), m = len(x). It finds them by
 // selection in O(m) instead of sorting ([tailQuantiles] for the tails of a
 // long sample, else two Floyd–Rivest selections) and may reorder x. Any
-// NaN in x gives NaN, as stat.Quantile does.
+// NaN in x gives NaN, as stat.Quantile does. (Where −0 and +0 tie at the
+// rank, the zero returned may carry either sign, as it may after any
+// sort.)
 func empiricalQuantiles(x []float64, p, q float64) (lo, hi float64) {
 	rank := func(p float64) int { return max(0, min(len(x)-1, int(math.Ceil(p*float64(len(x))))-1)) }
 	kp, kq := rank(p), rank(q)

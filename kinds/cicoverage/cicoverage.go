@@ -790,8 +790,12 @@ func streams(stream func(step string) *rand.Rand) cimethods.Streams {
 // sweep the noise of H̃ and Σ̃ and the Monte Carlo draws are even the same
 // normals at each point's scale —, which leaves each point's coverage
 // and lengths with the law they had and makes their differences across
-// the sweep less noisy, as for the variability intervals (runVI). An n
-// or d sweep sets the data per point: its groups are one point each.
+// the sweep less noisy, as for the variability intervals (runVI). With
+// secure noise every stream is fresh (nothing replays): the points share
+// the replicate, θ̂ and objective perturbation's θ̃ (drawn once, Share),
+// while output perturbation draws θ̃ per point, its exact matrices keyed
+// by θ̃ bit for bit. An n or d sweep sets the data per point: its groups
+// are one point each.
 func (e *Experiment) runCI(ctx context.Context, env runner.Env, key string, u unit) ([]results.Row, error) {
 	pt := e.points[u.pt] // the group's data, θ₀ and streams: the same at every point
 	theta0 := pt.theta0[u.model]

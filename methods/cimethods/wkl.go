@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/dprepro/dprepro/core/dpci"
 	"github.com/dprepro/dprepro/core/erm"
@@ -287,9 +288,14 @@ func (m outPert) Interval(ctx context.Context, d Data, b Budget) (Release, error
 		return Release{}, err
 	}
 	// The exact H and Σ at θ̃, computed once for the points of an ε₂ or ε₃
-	// sweep (their θ̃ is the same: θ̂ and the noise drawn at ϕ₁ from the
-	// replicate's stream); each point then draws H̃ and Σ̃ at its ϕ₂, ϕ₃.
-	mats, err := Share(d.Shared, fmt.Sprintf("wkl/output-matrices/%s/eps1=%v", m.name, b.Eps1), func() (dpci.Matrices, error) {
+	// sweep, whose seeded streams give each the same θ̃ (θ̂ and the noise
+	// drawn at ϕ₁ from the replicate's stream); each point then draws H̃
+	// and Σ̃ at its ϕ₂, ϕ₃. The key holds θ̃ bit for bit: with secure noise
+	// every stream is fresh, each point draws its own θ̃, and matrices at
+	// another point's θ̃ would be released at the wrong θ (and, for
+	// logistic regression, with the covariance's sensitivity of the wrong
+	// ‖θ̃‖).
+	mats, err := Share(d.Shared, fmt.Sprintf("wkl/output-matrices/%s/eps1=%v/theta=%s", m.name, b.Eps1, thetaKey(theta)), func() (dpci.Matrices, error) {
 		return dpci.ExactMatrices(d.Rows, p, theta)
 	})
 	if err != nil {
@@ -321,4 +327,14 @@ func (m outPert) Fit(ctx context.Context, d Data, eps1 float64) (Estimate, error
 		return Estimate{}, err
 	}
 	return Estimate{Theta: theta, Status: status(hat.Status), EpsilonPrime: math.NaN()}, nil
+}
+
+// thetaKey is θ bit for bit, as a Share key part.
+func thetaKey(theta []float64) string {
+	b := make([]byte, 0, 17*len(theta))
+	for _, v := range theta {
+		b = strconv.AppendUint(b, math.Float64bits(v), 16)
+		b = append(b, ',')
+	}
+	return string(b)
 }

@@ -1,11 +1,18 @@
 package cimethods
 
 import (
+	"context"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dprepro/dprepro/core/dpci"
+	"github.com/dprepro/dprepro/core/erm"
 	"github.com/dprepro/dprepro/core/mech"
 	"github.com/dprepro/dprepro/core/privacy"
 )
@@ -151,4 +158,69 @@ func TestMechanisms(t *testing.T) {
 	if got, want := Mechanisms(stub{name: "mine"}), []string{mech.Declared("mine")}; !slices.Equal(got, want) {
 		t.Errorf("Mechanisms of another method = %v, want %v", got, want)
 	}
+}
+
+// TestOutPert_SharedMatricesFollowTheta: the points of an ε₂ or ε₃ sweep
+// share a replicate's Shared. Seeded, their streams replay and give one θ̃,
+// whose exact matrices are computed once; with secure noise every stream
+// is fresh and each point draws its own θ̃, whose interval must then be
+// computed at its own θ̃ — exactly what a replicate with a Shared of its
+// own gives. Simulated here with a Streams that seeds each call afresh.
+func TestOutPert_SharedMatricesFollowTheta(t *testing.T) {
+	rows := testRows(t)
+	for _, name := range []string{"dp-output-lr", "zcdp-output-lr", "dp-output-svm"} {
+		m, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := uint64(0)
+		fresh := func(step string) *rand.Rand { calls++; return rand.New(rand.NewPCG(calls, 99)) }
+		prob := Problem{C: 0.001, H: 1, Alpha: 0.05, MCSamples: 200}
+		b1 := Budget{Eps1: 0.5, Eps2: 0.2, Eps3: 0.25}
+		b2 := Budget{Eps1: 0.5, Eps2: 0.9, Eps3: 0.25}
+		shared := new(Shared)
+		d := Data{Rows: rows, Problem: prob, Streams: fresh, Shared: shared}
+		if _, err := m.Interval(context.Background(), d, b1); err != nil {
+			t.Fatal(err)
+		}
+		at := calls
+		got, err := m.Interval(context.Background(), d, b2) // stream #at+1, θ̃ of its own
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = at // replay stream #at+1 with a Shared of its own
+		d.Shared = new(Shared)
+		want, err := m.Interval(context.Background(), d, b2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Theta, want.Theta) || !slices.Equal(got.Interval.Lo, want.Interval.Lo) || !slices.Equal(got.Interval.Hi, want.Interval.Hi) {
+			t.Errorf("%s: the second point's interval with the first point's Shared differs from its own (matrices at another θ̃)", name)
+		}
+	}
+}
+
+// testRows returns 400 rows in the unit ball (3 features and the
+// constant, scaled by the largest norm) with planted logistic ±1 labels.
+func testRows(t *testing.T) *erm.Rows {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, d = 400, 4
+	x := mat.NewDense(n, d, nil)
+	y := make([]float64, n)
+	maxNorm := 0.0
+	for i := 0; i < n; i++ {
+		row := x.RawRowView(i)
+		for j := 0; j < d-1; j++ {
+			row[j] = rng.NormFloat64()
+		}
+		row[d-1] = 1
+		maxNorm = math.Max(maxNorm, floats.Norm(row, 2))
+		y[i] = -1
+		if rng.Float64() < 1/(1+math.Exp(-(row[0]-0.5*row[1]))) {
+			y[i] = 1
+		}
+	}
+	x.Scale(1/maxNorm, x)
+	return erm.NewRows(x, y, nil)
 }
