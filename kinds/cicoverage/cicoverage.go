@@ -285,16 +285,7 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 					hi := min(lo+ci.BlockSize, ci.Replicates)
 					for _, g := range groups {
 						key := fmt.Sprintf("%s/%s/%s/ci/rep=%d-%d%s", name, ciUnit, model, lo+1, hi, g.suffix)
-						if u, ok := e.byKey[key]; ok {
-							u.group = append(u.group, pi)
-							if !slices.Contains(u.eps1s, pt.eps[0]) {
-								u.eps1s = append(u.eps1s, pt.eps[0])
-							}
-							e.byKey[key] = u
-							continue
-						}
-						e.units = append(e.units, key)
-						e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, group: []int{pi}, eps1s: []float64{pt.eps[0]}, lo: lo, hi: hi}
+						e.serve(key, pi, pt.eps[0], unit{model: model, ms: g.ms, lo: lo, hi: hi})
 					}
 				}
 				// One VI unit per distinct viData: an ε₁, ε₂ or ε₃ sweep
@@ -306,22 +297,30 @@ func New(es *experiments.Spec, o Options) (*Experiment, error) {
 						vk = pt.viKey
 					}
 					key := fmt.Sprintf("%s/vi/%s/%s%s", name, vk, model, g.suffix)
-					if u, ok := e.byKey[key]; ok {
-						u.group = append(u.group, pi)
-						if !slices.Contains(u.eps1s, pt.eps[0]) {
-							u.eps1s = append(u.eps1s, pt.eps[0])
-						}
-						e.byKey[key] = u
-						continue
-					}
-					e.units = append(e.units, key)
-					e.byKey[key] = unit{pt: pi, model: model, ms: g.ms, vi: true, group: []int{pi}, eps1s: []float64{pt.eps[0]}}
+					e.serve(key, pi, pt.eps[0], unit{model: model, ms: g.ms, vi: true})
 				}
 			}
 		}
 	}
 	built = true
 	return e, nil
+}
+
+// serve adds point pi (of ε₁ eps1) to the group of the unit key: to the
+// unit already laid out under key, or to a new unit u (laid out in order)
+// whose first point it is.
+func (e *Experiment) serve(key string, pi int, eps1 float64, u unit) {
+	if have, ok := e.byKey[key]; ok {
+		have.group = append(have.group, pi)
+		if !slices.Contains(have.eps1s, eps1) {
+			have.eps1s = append(have.eps1s, eps1)
+		}
+		e.byKey[key] = have
+		return
+	}
+	u.pt, u.group, u.eps1s = pi, []int{pi}, []float64{eps1}
+	e.units = append(e.units, key)
+	e.byKey[key] = u
 }
 
 // lookupMethods returns the methods of a spec's

@@ -415,26 +415,7 @@ func TestVI_EpsOneSweepOneUnit(t *testing.T) {
 		`methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-lr", "zcdp-output-lr", "dp-output-svm", "zcdp-output-svm"]`, 1)
 	vis := func(src string) map[string]results.Row { // by method and ε₁
 		t.Helper()
-		e := load(t, src)
-		out := map[string]results.Row{}
-		units := 0
-		for _, key := range e.units {
-			if !e.byKey[key].vi {
-				continue
-			}
-			units++
-			rows, err := runner.RunKey(context.Background(), e, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rows {
-				k := r["method"] + " eps1=" + r["eps1"]
-				if _, dup := out[k]; dup {
-					t.Fatalf("two VI rows of %s", k)
-				}
-				out[k] = r
-			}
-		}
+		out, units := rowsByKey(t, load(t, src), true, func(r results.Row) string { return r["method"] + " eps1=" + r["eps1"] })
 		if units != 2 {
 			t.Fatalf("%d VI units, want one per model", units)
 		}
@@ -509,26 +490,7 @@ func TestCI_EpsSweepOneUnit(t *testing.T) {
 		`methods = ["dp-obj-lr", "zcdp-obj-lr", "dp-output-lr", "zcdp-output-lr", "dp-obj-svm", "dp-output-svm", "zcdp-output-svm"]`, 1)
 	cov := func(src string, wantUnits int) map[string]results.Row { // by x, method and replicate
 		t.Helper()
-		e := load(t, src)
-		out := map[string]results.Row{}
-		units := 0
-		for _, key := range e.units {
-			if e.byKey[key].vi {
-				continue
-			}
-			units++
-			rows, err := runner.RunKey(context.Background(), e, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rows {
-				k := r["x"] + " " + r["method"] + " " + r["replicate"]
-				if _, dup := out[k]; dup {
-					t.Fatalf("two coverage rows of %s", k)
-				}
-				out[k] = r
-			}
-		}
+		out, units := rowsByKey(t, load(t, src), false, func(r results.Row) string { return r["x"] + " " + r["method"] + " " + r["replicate"] })
 		if units != wantUnits {
 			t.Fatalf("%d coverage units, want %d", units, wantUnits)
 		}
@@ -568,4 +530,31 @@ func TestCI_EpsSweepOneUnit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rowsByKey runs the VI units of e (vi) or its coverage units and returns
+// their rows by key(row), failing on two rows of one key, and the number
+// of units run.
+func rowsByKey(t *testing.T, e *Experiment, vi bool, key func(results.Row) string) (map[string]results.Row, int) {
+	t.Helper()
+	out := map[string]results.Row{}
+	units := 0
+	for _, k := range e.units {
+		if e.byKey[k].vi != vi {
+			continue
+		}
+		units++
+		rows, err := runner.RunKey(context.Background(), e, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			rk := key(r)
+			if _, dup := out[rk]; dup {
+				t.Fatalf("two rows of %s (vi %v)", rk, vi)
+			}
+			out[rk] = r
+		}
+	}
+	return out, units
 }
