@@ -47,6 +47,21 @@
 // solver does not support (hinge and ramp are not smooth, ramp is not
 // convex, squared loss goes through [FitRidge]).
 //
+// # Kernels
+//
+// On amd64 processors with AVX2 (detected at start-up; not with the build
+// tag purego), three loops of the unweighted logistic fit run as assembly
+// kernels four rows at a time: the loss pass (exp(−|z|), ℓ′, ℓ″, the hinge
+// sum and the product of the factors 1 + e), the margins of the dense
+// columns, and the column dot products of the gradient and the Hessian.
+// Each lane performs the IEEE operations of the Go code in the same order
+// (no fused multiply-add), and a dot product keeps gonum's four partial
+// sums and their final order, so every result is the same bit for bit with
+// or without them (TestFit_AVX2SameBits and the tests beside it compare
+// each kernel with the Go loop it replaces). The Go code is the reference:
+// a build with GOAMD64=v3, which lets the compiler fuse multiply-adds in
+// the Go loops, may differ from both in the last bits.
+//
 // # Concurrency
 //
 // [Fit] uses the [Workspace] it is given, else borrows one from a

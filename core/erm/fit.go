@@ -660,51 +660,78 @@ func logisticRange(dst, m []float64, t float64, q, y, g1, g2 []float64, s *logis
 			}
 			mb = db
 		}
-		for i, z := range mb {
-			x := math.Abs(z)
-			var e float64
-			if x <= 708 {
-				// expNeg(x), inlined: see there.
-				const (
-					log2e = 1.4426950408889634
-					ln2Hi = 6.93147180369123816490e-01
-					ln2Lo = 1.90821492927058770002e-10
-				)
-				k := math.Floor(x*log2e + 0.5)
-				r := (k*ln2Hi - x) + k*ln2Lo
-				r2 := r * r
-				r4 := r2 * r2
-				p01 := 1 + r
-				p23 := 1.0/2 + r*(1.0/6)
-				p45 := 1.0/24 + r*(1.0/120)
-				p67 := 1.0/720 + r*(1.0/5040)
-				p89 := 1.0/40320 + r*(1.0/362880)
-				pab := 1.0/3628800 + r*(1.0/39916800)
-				const pc = 1.0 / 479001600
-				p := p01 + r2*p23 + r4*(p45+r2*p67) + r4*r4*(p89+r2*pab+r4*pc)
-				e = math.Float64frombits(math.Float64bits(p) - uint64(k)<<52)
-			} else {
-				e = expNeg(x) // 0, or NaN for NaN
-			}
-			r := 1 / (1 + e)
-			er := e * r
-			// Branch-free select (the sign of z is unpredictable): for
-			// z < 0, hz = −z and ℓ′ = −r, else hz = +0 and ℓ′ = −e·r. At
-			// z = −0 both choices agree (e = 1, ℓ′ = −1/2, hz = +0).
-			neg := uint64(int64(math.Float64bits(z)) >> 63) // all ones iff sign bit set
-			hz := math.Float64frombits(math.Float64bits(-z) & neg)
-			d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
-			hinge += hz
-			prod *= 1 + e
-			g1b[i] = yb[i] * d1
-			g2b[i] = er * r
-		}
+		hinge, prod = logisticRows(mb, yb, g1b, g2b, hinge, prod)
 		if hi-lo == 32 {
 			logs += math.Log(prod)
 			prod = 1
 		}
 	}
 	s.hinge, s.logs, s.prod = hinge, logs, prod
+}
+
+// logisticRows sets g1ᵢ = yᵢ·ℓ′(zᵢ) and g2ᵢ = ℓ″(zᵢ) for the margins z (one
+// 32-row block of logisticRange at most) and returns the hinge sum and the
+// product of the factors 1 + e continued over its rows in order. With
+// AVX2 (useAVX2) the rows up to a multiple of 4 go through
+// logisticRowsAVX2, four lanes performing the operations of
+// logisticRowsGo in the same order, and the rest through logisticRowsGo:
+// the same values bit for bit (TestLogisticRows_AVX2SameBits).
+func logisticRows(z, y, g1, g2 []float64, hinge, prod float64) (float64, float64) {
+	n := len(z)
+	y, g1, g2 = y[:n], g1[:n], g2[:n]
+	if k := n &^ 3; useAVX2 && k > 0 {
+		hinge, prod = logisticRowsAVX2(&z[0], &y[0], &g1[0], &g2[0], k, hinge, prod)
+		z, y, g1, g2 = z[k:], y[k:], g1[k:], g2[k:]
+	}
+	return logisticRowsGo(z, y, g1, g2, hinge, prod)
+}
+
+// logisticRowsGo is the row loop of logisticRange in Go: for each margin z
+// in order, e = expNeg(|z|) (inlined), r = 1/(1 + e), g1ᵢ = yᵢ·ℓ′ with ℓ′ =
+// −e·r (z ≥ 0) or −r (z < 0), g2ᵢ = (e·r)·r, hinge += max(−z, 0) and prod
+// *= 1 + e.
+func logisticRowsGo(mb, yb, g1b, g2b []float64, hinge, prod float64) (float64, float64) {
+	yb, g1b, g2b = yb[:len(mb)], g1b[:len(mb)], g2b[:len(mb)]
+	for i, z := range mb {
+		x := math.Abs(z)
+		var e float64
+		if x <= 708 {
+			// expNeg(x), inlined: see there.
+			const (
+				log2e = 1.4426950408889634
+				ln2Hi = 6.93147180369123816490e-01
+				ln2Lo = 1.90821492927058770002e-10
+			)
+			k := math.Floor(x*log2e + 0.5)
+			r := (k*ln2Hi - x) + k*ln2Lo
+			r2 := r * r
+			r4 := r2 * r2
+			p01 := 1 + r
+			p23 := 1.0/2 + r*(1.0/6)
+			p45 := 1.0/24 + r*(1.0/120)
+			p67 := 1.0/720 + r*(1.0/5040)
+			p89 := 1.0/40320 + r*(1.0/362880)
+			pab := 1.0/3628800 + r*(1.0/39916800)
+			const pc = 1.0 / 479001600
+			p := p01 + r2*p23 + r4*(p45+r2*p67) + r4*r4*(p89+r2*pab+r4*pc)
+			e = math.Float64frombits(math.Float64bits(p) - uint64(k)<<52)
+		} else {
+			e = expNeg(x) // 0, or NaN for NaN
+		}
+		r := 1 / (1 + e)
+		er := e * r
+		// Branch-free select (the sign of z is unpredictable): for
+		// z < 0, hz = −z and ℓ′ = −r, else hz = +0 and ℓ′ = −e·r. At
+		// z = −0 both choices agree (e = 1, ℓ′ = −1/2, hz = +0).
+		neg := uint64(int64(math.Float64bits(z)) >> 63) // all ones iff sign bit set
+		hz := math.Float64frombits(math.Float64bits(-z) & neg)
+		d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
+		hinge += hz
+		prod *= 1 + e
+		g1b[i] = yb[i] * d1
+		g2b[i] = er * r
+	}
+	return hinge, prod
 }
 
 // firstTrial is the first line-search trial of a Newton step of Fit for the
@@ -741,10 +768,7 @@ func (ws *Workspace) firstTrial(r *Rows, p []float64, t float64, spec []float64)
 			seg[i] *= v
 		}
 		logisticRange(mt[lo:hi], m[lo:hi], t, seg, ys, g1[lo:hi], g2[lo:hi], &sums)
-		gseg := g1[lo:hi]
-		for k, j := range r.dcols {
-			spec[j] += floats.Dot(gseg, r.dm[k*n+lo:k*n+hi])
-		}
+		r.addColumnDots(spec, r.dcols, g1[lo:hi], lo, 0, len(r.dcols))
 	}
 	if len(r.sCol) > 0 {
 		r.mulTransAddSparse(spec, g1)

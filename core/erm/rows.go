@@ -650,10 +650,26 @@ func (r *Rows) margins(dst, w, y []float64) {
 func (r *Rows) marginsBlock(seg, w []float64, lo int) {
 	n := r.n
 	hi := lo + len(seg)
-	clear(seg)
-	for k, j := range r.dcols {
-		if wj := w[j]; wj != 0 {
-			floats.AddScaled(seg, wj, r.dm[k*n+lo:k*n+hi])
+	if d := len(r.dcols); useAVX2 && d <= maxKernelCols && len(seg) > 0 && d > 0 {
+		// The same sums in one pass (marginsAVX2): the nonzero weights
+		// and their columns' offsets.
+		var ws [maxKernelCols]float64
+		var offs [maxKernelCols]int
+		c := 0
+		for k, j := range r.dcols {
+			if wj := w[j]; wj != 0 {
+				ws[c], offs[c] = wj, k*n+lo
+				c++
+			}
+		}
+		_ = r.dm[(d-1)*n+hi-1] // every column's rows are in range
+		marginsAVX2(&seg[0], len(seg), &r.dm[0], &offs[0], &ws[0], c)
+	} else {
+		clear(seg)
+		for k, j := range r.dcols {
+			if wj := w[j]; wj != 0 {
+				floats.AddScaled(seg, wj, r.dm[k*n+lo:k*n+hi])
+			}
 		}
 	}
 	if len(r.sCol) == 0 {
@@ -777,10 +793,7 @@ func (r *Rows) mulTransAdd(dst, c []float64) {
 	c = c[:n]
 	for lo := 0; lo < n; lo += block {
 		hi := min(lo+block, n)
-		seg := c[lo:hi]
-		for k, j := range r.dcols {
-			dst[j] += floats.Dot(seg, r.dm[k*n+lo:k*n+hi])
-		}
+		r.addColumnDots(dst, r.dcols, c[lo:hi], lo, 0, len(r.dcols))
 	}
 	r.mulTransAddSparse(dst, c)
 }
@@ -831,10 +844,7 @@ func (r *Rows) addOuterUpper(h, s, scratch []float64) {
 				for i := range u {
 					u[i] = sb[i] * ca[i]
 				}
-				hr := h[a*d : (a+1)*d]
-				for b := a; b < d; b++ {
-					hr[b] += floats.Dot(u, r.dm[b*n+lo:b*n+hi])
-				}
+				r.addColumnDots(h[a*d:(a+1)*d], nil, u, lo, a, d)
 			}
 		}
 		return
