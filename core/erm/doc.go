@@ -50,9 +50,10 @@
 // # Kernels
 //
 // On amd64 processors with AVX2 (detected at start-up; not with the build
-// tag purego), three loops of the unweighted logistic fit run as assembly
-// kernels four rows at a time: the loss pass (exp(−|z|), ℓ′, ℓ″, the hinge
-// sum and the product of the factors 1 + e), the margins of the dense
+// tag purego), four loops of the logistic fit run as assembly kernels four
+// rows at a time: the unweighted loss pass (exp(−|z|), ℓ′, ℓ″, the hinge sum
+// and the product of the factors 1 + e), the per-row values of the weighted
+// pass (its sums stay in Go, in row order), the margins of the dense
 // columns, and the column dot products of the gradient and the Hessian.
 // Each lane performs the IEEE operations of the Go code in the same order
 // (no fused multiply-add), and a dot product keeps gonum's four partial

@@ -813,13 +813,15 @@ var weightedPass = weightedLogisticPass
 // refWeightedLogisticLoop), in the same order, so its results are
 // bit-identical to theirs: the same e = expNeg(|z|), r = 1/(1 + e),
 // ℓ′ = −e·r (z ≥ 0) or −r (z < 0), ℓ″ = (e·r)·r, g1ᵢ = yᵢ·(ℓ′·ωᵢ),
-// g2ᵢ = ℓ″·ωᵢ. As in logisticPass only the control flow differs: the trial
-// margins are formed in the same pass, e·r is computed once, the sign of z
-// selects hz and ℓ′ without a branch, the running product for a weight
-// k ≤ 3 is picked by masks among its values after one, two and three
-// factors (no loop), and expNeg is inlined by hand (in a
-// CPU profile of kinds/cicoverage's BenchmarkVIFits, expNeg took 13 % of
-// the time against 38 % for the whole weighted evalLoss). The explicit
+// g2ᵢ = ℓ″·ωᵢ. As in logisticPass only the control flow differs: rows go
+// in chunks of weightedChunk, each chunk's trial margins formed first, then
+// its per-row values e, max(−z, 0), g1ᵢ and g2ᵢ (weightedRows: with AVX2
+// four rows at a time), then its sums in row order; e·r is computed once,
+// the sign of z selects hz and ℓ′ without a branch, the running product for
+// a weight k ≤ 3 is picked by masks among its values after one, two and
+// three factors (no loop), and expNeg is inlined by hand (in a CPU profile
+// of kinds/cicoverage's BenchmarkVIFits, expNeg took 13 % of the time
+// against 38 % for the whole weighted evalLoss). The explicit
 // float64 conversion of t·qᵢ forbids a fused multiply-add, which
 // AddScaledTo (assembly on amd64) does not use; the other expressions are
 // those of the reference, which the compiler treats alike (on amd64 with
@@ -835,18 +837,90 @@ func weightedLogisticPass(dst, m []float64, t float64, q, y, omega, g1, g2 []flo
 	}
 	var s, hinge, logs float64
 	wprod := 1.0
-	for i, z := range m {
+	// Rows go in chunks: their trial margins, then their per-row values
+	// (e, hz, g1, g2: weightedRows), then the sums in row order.
+	var eb, hb [weightedChunk]float64
+	for lo := 0; lo < n; lo += weightedChunk {
+		hi := min(lo+weightedChunk, n)
+		z := m[lo:hi]
 		if q != nil {
-			z += float64(t * q[i])
-			dst[i] = z
+			db, qb := dst[lo:hi], q[lo:hi]
+			db, qb = db[:len(z)], qb[:len(z)]
+			for i, v := range z {
+				db[i] = v + float64(t*qb[i])
+			}
+			z = db
 		}
-		o := omega[i]
-		if o == 0 {
-			g1[i], g2[i] = 0, 0
-			continue
+		ob := omega[lo:hi]
+		ob = ob[:len(z)]
+		e, hzs := eb[:len(z)], hb[:len(z)]
+		weightedRows(z, y[lo:hi], ob, g1[lo:hi], g2[lo:hi], e, hzs)
+		for i, o := range ob {
+			if o == 0 {
+				continue
+			}
+			e, hz := e[i], hzs[i]
+			if k := int(o); float64(k) == o && k > 0 && k <= maxIntWeight {
+				// wprod·fᵏ, multiplied one factor at a time as the reference
+				// does. For k ≤ 3 (97 % of nonzero bootstrap multiplicities) the
+				// products with one, two and three factors are all formed and
+				// one is picked by masks, so that the unpredictable k costs
+				// no mispredicted loop exit; the extra products cannot
+				// overflow (wprod ≤ 2⁸³⁰ here, f ≤ 2).
+				f := 1 + e
+				p1 := wprod * f
+				p2 := p1 * f
+				p3 := p2 * f
+				if k <= 3 {
+					ge2 := uint64(int64(1-k) >> 63) // all ones iff k ≥ 2
+					ge3 := uint64(int64(2-k) >> 63) // all ones iff k = 3
+					b := math.Float64bits(p1)&^ge2 | math.Float64bits(p2)&ge2
+					wprod = math.Float64frombits(b&^ge3 | math.Float64bits(p3)&ge3)
+				} else {
+					wprod = p3
+					for k -= 3; k > 0; k-- {
+						wprod *= f
+					}
+				}
+				hinge += o * hz
+				if wprod > 0x1p830 {
+					logs += math.Log(wprod)
+					wprod = 1
+				}
+			} else {
+				s += o * (hz + math.Log1p(e))
+			}
 		}
+	}
+	return s + (hinge + logs + math.Log(wprod))
+}
+
+// weightedChunk is the number of rows weightedLogisticPass takes at a time
+// (its per-row values live in arrays of this length on the stack).
+const weightedChunk = 64
+
+// weightedRows sets, for the rows of z, e = expNeg(|z|), hz = max(−z, 0)
+// (+0 for z ≥ 0, chosen on the sign bit), g1 = y·(ℓ′·ω) and g2 = (e·r·r)·ω
+// with r = 1/(1 + e) and ℓ′ = −r (sign bit of z set) or −e·r, and g1 = g2 =
+// +0 where ω = 0. With AVX2 (useAVX2) the rows up to a multiple of 4 go
+// through weightedRowsAVX2 and the rest through weightedRowsGo: the same
+// values bit for bit.
+func weightedRows(z, y, omega, g1, g2, e, hz []float64) {
+	n := len(z)
+	y, omega, g1, g2, e, hz = y[:n], omega[:n], g1[:n], g2[:n], e[:n], hz[:n]
+	if k := n &^ 3; useAVX2 && k > 0 {
+		weightedRowsAVX2(&z[0], &y[0], &omega[0], &g1[0], &g2[0], &e[0], &hz[0], k)
+		z, y, omega, g1, g2, e, hz = z[k:], y[k:], omega[k:], g1[k:], g2[k:], e[k:], hz[k:]
+	}
+	weightedRowsGo(z, y, omega, g1, g2, e, hz)
+}
+
+// weightedRowsGo is weightedRows in Go, the reference of the kernel.
+func weightedRowsGo(z, y, omega, g1, g2, e, hz []float64) {
+	y, omega, g1, g2, e, hz = y[:len(z)], omega[:len(z)], g1[:len(z)], g2[:len(z)], e[:len(z)], hz[:len(z)]
+	for i, z := range z {
 		x := math.Abs(z)
-		var e float64
+		var ei float64
 		if x <= 708 {
 			// expNeg(x), inlined: see there.
 			const (
@@ -866,51 +940,26 @@ func weightedLogisticPass(dst, m []float64, t float64, q, y, omega, g1, g2 []flo
 			pab := 1.0/3628800 + r*(1.0/39916800)
 			const pc = 1.0 / 479001600
 			p := p01 + r2*p23 + r4*(p45+r2*p67) + r4*r4*(p89+r2*pab+r4*pc)
-			e = math.Float64frombits(math.Float64bits(p) - uint64(k)<<52)
+			ei = math.Float64frombits(math.Float64bits(p) - uint64(k)<<52)
 		} else {
-			e = expNeg(x) // 0, or NaN for NaN
+			ei = expNeg(x) // 0, or NaN for NaN
 		}
-		r := 1 / (1 + e)
-		er := e * r
+		r := 1 / (1 + ei)
+		er := ei * r
 		// Branch-free select, as in logisticPass: for z < 0, hz = −z and
 		// ℓ′ = −r, else hz = +0 and ℓ′ = −e·r (both agree at z = −0).
 		neg := uint64(int64(math.Float64bits(z)) >> 63)
-		hz := math.Float64frombits(math.Float64bits(-z) & neg)
+		e[i] = ei
+		hz[i] = math.Float64frombits(math.Float64bits(-z) & neg)
 		d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
-		if k := int(o); float64(k) == o && k > 0 && k <= maxIntWeight {
-			// wprod·fᵏ, multiplied one factor at a time as the reference
-			// does. For k ≤ 3 (97 % of nonzero bootstrap multiplicities) the
-			// products with one, two and three factors are all formed and
-			// one is picked by masks, so that the unpredictable k costs
-			// no mispredicted loop exit; the extra products cannot
-			// overflow (wprod ≤ 2⁸³⁰ here, f ≤ 2).
-			f := 1 + e
-			p1 := wprod * f
-			p2 := p1 * f
-			p3 := p2 * f
-			if k <= 3 {
-				ge2 := uint64(int64(1-k) >> 63) // all ones iff k ≥ 2
-				ge3 := uint64(int64(2-k) >> 63) // all ones iff k = 3
-				b := math.Float64bits(p1)&^ge2 | math.Float64bits(p2)&ge2
-				wprod = math.Float64frombits(b&^ge3 | math.Float64bits(p3)&ge3)
-			} else {
-				wprod = p3
-				for k -= 3; k > 0; k-- {
-					wprod *= f
-				}
-			}
-			hinge += o * hz
-			if wprod > 0x1p830 {
-				logs += math.Log(wprod)
-				wprod = 1
-			}
-		} else {
-			s += o * (hz + math.Log1p(e))
+		o := omega[i]
+		if o == 0 {
+			g1[i], g2[i] = 0, 0
+			continue
 		}
 		g1[i] = y[i] * (d1 * o)
 		g2[i] = (er * r) * o
 	}
-	return s + (hinge + logs + math.Log(wprod))
 }
 
 // expNeg returns exp(−x) for x ≥ 0 (NaN for NaN), with relative error below

@@ -13,7 +13,7 @@ package erm
 func logisticRowsAVX2(z, y, g1, g2 *float64, n int, hinge, prod float64) (hingeOut, prodOut float64)
 
 // useAVX2 reports whether the kernels of this package run their AVX2 versions
-// (logisticRowsAVX2, dots4AVX2, marginsAVX2). It is a
+// (logisticRowsAVX2, weightedRowsAVX2, dots4AVX2, marginsAVX2). It is a
 // variable only so that a test can run the Go loop on a machine with AVX2
 // and compare; nothing else assigns it.
 var useAVX2 = hasAVX2()
@@ -31,3 +31,9 @@ func dots4AVX2(u *float64, n int, c0, c1, c2, c3 *float64, out *[4]float64)
 //
 //go:noescape
 func marginsAVX2(seg *float64, m int, x *float64, offs *int, ws *float64, ncols int)
+
+// weightedRowsAVX2 is weightedRowsGo over the n rows at its pointers (n >
+// 0, a multiple of 4), four rows at a time (logistic_amd64.s), bit for bit.
+//
+//go:noescape
+func weightedRowsAVX2(z, y, omega, g1, g2, e, hz *float64, n int)

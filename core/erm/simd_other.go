@@ -17,3 +17,7 @@ func dots4AVX2(u *float64, n int, c0, c1, c2, c3 *float64, out *[4]float64) {
 func marginsAVX2(seg *float64, m int, x *float64, offs *int, ws *float64, ncols int) {
 	panic("erm: marginsAVX2 without the amd64 kernel")
 }
+
+func weightedRowsAVX2(z, y, omega, g1, g2, e, hz *float64, n int) {
+	panic("erm: weightedRowsAVX2 without the amd64 kernel")
+}

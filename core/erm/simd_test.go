@@ -280,3 +280,57 @@ func TestMargins_AVX2SameBits(t *testing.T) {
 		t.Fatalf("only %d blocks compared", compared)
 	}
 }
+
+// TestWeightedRows_AVX2SameBits checks the AVX2 per-row values of the
+// weighted logistic pass against weightedRowsGo, bit for bit (e, max(−z,
+// 0), g1 and g2, both NaN counting as equal), on the margins of
+// kernelMargins in runs of every length 1…70 and with weights of every
+// kind: 0 (g1 = g2 = +0), bootstrap multiplicities, fractional and huge
+// ones, and labels ±1 or arbitrary.
+func TestWeightedRows_AVX2SameBits(t *testing.T) {
+	needAVX2(t)
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(27, 12))
+	zs := kernelMargins(rng)
+	runs := 0
+	for lo, length := 0, 1; lo < len(zs); lo, length = lo+length, length%70+1 {
+		z := zs[lo:min(lo+length, len(zs))]
+		n := len(z)
+		y, omega := make([]float64, n), make([]float64, n)
+		for i := range y {
+			y[i] = float64(2*rng.IntN(2) - 1)
+			if runs%3 == 0 {
+				y[i] = rng.NormFloat64()
+			}
+			switch rng.IntN(5) {
+			case 0:
+				omega[i] = 0
+			case 1:
+				omega[i] = float64(1 + rng.IntN(20))
+			case 2:
+				omega[i] = rng.Float64() * 3
+			case 3:
+				omega[i] = 1e300 * rng.Float64()
+			default:
+				omega[i] = 1
+			}
+		}
+		runs++
+		bufs := func() [4][]float64 {
+			return [4][]float64{make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)}
+		}
+		got, want := bufs(), bufs()
+		weightedRows(z, y, omega, got[0], got[1], got[2], got[3])
+		weightedRowsGo(z, y, omega, want[0], want[1], want[2], want[3])
+		for k, name := range []string{"g1", "g2", "e", "hz"} {
+			for i := range z {
+				if !sameFloat(got[k][i], want[k][i]) {
+					t.Fatalf("margin %v, weight %v, label %v (row %d of %d): %s = %v, Go loop %v", z[i], omega[i], y[i], i, n, name, got[k][i], want[k][i])
+				}
+			}
+		}
+	}
+	if runs < 1000 {
+		t.Fatalf("only %d runs compared", runs)
+	}
+}
