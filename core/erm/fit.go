@@ -686,50 +686,18 @@ func logisticRows(z, y, g1, g2 []float64, hinge, prod float64) (float64, float64
 	return logisticRowsGo(z, y, g1, g2, hinge, prod)
 }
 
-// logisticRowsGo is the row loop of logisticRange in Go: for each margin z
-// in order, e = expNeg(|z|) (inlined), r = 1/(1 + e), g1ᵢ = yᵢ·ℓ′ with ℓ′ =
-// −e·r (z ≥ 0) or −r (z < 0), g2ᵢ = (e·r)·r, hinge += max(−z, 0) and prod
-// *= 1 + e.
-func logisticRowsGo(mb, yb, g1b, g2b []float64, hinge, prod float64) (float64, float64) {
-	yb, g1b, g2b = yb[:len(mb)], g1b[:len(mb)], g2b[:len(mb)]
-	for i, z := range mb {
-		x := math.Abs(z)
-		var e float64
-		if x <= 708 {
-			// expNeg(x), inlined: see there.
-			const (
-				log2e = 1.4426950408889634
-				ln2Hi = 6.93147180369123816490e-01
-				ln2Lo = 1.90821492927058770002e-10
-			)
-			k := math.Floor(x*log2e + 0.5)
-			r := (k*ln2Hi - x) + k*ln2Lo
-			r2 := r * r
-			r4 := r2 * r2
-			p01 := 1 + r
-			p23 := 1.0/2 + r*(1.0/6)
-			p45 := 1.0/24 + r*(1.0/120)
-			p67 := 1.0/720 + r*(1.0/5040)
-			p89 := 1.0/40320 + r*(1.0/362880)
-			pab := 1.0/3628800 + r*(1.0/39916800)
-			const pc = 1.0 / 479001600
-			p := p01 + r2*p23 + r4*(p45+r2*p67) + r4*r4*(p89+r2*pab+r4*pc)
-			e = math.Float64frombits(math.Float64bits(p) - uint64(k)<<52)
-		} else {
-			e = expNeg(x) // 0, or NaN for NaN
-		}
-		r := 1 / (1 + e)
-		er := e * r
-		// Branch-free select (the sign of z is unpredictable): for
-		// z < 0, hz = −z and ℓ′ = −r, else hz = +0 and ℓ′ = −e·r. At
-		// z = −0 both choices agree (e = 1, ℓ′ = −1/2, hz = +0).
-		neg := uint64(int64(math.Float64bits(z)) >> 63) // all ones iff sign bit set
-		hz := math.Float64frombits(math.Float64bits(-z) & neg)
-		d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
-		hinge += hz
+// logisticRowsGo is the row loop of logisticRange in Go: the per-row
+// values of weightedRowsGo without weights (e = expNeg(|z|), r = 1/(1 + e),
+// g1ᵢ = yᵢ·ℓ′ with ℓ′ = −e·r (z ≥ 0) or −r (z < 0), g2ᵢ = (e·r)·r), then
+// hinge += max(−z, 0) and prod *= 1 + e in row order. z holds at most 32
+// rows (one block of logisticRange).
+func logisticRowsGo(z, y, g1, g2 []float64, hinge, prod float64) (float64, float64) {
+	var eb, hb [32]float64
+	e, hz := eb[:len(z)], hb[:len(z)]
+	weightedRowsGo(z, y, nil, g1, g2, e, hz)
+	for i, e := range e {
+		hinge += hz[i]
 		prod *= 1 + e
-		g1b[i] = yb[i] * d1
-		g2b[i] = er * r
 	}
 	return hinge, prod
 }
@@ -915,9 +883,14 @@ func weightedRows(z, y, omega, g1, g2, e, hz []float64) {
 	weightedRowsGo(z, y, omega, g1, g2, e, hz)
 }
 
-// weightedRowsGo is weightedRows in Go, the reference of the kernel.
+// weightedRowsGo is weightedRows in Go, the reference of the kernels; a
+// nil omega means no weights (g1 = y·ℓ′, g2 = e·r·r: the values with ω = 1,
+// whose products are exact), for logisticRowsGo.
 func weightedRowsGo(z, y, omega, g1, g2, e, hz []float64) {
-	y, omega, g1, g2, e, hz = y[:len(z)], omega[:len(z)], g1[:len(z)], g2[:len(z)], e[:len(z)], hz[:len(z)]
+	y, g1, g2, e, hz = y[:len(z)], g1[:len(z)], g2[:len(z)], e[:len(z)], hz[:len(z)]
+	if omega != nil {
+		omega = omega[:len(z)]
+	}
 	for i, z := range z {
 		x := math.Abs(z)
 		var ei float64
@@ -952,6 +925,11 @@ func weightedRowsGo(z, y, omega, g1, g2, e, hz []float64) {
 		e[i] = ei
 		hz[i] = math.Float64frombits(math.Float64bits(-z) & neg)
 		d1 := math.Float64frombits(math.Float64bits(-r)&neg | math.Float64bits(-er)&^neg)
+		if omega == nil {
+			g1[i] = y[i] * d1
+			g2[i] = er * r
+			continue
+		}
 		o := omega[i]
 		if o == 0 {
 			g1[i], g2[i] = 0, 0

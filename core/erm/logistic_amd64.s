@@ -86,6 +86,23 @@ CONST4(c479001600, 0x3e21eed8eff8d898)
 	VXORPD Y5, Y5, Y5; \
 	VBLENDVPD Y0, Y11, Y5, Y11
 
+// DERIV2 sets, from e in Y6, Y7 = 1 + e, Y8 = r = 1/(1 + e), Y9 = er = e·r
+// and Y10 = ℓ″ = er·r, as the Go code computes them.
+#define DERIV2 \
+	VADDPD one<>(SB), Y6, Y7; \
+	VMOVUPD one<>(SB), Y8; \
+	VDIVPD Y7, Y8, Y8; \
+	VMULPD Y8, Y6, Y9; \
+	VMULPD Y8, Y9, Y10
+
+// DERIV1 sets Y10 = ℓ′: −r (Y8) where the sign bit of z (Y0) is set, else
+// −er (Y9), the Go code's branch-free select. It uses Y14 (signmask) and
+// negates Y8 and Y9.
+#define DERIV1 \
+	VXORPD Y14, Y8, Y8; \
+	VXORPD Y14, Y9, Y9; \
+	VBLENDVPD Y0, Y8, Y9, Y10
+
 // func logisticRowsAVX2(z, y, g1, g2 *float64, n int, hinge, prod float64) (hingeOut, prodOut float64)
 //
 // The row loop of logisticRange (see logisticRowsGo, its reference) four
@@ -111,15 +128,9 @@ TEXT ·logisticRowsAVX2(SB), NOSPLIT, $0-72
 loop:
 	VMOVUPD (AX)(R8*1), Y0        // z
 	EXPNEG
-	VADDPD one<>(SB), Y6, Y7      // 1 + e
-	VMOVUPD one<>(SB), Y8
-	VDIVPD Y7, Y8, Y8             // r = 1/(1 + e)
-	VMULPD Y8, Y6, Y9             // er = e·r
-	VMULPD Y8, Y9, Y10            // ℓ″ = er·r
+	DERIV2                        // Y7 = 1 + e, Y8 = r, Y9 = er, Y10 = ℓ″
 	VMOVUPD Y10, (DX)(R8*1)
-	VXORPD Y14, Y8, Y8            // −r
-	VXORPD Y14, Y9, Y9            // −er
-	VBLENDVPD Y0, Y8, Y9, Y10     // ℓ′: −r where the sign bit of z is set, else −er
+	DERIV1                        // Y10 = ℓ′
 	VMULPD (BX)(R8*1), Y10, Y10   // y·ℓ′
 	VMOVUPD Y10, (CX)(R8*1)
 	HINGE                         // hz
@@ -178,20 +189,14 @@ loop:
 	VMOVUPD (AX)(R8*1), Y0        // z
 	EXPNEG
 	VMOVUPD Y6, (R9)(R8*1)        // e
-	VADDPD one<>(SB), Y6, Y7      // 1 + e
-	VMOVUPD one<>(SB), Y8
-	VDIVPD Y7, Y8, Y8             // r = 1/(1 + e)
-	VMULPD Y8, Y6, Y9             // er = e·r
-	VMULPD Y8, Y9, Y10            // er·r
+	DERIV2                        // Y7 = 1 + e, Y8 = r, Y9 = er, Y10 = ℓ″
 	VMOVUPD (R11)(R8*1), Y12      // ω
 	VMULPD Y12, Y10, Y10          // (er·r)·ω
 	VXORPD Y13, Y13, Y13
 	VCMPPD $0, Y13, Y12, Y13      // ω = 0
 	VANDNPD Y10, Y13, Y10         // +0 there
 	VMOVUPD Y10, (DX)(R8*1)
-	VXORPD Y14, Y8, Y8            // −r
-	VXORPD Y14, Y9, Y9            // −er
-	VBLENDVPD Y0, Y8, Y9, Y10     // ℓ′: −r where the sign bit of z is set, else −er
+	DERIV1                        // Y10 = ℓ′
 	VMULPD Y12, Y10, Y10          // ℓ′·ω
 	VMULPD (BX)(R8*1), Y10, Y10   // y·(ℓ′·ω)
 	VANDNPD Y10, Y13, Y10         // +0 where ω = 0
