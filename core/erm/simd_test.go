@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 )
 
 // needAVX2 skips a test of the AVX2 kernels where they do not run.
@@ -221,7 +222,8 @@ func TestFit_AVX2SameBits(t *testing.T) {
 
 // TestMargins_AVX2SameBits checks marginsBlock with marginsAVX2 against the
 // Go loop (clear, then floats.AddScaled per dense column with a nonzero
-// weight), bit for bit, on dense and Adult-shaped designs, for every
+// weight), bit for bit, on dense, Adult-shaped and wide (105 dense
+// columns) designs, for every
 // block length 1…70 and whole blocks (the 32-, 4- and 1-row paths of the
 // kernel), from rows 0 and from the second block, with weights of wide
 // magnitude, some +0 or −0 (skipped) and all zero. Not parallel: it
@@ -234,8 +236,20 @@ func TestMargins_AVX2SameBits(t *testing.T) {
 	dense := NewRows(X, y, nil)
 	X, y = adultShape(rng, block+77)
 	adult := NewRows(X, y, nil)
+	// As many dense columns as standardized Adult (105), more than fit in
+	// one pass of registers.
+	wideX := mat.NewDense(block+40, 105, nil)
+	for i := 0; i < block+40; i++ {
+		for j := 0; j < 105; j++ {
+			wideX.Set(i, j, rng.NormFloat64()/10)
+		}
+	}
+	wide := NewRows(wideX, logisticLabels(rng, wideX, 1), nil)
+	if len(wide.dcols) != 105 {
+		t.Fatalf("the wide design has %d column-major columns, want 105", len(wide.dcols))
+	}
 	compared := 0
-	for name, r := range map[string]*Rows{"dense": dense, "adult": adult} {
+	for name, r := range map[string]*Rows{"dense": dense, "adult": adult, "wide": wide} {
 		for trial := 0; trial < 4; trial++ {
 			w := make([]float64, r.d)
 			for j := range w {
