@@ -405,12 +405,7 @@ func TestFit_WeightedPassBitIdentical(t *testing.T) {
 		for wname, rows := range rowsets {
 			for oname, obj := range objs {
 				opts := FitOptions{GradTol: 1e-9}
-				switch oname {
-				case "warm/lambda=1":
-					opts.Init = warm
-				case "far/lambda=1e-4":
-					opts.Init = far // a start far out: the line search backtracks
-				}
+				opts.Init = bitTestStart(oname, warm, far)
 				// Fresh workspaces: the second fit must not take its start
 				// from the first (Workspace.startHit).
 				opts.Work = new(Workspace)
@@ -446,12 +441,7 @@ func TestFit_WeightedPassBitIdentical(t *testing.T) {
 // before returning).
 func TestFit_FusedTrialBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 6))
-	designs := testDesigns(rng)
-	// Several blocks of rows, the last one partial and not a multiple of 32.
-	X, y := magicShape(rng, 2*block+452)
-	designs["dense/3 blocks"] = NewRows(X, y, nil)
-	X, y = adultShape(rng, block+77)
-	designs["adult/2 blocks"] = NewRows(X, y, nil)
+	designs := blockDesigns(rng)
 	for _, name := range []string{"sparse", "adult", "dense", "dense/3 blocks", "adult/2 blocks"} {
 		rows := designs[name]
 		d := rows.D()
@@ -459,12 +449,7 @@ func TestFit_FusedTrialBitIdentical(t *testing.T) {
 		warm, far := randVec(rng, d, 0.5), randVec(rng, d, 30)
 		for oname, obj := range objs {
 			opts := FitOptions{}
-			switch oname {
-			case "warm/lambda=1":
-				opts.Init = warm
-			case "far/lambda=1e-4":
-				opts.Init = far
-			}
+			opts.Init = bitTestStart(oname, warm, far)
 			opts.Work = new(Workspace) // no start from the other fit
 			got, err := Fit(rows, obj, opts)
 			if err != nil {
@@ -494,6 +479,33 @@ func bitTestObjectives(lin []float64) map[string]Objective {
 		"warm/lambda=1":   {Loss: Logistic{}, Lambda: 1},
 		"far/lambda=1e-4": {Loss: Logistic{}, Lambda: 1e-4},
 	}
+}
+
+// bitTestStart is the start the bit-identity tests give the objective of
+// bitTestObjectives named oname: warm or far (a start far out, from which
+// the line search backtracks) for the two names meant for them, else nil
+// (a cold start).
+func bitTestStart(oname string, warm, far []float64) []float64 {
+	switch oname {
+	case "warm/lambda=1":
+		return warm
+	case "far/lambda=1e-4":
+		return far
+	}
+	return nil
+}
+
+// blockDesigns is testDesigns with two designs over several blocks of
+// rows, the last block partial and not a multiple of 32: a dense one over
+// three blocks ("dense/3 blocks") and an Adult-shaped one over two
+// ("adult/2 blocks").
+func blockDesigns(rng *rand.Rand) map[string]*Rows {
+	designs := testDesigns(rng)
+	X, y := magicShape(rng, 2*block+452)
+	designs["dense/3 blocks"] = NewRows(X, y, nil)
+	X, y = adultShape(rng, block+77)
+	designs["adult/2 blocks"] = NewRows(X, y, nil)
+	return designs
 }
 
 // sameFitBits fails the test unless got and want (the path named ref)

@@ -168,11 +168,7 @@ func TestFit_AVX2SameBits(t *testing.T) {
 	// (the Gram matrix, the pass at w = 0).
 	build := func() map[string]*Rows {
 		rng := rand.New(rand.NewPCG(27, 9))
-		designs := testDesigns(rng)
-		X, y := magicShape(rng, 2*block+452)
-		designs["dense/3 blocks"] = NewRows(X, y, nil)
-		X, y = adultShape(rng, block+77)
-		designs["adult/2 blocks"] = NewRows(X, y, nil)
+		designs := blockDesigns(rng)
 		for _, name := range []string{"dense/3 blocks", "adult/2 blocks", "dense"} {
 			counts := make([]float64, designs[name].N())
 			for i := range counts {
@@ -193,12 +189,7 @@ func TestFit_AVX2SameBits(t *testing.T) {
 		for _, oname := range []string{"lambda=1e-3", "lambda=1e-6", "objpert", "extraL2", "warm/lambda=1", "far/lambda=1e-4"} {
 			obj := objs[oname]
 			opts := FitOptions{}
-			switch oname {
-			case "warm/lambda=1":
-				opts.Init = warm
-			case "far/lambda=1e-4":
-				opts.Init = far
-			}
+			opts.Init = bitTestStart(oname, warm, far)
 			useAVX2 = true
 			opts.Work = new(Workspace)
 			got, err := Fit(withAVX2[name], obj, opts)
